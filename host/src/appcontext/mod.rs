@@ -1,0 +1,7 @@
+//! The AppContext: the worked-out deployment of a composite app.
+
+pub mod draft;
+pub mod resource;
+
+pub use draft::{AppDraft, ClusterIndex, ClusterInfo, DraftContext, EditError, Override};
+pub use resource::{ManifestError, Resource, ResourceKey};

@@ -1,0 +1,176 @@
+//! Kubernetes objects as the AppContext holds them.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// A resource of an app: kind and `metadata.name`, EMCO's `name+Kind`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ResourceKey {
+    /// The object's kind, e.g. `Deployment`.
+    pub kind: String,
+    /// The object's `metadata.name`.
+    pub name: String,
+}
+
+impl fmt::Display for ResourceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}+{}", self.name, self.kind)
+    }
+}
+
+/// A Kubernetes object: validated once, kept as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Resource {
+    /// Kind and name.
+    pub key: ResourceKey,
+    /// `apiVersion`.
+    pub api_version: String,
+    /// `metadata.namespace`, when the manifest sets one.
+    pub namespace: Option<String>,
+    /// The whole object.
+    pub manifest: Value,
+}
+
+/// Why a document is not a Kubernetes object.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ManifestError {
+    /// Not JSON (or YAML) at all.
+    #[error("not valid JSON: {0}")]
+    Syntax(String),
+    /// Not an object.
+    #[error("a Kubernetes object must be a map, not {0}")]
+    NotAnObject(&'static str),
+    /// A required field is missing or empty.
+    #[error("{0} is missing or not a non-empty string")]
+    Missing(&'static str),
+    /// A name that Kubernetes would refuse.
+    #[error("{field} {value:?} is not a valid Kubernetes name: {rule}")]
+    InvalidName {
+        /// `metadata.name` or `metadata.namespace`.
+        field: &'static str,
+        /// The name given.
+        value: String,
+        /// The rule it breaks.
+        rule: &'static str,
+    },
+}
+
+impl Resource {
+    /// Checks that `manifest` is a Kubernetes object with `apiVersion`, `kind`
+    /// and a valid `metadata.name`.
+    pub fn from_manifest(manifest: Value) -> Result<Self, ManifestError> {
+        let Value::Object(object) = &manifest else {
+            return Err(ManifestError::NotAnObject(json_type(&manifest)));
+        };
+        let text = |value: Option<&Value>, field| match value {
+            Some(Value::String(s)) if !s.is_empty() => Ok(s.clone()),
+            _ => Err(ManifestError::Missing(field)),
+        };
+        let api_version = text(object.get("apiVersion"), "apiVersion")?;
+        let kind = text(object.get("kind"), "kind")?;
+        let metadata = object.get("metadata");
+        let name = text(metadata.and_then(|m| m.get("name")), "metadata.name")?;
+        check_object_name("metadata.name", &name)?;
+        let namespace = match metadata.and_then(|m| m.get("namespace")) {
+            None | Some(Value::Null) => None,
+            Some(value) => {
+                let namespace = text(Some(value), "metadata.namespace")?;
+                check_namespace(&namespace)?;
+                Some(namespace)
+            }
+        };
+        Ok(Resource {
+            key: ResourceKey { kind, name },
+            api_version,
+            namespace,
+            manifest,
+        })
+    }
+
+    /// Parses and checks a manifest given as JSON text.
+    pub fn from_json(text: &str) -> Result<Self, ManifestError> {
+        let value = serde_json::from_str(text).map_err(|e| ManifestError::Syntax(e.to_string()))?;
+        Self::from_manifest(value)
+    }
+}
+
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a map",
+    }
+}
+
+const SUBDOMAIN_RULE: &str = "at most 253 characters of lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (RFC 1123 subdomain)";
+const LABEL_RULE: &str = "at most 63 characters of lowercase letters, digits and '-', starting and ending with a letter or digit (RFC 1123 label)";
+
+/// Object names: an RFC 1123 subdomain, as Kubernetes requires of most kinds.
+pub fn check_object_name(field: &'static str, name: &str) -> Result<(), ManifestError> {
+    if is_rfc1123(name, 253, true) {
+        Ok(())
+    } else {
+        Err(ManifestError::InvalidName {
+            field,
+            value: name.to_owned(),
+            rule: SUBDOMAIN_RULE,
+        })
+    }
+}
+
+fn check_namespace(name: &str) -> Result<(), ManifestError> {
+    if is_rfc1123(name, 63, false) {
+        Ok(())
+    } else {
+        Err(ManifestError::InvalidName {
+            field: "metadata.namespace",
+            value: name.to_owned(),
+            rule: LABEL_RULE,
+        })
+    }
+}
+
+fn is_rfc1123(name: &str, max: usize, dots: bool) -> bool {
+    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= max
+        && bytes.first().copied().is_some_and(alnum)
+        && bytes.last().copied().is_some_and(alnum)
+        && bytes
+            .iter()
+            .all(|&c| alnum(c) || c == b'-' || (dots && c == b'.'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_config_map_is_accepted_with_its_key() {
+        let r = Resource::from_manifest(json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "cfg.v1", "namespace": "apps"}}))
+        .unwrap();
+        assert_eq!(r.key.to_string(), "cfg.v1+ConfigMap");
+        assert_eq!(r.namespace.as_deref(), Some("apps"));
+    }
+
+    #[test]
+    fn missing_fields_and_bad_names_are_named() {
+        let err = |v| Resource::from_manifest(v).unwrap_err().to_string();
+        assert!(err(json!({"kind": "X", "metadata": {"name": "a"}})).contains("apiVersion"));
+        assert!(err(json!({"apiVersion": "v1", "metadata": {"name": "a"}})).contains("kind"));
+        assert!(err(json!({"apiVersion": "v1", "kind": "X"})).contains("metadata.name"));
+        assert!(
+            err(json!({"apiVersion": "v1", "kind": "X", "metadata": {"name": "Bad_Name"}}))
+                .contains("RFC 1123")
+        );
+        assert!(err(json!([1])).contains("a list"));
+    }
+}

@@ -1,0 +1,3 @@
+//! The `wasmco` command line.
+
+pub mod scenario;

@@ -1,0 +1,68 @@
+//! The `wasmco` binary.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+
+use wasmco::cli::scenario::{Scenario, render};
+use wasmco::runtime::{Runtime, RuntimeConfig};
+
+#[derive(Parser)]
+#[command(
+    name = "wasmco",
+    version,
+    about = "Multi-cluster orchestration with WebAssembly controllers"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run controllers against a scenario file and print where apps land and
+    /// the manifests each cluster gets.
+    Run {
+        /// The scenario (YAML or JSON).
+        scenario: PathBuf,
+        /// Where compiled controllers are cached.
+        #[arg(long, env = "WASMCO_CACHE_DIR", default_value = ".wasmco/cache")]
+        cache_dir: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Run {
+            scenario,
+            cache_dir,
+        } => {
+            let loaded = Scenario::load(&scenario)?;
+            let runtime =
+                Runtime::new(RuntimeConfig::new(cache_dir)).context("starting the wasm runtime")?;
+            let base_dir = scenario.parent().unwrap_or(std::path::Path::new("."));
+            let outcome = loaded.run(&runtime, base_dir)?;
+            print!("{}", render(&outcome));
+            Ok(())
+        }
+    }
+}

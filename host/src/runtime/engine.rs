@@ -1,0 +1,105 @@
+//! The one wasmtime engine of the process and the clock that enforces deadlines.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+
+use super::{RuntimeConfig, RuntimeError};
+
+/// Core instances, memories and tables one controller instance may use: a
+/// wasm32-wasip2 Rust component has its main module plus a few adapter shims.
+const CORE_INSTANCES_PER_CONTROLLER: u32 = 8;
+const MEMORIES_PER_CONTROLLER: u32 = 2;
+const TABLES_PER_CONTROLLER: u32 = 4;
+
+/// The engine plus the ticker thread that advances its epoch.
+pub(super) struct SandboxEngine {
+    engine: Engine,
+    pooling: bool,
+    tick: Duration,
+    ticker_stop: Arc<AtomicBool>,
+}
+
+impl SandboxEngine {
+    pub(super) fn new(config: &RuntimeConfig) -> Result<Self, RuntimeError> {
+        let (engine, pooling) = match Engine::new(&wasmtime_config(config, true)) {
+            Ok(engine) => (engine, true),
+            Err(error) => {
+                tracing::warn!(
+                    error = %error,
+                    "pooling allocator refused (not enough address space?); using on-demand allocation"
+                );
+                let engine = Engine::new(&wasmtime_config(config, false))
+                    .map_err(|e| RuntimeError::Engine(super::error::describe(&e)))?;
+                (engine, false)
+            }
+        };
+        let ticker_stop = Arc::new(AtomicBool::new(false));
+        spawn_ticker(engine.clone(), config.epoch_tick, ticker_stop.clone())?;
+        Ok(SandboxEngine {
+            engine,
+            pooling,
+            tick: config.epoch_tick,
+            ticker_stop,
+        })
+    }
+
+    pub(super) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    pub(super) fn pooling(&self) -> bool {
+        self.pooling
+    }
+
+    /// Epoch ticks for `deadline`: the ticker's phase is unknown, so one extra
+    /// tick guarantees the guest gets at least `deadline` and at most one tick more.
+    pub(super) fn deadline_ticks(&self, deadline: Duration) -> u64 {
+        let tick = self.tick.as_nanos().max(1);
+        let ticks = deadline.as_nanos().div_ceil(tick);
+        u64::try_from(ticks).unwrap_or(u64::MAX - 1) + 1
+    }
+}
+
+impl Drop for SandboxEngine {
+    fn drop(&mut self) {
+        self.ticker_stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
+    let mut wasmtime = Config::new();
+    wasmtime
+        .wasm_component_model(true)
+        .epoch_interruption(true)
+        .parallel_compilation(true)
+        .cranelift_opt_level(wasmtime::OptLevel::Speed);
+    if pooling {
+        let slots = config.max_concurrent_instances.max(1);
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(slots)
+            .total_core_instances(slots * CORE_INSTANCES_PER_CONTROLLER)
+            .total_memories(slots * MEMORIES_PER_CONTROLLER)
+            .total_tables(slots * TABLES_PER_CONTROLLER)
+            .max_memory_size(
+                usize::try_from(config.default_limits.memory_bytes).unwrap_or(usize::MAX),
+            );
+        wasmtime.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    }
+    wasmtime
+}
+
+fn spawn_ticker(engine: Engine, tick: Duration, stop: Arc<AtomicBool>) -> Result<(), RuntimeError> {
+    std::thread::Builder::new()
+        .name("wasmco-epoch".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::sleep(tick);
+                engine.increment_epoch();
+            }
+        })
+        .map(drop)
+        .map_err(RuntimeError::Ticker)
+}

@@ -1,0 +1,160 @@
+//! What one controller call may use.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use wasmtime::ResourceLimiter;
+
+use super::RegistrationError;
+
+/// The limits every call of a controller runs under.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ControllerLimits {
+    /// Wall-clock budget of one call, instantiation included.
+    pub deadline_ms: u64,
+    /// Cap on the controller's linear memory.
+    pub memory_bytes: u64,
+    /// Cap on core instances (a component is a few of them).
+    pub instances: u32,
+    /// Cap on tables.
+    pub tables: u32,
+    /// Cap on elements of one table.
+    pub table_elements: u32,
+    /// How much of the controller's stdout and stderr is kept.
+    pub log_bytes: u32,
+}
+
+impl Default for ControllerLimits {
+    fn default() -> Self {
+        ControllerLimits {
+            deadline_ms: 2_000,
+            memory_bytes: 64 << 20,
+            instances: 16,
+            tables: 16,
+            table_elements: 20_000,
+            log_bytes: 64 << 10,
+        }
+    }
+}
+
+/// Limits a controller's registration asks for; unset fields keep the host's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LimitOverrides {
+    /// See [`ControllerLimits::deadline_ms`].
+    pub deadline_ms: Option<u64>,
+    /// See [`ControllerLimits::memory_bytes`].
+    pub memory_bytes: Option<u64>,
+    /// See [`ControllerLimits::instances`].
+    pub instances: Option<u32>,
+    /// See [`ControllerLimits::tables`].
+    pub tables: Option<u32>,
+    /// See [`ControllerLimits::table_elements`].
+    pub table_elements: Option<u32>,
+    /// See [`ControllerLimits::log_bytes`].
+    pub log_bytes: Option<u32>,
+}
+
+impl ControllerLimits {
+    /// The deadline as a duration.
+    pub fn deadline(&self) -> Duration {
+        Duration::from_millis(self.deadline_ms)
+    }
+
+    /// These limits with `overrides` applied; a registration may only tighten.
+    pub fn tightened_by(&self, overrides: &LimitOverrides) -> Result<Self, RegistrationError> {
+        fn pick<T: PartialOrd + Copy + std::fmt::Display + From<u8>>(
+            field: &'static str,
+            host: T,
+            asked: Option<T>,
+        ) -> Result<T, RegistrationError> {
+            match asked {
+                None => Ok(host),
+                Some(asked) if asked > host => Err(RegistrationError::Limit {
+                    field,
+                    reason: format!(
+                        "{asked} exceeds the host's limit of {host}; limits may only be tightened"
+                    ),
+                }),
+                Some(asked) if asked == T::from(0) => Err(RegistrationError::Limit {
+                    field,
+                    reason: "must be greater than zero".into(),
+                }),
+                Some(asked) => Ok(asked),
+            }
+        }
+        Ok(ControllerLimits {
+            deadline_ms: pick("deadlineMs", self.deadline_ms, overrides.deadline_ms)?,
+            memory_bytes: pick("memoryBytes", self.memory_bytes, overrides.memory_bytes)?,
+            instances: pick("instances", self.instances, overrides.instances)?,
+            tables: pick("tables", self.tables, overrides.tables)?,
+            table_elements: pick(
+                "tableElements",
+                self.table_elements,
+                overrides.table_elements,
+            )?,
+            log_bytes: pick("logBytes", self.log_bytes, overrides.log_bytes)?,
+        })
+    }
+}
+
+/// Enforces the memory and table caps of one call and remembers the first
+/// refusal, so a trap that follows it can be reported as what it is.
+pub(super) struct CallLimiter {
+    memory_bytes: usize,
+    table_elements: usize,
+    instances: usize,
+    tables: usize,
+    /// The size a refused memory growth asked for.
+    pub refused_memory: Option<usize>,
+}
+
+impl CallLimiter {
+    pub(super) fn new(limits: &ControllerLimits) -> Self {
+        CallLimiter {
+            memory_bytes: usize::try_from(limits.memory_bytes).unwrap_or(usize::MAX),
+            table_elements: limits.table_elements as usize,
+            instances: limits.instances as usize,
+            tables: limits.tables as usize,
+            refused_memory: None,
+        }
+    }
+}
+
+impl ResourceLimiter for CallLimiter {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.memory_bytes {
+            self.refused_memory.get_or_insert(desired);
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= self.table_elements)
+    }
+
+    fn instances(&self) -> usize {
+        self.instances
+    }
+
+    fn tables(&self) -> usize {
+        self.tables
+    }
+
+    fn memories(&self) -> usize {
+        // One linear memory is all a Rust (or C) guest needs; the cap is on size.
+        self.instances
+    }
+}

@@ -1,0 +1,97 @@
+use super::*;
+use bindings::wasmco::controller::types::App;
+
+fn cluster(name: &str, kv: &[(&str, &str)]) -> Cluster {
+    Cluster {
+        provider: "p".into(),
+        name: name.into(),
+        labels: Vec::new(),
+        kv: kv
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    }
+}
+
+fn request(intent: serde_json::Value, groups: [Option<&str>; 3]) -> PlacementRequest {
+    PlacementRequest {
+        intent: intent.to_string(),
+        apps: vec![App { name: "web".into() }],
+        clusters: vec![
+            cluster(
+                "big",
+                &[("cpu", "64"), ("memory", "256Gi"), ("nvidia.com/gpu", "4")],
+            ),
+            cluster("small", &[("cpu", "2"), ("memory", "4Gi")]),
+            cluster("mid", &[("cpu", "8000m"), ("memory", "32Gi")]),
+        ],
+        current: vec![AppPlacement {
+            app: "web".into(),
+            clusters: (0u32..)
+                .zip(groups)
+                .map(|(cluster, group)| PlacedCluster {
+                    cluster,
+                    group: group.map(Into::into),
+                })
+                .collect(),
+        }],
+    }
+}
+
+fn unplaced(edits: &[PlacementEdit]) -> Vec<u32> {
+    match edits {
+        [PlacementEdit::Unplace(u)] => u.clusters.clone(),
+        [] => Vec::new(),
+        other => panic!("unexpected edits {other:?}"),
+    }
+}
+
+#[test]
+fn clusters_short_of_cpu_or_memory_are_unplaced() {
+    let edits = place(&request(
+        serde_json::json!({"apps": [{"app": "web", "cpu": "4", "memory": "8Gi"}]}),
+        [None; 3],
+    ))
+    .unwrap();
+    assert_eq!(unplaced(&edits), vec![1]);
+}
+
+#[test]
+fn device_request_keeps_only_clusters_declaring_the_device() {
+    let edits = place(&request(
+        serde_json::json!({"apps": [{"app": "web", "devices": {"nvidia.com/gpu": 2}}]}),
+        [None, None, Some("g")],
+    ))
+    .unwrap_err();
+    assert!(edits.message.contains("anyOf group g"), "{}", edits.message);
+    let edits = place(&request(
+        serde_json::json!({"apps": [{"app": "web", "devices": {"nvidia.com/gpu": 2}}]}),
+        [None; 3],
+    ))
+    .unwrap();
+    assert_eq!(unplaced(&edits), vec![1, 2]);
+}
+
+#[test]
+fn nothing_left_is_an_error_with_the_reasons() {
+    let err = place(&request(
+        serde_json::json!({"apps": [{"app": "web", "cpu": "128"}]}),
+        [None; 3],
+    ))
+    .unwrap_err();
+    assert!(
+        err.message.contains("p/small: cpu 2 < 128"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn enough_everywhere_is_no_edit() {
+    let edits = place(&request(
+        serde_json::json!({"apps": [{"app": "web", "cpu": "500m"}]}),
+        [None; 3],
+    ))
+    .unwrap();
+    assert!(edits.is_empty());
+}

@@ -1,0 +1,184 @@
+//! EMCO's generic placement as a wasmco placement controller.
+//!
+//! The intent is the DIG's generic placement intent, one entry per app:
+//!
+//! ```json
+//! {"appIntents": [{"app": "a1", "intent": {
+//!     "allOf": [{"clusterProvider": "p", "cluster": "c1"},
+//!               {"clusterProvider": "p", "clusterLabel": "edge"},
+//!               {"anyOf": [{"clusterProvider": "p", "clusterLabel": "east"}]}],
+//!     "anyOf": [{"clusterProvider": "p", "cluster": "c4"}]}}]}
+//! ```
+//!
+//! `allOf` places the app on every listed cluster (every cluster carrying a
+//! listed label); each `anyOf` list, top-level or nested in `allOf`, is one
+//! group of which the host keeps exactly one cluster.
+
+mod intent;
+
+/// Bindings generated from `wit/` (the guest side of the contract).
+#[allow(unsafe_code, missing_docs)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "placement-controller",
+        path: "../../wit",
+        pub_export_macro: true,
+    });
+}
+
+pub use bindings::exports::wasmco::controller::placement::{
+    PlaceApp, PlacementEdit, PlacementRequest, UnplaceApp,
+};
+pub use bindings::wasmco::controller::types::{
+    App, AppPlacement, Cluster, ControllerError, PlacedCluster,
+};
+
+use intent::{ClusterSelector, GenericPlacementIntent, PlacementEntry};
+
+/// Name of the top-level anyOf group; nested groups are named by position.
+const TOP_LEVEL_ANY_OF: &str = "anyOf";
+
+/// Computes the placement edits for every app intent in `request.intent`.
+///
+/// Public so that the same logic can run natively (benchmarks, unit tests).
+pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, ControllerError> {
+    let intent: GenericPlacementIntent = serde_json::from_str(&request.intent)
+        .map_err(|e| error(format!("generic placement intent is not valid: {e}")))?;
+    let mut edits = Vec::new();
+    for app_intent in &intent.app_intents {
+        if !request.apps.iter().any(|app| app.name == app_intent.app) {
+            return Err(error(format!(
+                "app intent names app {:?}, which is not part of the composite app",
+                app_intent.app
+            )));
+        }
+        place_app(request, &app_intent.app, &app_intent.intent, &mut edits)?;
+    }
+    Ok(edits)
+}
+
+fn place_app(
+    request: &PlacementRequest,
+    app: &str,
+    intent: &intent::AppPlacementIntent,
+    edits: &mut Vec<PlacementEdit>,
+) -> Result<(), ControllerError> {
+    let mut all_of = Vec::new();
+    for (position, entry) in intent.all_of.iter().enumerate() {
+        match entry {
+            PlacementEntry::Cluster(selector) => {
+                let matched = matching_clusters(&request.clusters, selector);
+                if matched.is_empty() {
+                    return Err(error(format!(
+                        "app {app}: allOf entry {position} ({}) matches no cluster",
+                        selector.describe()
+                    )));
+                }
+                all_of.extend(matched);
+            }
+            PlacementEntry::AnyOf { any_of } => {
+                let group = format!("allOf[{position}].anyOf");
+                edits.push(any_of_group(request, app, any_of, group)?);
+            }
+        }
+    }
+    if !all_of.is_empty() {
+        all_of.sort_unstable();
+        all_of.dedup();
+        edits.push(PlacementEdit::Place(PlaceApp {
+            app: app.to_owned(),
+            clusters: all_of,
+            group: None,
+        }));
+    }
+    if !intent.any_of.is_empty() {
+        let selectors: Vec<ClusterSelector> = intent
+            .any_of
+            .iter()
+            .map(|entry| match entry {
+                PlacementEntry::Cluster(selector) => Ok(selector.clone()),
+                PlacementEntry::AnyOf { .. } => Err(error(format!(
+                    "app {app}: anyOf may not nest another anyOf"
+                ))),
+            })
+            .collect::<Result<_, _>>()?;
+        edits.push(any_of_group(
+            request,
+            app,
+            &selectors,
+            TOP_LEVEL_ANY_OF.to_owned(),
+        )?);
+    }
+    Ok(())
+}
+
+fn any_of_group(
+    request: &PlacementRequest,
+    app: &str,
+    selectors: &[ClusterSelector],
+    group: String,
+) -> Result<PlacementEdit, ControllerError> {
+    let mut members = Vec::new();
+    for selector in selectors {
+        for index in matching_clusters(&request.clusters, selector) {
+            if !members.contains(&index) {
+                members.push(index);
+            }
+        }
+    }
+    if members.is_empty() {
+        let wanted: Vec<String> = selectors.iter().map(ClusterSelector::describe).collect();
+        return Err(error(format!(
+            "app {app}: {group} group matches no cluster (wanted one of: {})",
+            wanted.join(", ")
+        )));
+    }
+    Ok(PlacementEdit::Place(PlaceApp {
+        app: app.to_owned(),
+        clusters: members,
+        group: Some(group),
+    }))
+}
+
+/// Indices of the clusters that `selector` names, in request order.
+fn matching_clusters(clusters: &[Cluster], selector: &ClusterSelector) -> Vec<u32> {
+    let mut matched = Vec::new();
+    for (index, cluster) in (0u32..).zip(clusters) {
+        if cluster.provider != selector.provider {
+            continue;
+        }
+        let hit = match (&selector.cluster, &selector.label) {
+            (Some(name), _) => cluster.name == *name,
+            (None, Some(label)) => cluster.labels.iter().any(|l| l == label),
+            (None, None) => false,
+        };
+        if hit {
+            matched.push(index);
+        }
+    }
+    matched
+}
+
+fn error(message: String) -> ControllerError {
+    ControllerError { message }
+}
+
+/// The component's exports; `export!` expands to the ABI glue, hence unsafe.
+#[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)]
+mod component {
+    struct GenericPlacement;
+
+    impl super::bindings::exports::wasmco::controller::placement::Guest for GenericPlacement {
+        fn place(
+            request: super::PlacementRequest,
+        ) -> Result<Vec<super::PlacementEdit>, super::ControllerError> {
+            super::place(&request)
+        }
+    }
+
+    super::bindings::export!(GenericPlacement with_types_in super::bindings);
+}
+
+#[cfg(test)]
+mod tests;

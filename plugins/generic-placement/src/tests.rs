@@ -1,0 +1,107 @@
+use super::*;
+
+fn cluster(provider: &str, name: &str, labels: &[&str]) -> Cluster {
+    Cluster {
+        provider: provider.into(),
+        name: name.into(),
+        labels: labels.iter().map(|l| l.to_string()).collect(),
+        kv: Vec::new(),
+    }
+}
+
+fn request(intent: serde_json::Value) -> PlacementRequest {
+    PlacementRequest {
+        intent: intent.to_string(),
+        apps: vec![App { name: "a1".into() }, App { name: "a2".into() }],
+        clusters: vec![
+            cluster("p", "c1", &["edge", "east"]),
+            cluster("p", "c2", &["edge", "west"]),
+            cluster("p", "c3", &["core"]),
+            cluster("q", "c1", &["edge"]),
+        ],
+        current: Vec::new(),
+    }
+}
+
+fn placed(edits: &[PlacementEdit]) -> Vec<(String, Vec<u32>, Option<String>)> {
+    edits
+        .iter()
+        .map(|edit| match edit {
+            PlacementEdit::Place(p) => (p.app.clone(), p.clusters.clone(), p.group.clone()),
+            PlacementEdit::Unplace(_) => panic!("generic placement never unplaces"),
+        })
+        .collect()
+}
+
+#[test]
+fn all_of_by_label_takes_every_labelled_cluster_of_the_provider_only() {
+    let edits = place(&request(serde_json::json!({"appIntents": [
+        {"app": "a1", "intent": {"allOf": [{"clusterProvider": "p", "clusterLabel": "edge"}]}}
+    ]})))
+    .unwrap();
+    assert_eq!(placed(&edits), vec![("a1".into(), vec![0, 1], None)]);
+}
+
+#[test]
+fn all_of_by_name_and_nested_any_of_make_a_group() {
+    let edits = place(&request(serde_json::json!({"appIntents": [
+        {"app": "a2", "intent": {"allOf": [
+            {"clusterProvider": "p", "cluster": "c3"},
+            {"anyOf": [{"clusterProvider": "p", "clusterLabel": "west"},
+                       {"clusterProvider": "q", "cluster": "c1"}]}
+        ], "anyOf": [{"clusterProvider": "p", "cluster": "c1"}, {"clusterProvider": "p", "cluster": "c2"}]}}
+    ]})))
+    .unwrap();
+    assert_eq!(
+        placed(&edits),
+        vec![
+            ("a2".into(), vec![1, 3], Some("allOf[1].anyOf".into())),
+            ("a2".into(), vec![2], None),
+            ("a2".into(), vec![0, 1], Some("anyOf".into())),
+        ]
+    );
+}
+
+#[test]
+fn unknown_cluster_name_is_an_error_naming_it() {
+    let err = place(&request(serde_json::json!({"appIntents": [
+        {"app": "a1", "intent": {"allOf": [{"clusterProvider": "p", "cluster": "nope"}]}}
+    ]})))
+    .unwrap_err();
+    assert!(err.message.contains("cluster p/nope"), "{}", err.message);
+}
+
+#[test]
+fn all_of_label_matching_nothing_is_an_error() {
+    let err = place(&request(serde_json::json!({"appIntents": [
+        {"app": "a1", "intent": {"allOf": [{"clusterProvider": "q", "clusterLabel": "east"}]}}
+    ]})))
+    .unwrap_err();
+    assert!(
+        err.message.contains("label \"east\" of provider q"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn entry_with_cluster_and_label_is_refused() {
+    let err = place(&request(serde_json::json!({"appIntents": [
+        {"app": "a1", "intent": {"allOf": [{"clusterProvider": "p", "cluster": "c1", "clusterLabel": "edge"}]}}
+    ]})))
+    .unwrap_err();
+    assert!(
+        err.message.contains("both cluster and clusterLabel"),
+        "{}",
+        err.message
+    );
+}
+
+#[test]
+fn unknown_app_is_refused() {
+    let err = place(&request(serde_json::json!({"appIntents": [
+        {"app": "zz", "intent": {"allOf": [{"clusterProvider": "p", "cluster": "c1"}]}}
+    ]})))
+    .unwrap_err();
+    assert!(err.message.contains("\"zz\""), "{}", err.message);
+}

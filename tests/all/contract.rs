@@ -1,0 +1,262 @@
+//! The shipped plugins, built to components, called through the real runtime.
+
+use serde_json::{Value, json};
+use wasmco::appcontext::{AppDraft, DraftContext, Resource};
+use wasmco::orchestrator::{Step, run_controllers};
+use wasmco::runtime::ControllerKind;
+
+use crate::support::{cluster, load};
+
+fn deployment(name: &str) -> Resource {
+    Resource::from_manifest(json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": name}, "spec": {"replicas": 1, "template": {"spec": {"containers": [{"name": name, "image": "nginx"}]}}}}))
+    .unwrap()
+}
+
+fn draft() -> DraftContext {
+    DraftContext::new(
+        vec![
+            AppDraft::new("web", vec![deployment("web")]),
+            AppDraft::new("db", vec![deployment("db")]),
+        ],
+        vec![
+            cluster(
+                "edge",
+                "e1",
+                &["edge", "east"],
+                &[("cpu", "4"), ("memory", "8Gi")],
+            ),
+            cluster(
+                "edge",
+                "e2",
+                &["edge", "west"],
+                &[("cpu", "32"), ("memory", "64Gi")],
+            ),
+            cluster(
+                "edge",
+                "e3",
+                &["edge", "west"],
+                &[("cpu", "16"), ("memory", "32Gi")],
+            ),
+            cluster(
+                "core",
+                "k1",
+                &["core"],
+                &[("cpu", "128"), ("memory", "512Gi"), ("nvidia.com/gpu", "8")],
+            ),
+        ],
+    )
+}
+
+fn names(context: &DraftContext, app: &str) -> Vec<String> {
+    let app = context.apps().iter().find(|a| a.name == app).unwrap();
+    app.clusters()
+        .into_iter()
+        .map(|c| context.clusters()[c as usize].name.clone())
+        .collect()
+}
+
+fn manifest(
+    context: &DraftContext,
+    app: &str,
+    cluster: &str,
+    kind: &str,
+    name: &str,
+) -> Option<Value> {
+    let index = context
+        .clusters()
+        .iter()
+        .position(|c| c.name == cluster)
+        .unwrap() as u32;
+    let app = context.apps().iter().find(|a| a.name == app).unwrap();
+    app.resources_on(index)
+        .into_iter()
+        .find(|r| r.key.kind == kind && r.key.name == name)
+        .map(|r| r.manifest.clone())
+}
+
+fn generic_intent() -> String {
+    json!({"appIntents": [
+        {"app": "web", "intent": {"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]}},
+        {"app": "db", "intent": {
+            "allOf": [{"clusterProvider": "core", "cluster": "k1"}],
+            "anyOf": [{"clusterProvider": "edge", "clusterLabel": "west"}]}}
+    ]})
+    .to_string()
+}
+
+#[test]
+fn generic_placement_lands_apps_by_label_and_keeps_one_of_any_of() {
+    let generic = load(
+        "generic-placement",
+        ControllerKind::Placement,
+        "generic_placement.wasm",
+    );
+    let mut context = draft();
+    run_controllers(
+        &mut context,
+        &[Step {
+            controller: &generic,
+            intent: generic_intent(),
+        }],
+    )
+    .unwrap();
+    assert_eq!(names(&context, "web"), ["e1", "e2", "e3"]);
+    assert_eq!(names(&context, "db"), ["k1", "e2"]);
+}
+
+#[test]
+fn generic_placement_reports_a_label_that_matches_nothing() {
+    let generic = load(
+        "generic-placement",
+        ControllerKind::Placement,
+        "generic_placement.wasm",
+    );
+    let mut context = draft();
+    let intent = json!({"appIntents": [{"app": "web", "intent": {"allOf": [
+        {"clusterProvider": "edge", "clusterLabel": "north"}]}}]});
+    let err = run_controllers(
+        &mut context,
+        &[Step {
+            controller: &generic,
+            intent: intent.to_string(),
+        }],
+    )
+    .unwrap_err();
+    assert_eq!(err.controller, "generic-placement");
+    assert!(
+        err.to_string().contains("label \"north\" of provider edge"),
+        "{err}"
+    );
+    assert!(context.apps().iter().all(|a| a.placement.is_empty()));
+}
+
+#[test]
+fn capacity_placement_drops_clusters_short_of_what_the_app_asks() {
+    let generic = load(
+        "generic-placement",
+        ControllerKind::Placement,
+        "generic_placement.wasm",
+    );
+    let capacity = load(
+        "capacity-placement",
+        ControllerKind::Placement,
+        "capacity_placement.wasm",
+    );
+    let mut context = draft();
+    let wants = json!({"apps": [{"app": "web", "cpu": "8", "memory": "16Gi"}]}).to_string();
+    run_controllers(
+        &mut context,
+        &[
+            Step {
+                controller: &generic,
+                intent: generic_intent(),
+            },
+            Step {
+                controller: &capacity,
+                intent: wants,
+            },
+        ],
+    )
+    .unwrap();
+    assert_eq!(names(&context, "web"), ["e2", "e3"]);
+    assert_eq!(names(&context, "db"), ["k1", "e2"]);
+}
+
+#[test]
+fn gac_adds_and_patches_per_cluster() {
+    let generic = load(
+        "generic-placement",
+        ControllerKind::Placement,
+        "generic_placement.wasm",
+    );
+    let gac = load("gac", ControllerKind::Action, "gac.wasm");
+    let mut context = draft();
+    let gac_intent = json!({
+    "resources": [{"app": "web", "manifest": {"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "west-config"}, "data": {"zone": "west"}},
+        "clusterSpecific": "true",
+        "clusterInfo": {"scope": "label", "clusterProvider": "edge", "clusterLabel": "west", "mode": "allow"}}],
+    "customizations": [
+        {"app": "web", "target": {"kind": "Deployment", "name": "web"}, "patchType": "merge",
+         "patch": {"spec": {"replicas": 2}}},
+        {"app": "web", "target": {"kind": "Deployment", "name": "web"}, "patchType": "json",
+         "patch": [{"op": "replace", "path": "/spec/replicas", "value": 5}],
+         "clusterSpecific": true,
+         "clusterInfo": {"scope": "name", "clusterProvider": "edge", "cluster": "e3"}}
+    ]});
+    run_controllers(
+        &mut context,
+        &[
+            Step {
+                controller: &generic,
+                intent: generic_intent(),
+            },
+            Step {
+                controller: &gac,
+                intent: gac_intent.to_string(),
+            },
+        ],
+    )
+    .unwrap();
+    let replicas = |cluster| {
+        manifest(&context, "web", cluster, "Deployment", "web").unwrap()["spec"]["replicas"].clone()
+    };
+    assert_eq!(replicas("e1"), json!(2));
+    assert_eq!(replicas("e2"), json!(2));
+    assert_eq!(replicas("e3"), json!(5));
+    assert!(manifest(&context, "web", "e1", "ConfigMap", "west-config").is_none());
+    assert_eq!(
+        manifest(&context, "web", "e2", "ConfigMap", "west-config").unwrap()["data"]["zone"],
+        json!("west")
+    );
+    assert!(manifest(&context, "web", "e3", "ConfigMap", "west-config").is_some());
+    // db was not customised: its manifest is the base, untouched.
+    assert_eq!(
+        manifest(&context, "db", "k1", "Deployment", "db").unwrap()["spec"]["replicas"],
+        json!(1)
+    );
+    // One base per app, only e2/e3 hold differences for web.
+    let web = &context.apps()[0];
+    assert_eq!(web.base.len(), 1);
+    assert_eq!(web.overrides.len(), 2);
+}
+
+#[test]
+fn two_action_controllers_setting_one_field_the_later_wins() {
+    let generic = load(
+        "generic-placement",
+        ControllerKind::Placement,
+        "generic_placement.wasm",
+    );
+    let first = load("gac-first", ControllerKind::Action, "gac.wasm");
+    let second = load("gac-second", ControllerKind::Action, "gac.wasm");
+    let set = |n: u32| {
+        json!({"customizations": [{"app": "db", "target": {"kind": "Deployment", "name": "db"},
+            "patchType": "merge", "patch": {"spec": {"replicas": n}}}]})
+        .to_string()
+    };
+    let mut context = draft();
+    run_controllers(
+        &mut context,
+        &[
+            Step {
+                controller: &generic,
+                intent: generic_intent(),
+            },
+            Step {
+                controller: &first,
+                intent: set(3),
+            },
+            Step {
+                controller: &second,
+                intent: set(9),
+            },
+        ],
+    )
+    .unwrap();
+    assert_eq!(
+        manifest(&context, "db", "k1", "Deployment", "db").unwrap()["spec"]["replicas"],
+        json!(9)
+    );
+}

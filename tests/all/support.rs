@@ -1,0 +1,51 @@
+//! Shared set-up: one runtime per test process (as in production) and the
+//! guests built by `host/build.rs`.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use wasmco::appcontext::ClusterInfo;
+use wasmco::runtime::{Controller, ControllerKind, LimitOverrides, Runtime, RuntimeConfig};
+
+pub fn runtime() -> &'static Runtime {
+    static RUNTIME: OnceLock<Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        let cache = std::env::temp_dir().join(format!("wasmco-test-cache-{}", std::process::id()));
+        Runtime::new(RuntimeConfig::new(cache)).expect("runtime starts")
+    })
+}
+
+pub fn guest_path(file: &str) -> PathBuf {
+    PathBuf::from(env!("WASMCO_GUEST_DIR")).join(file)
+}
+
+pub fn guest(file: &str) -> Vec<u8> {
+    std::fs::read(guest_path(file)).unwrap_or_else(|e| panic!("{file}: {e}"))
+}
+
+pub fn load(name: &str, kind: ControllerKind, file: &str) -> Controller {
+    load_with(name, kind, file, &LimitOverrides::default())
+}
+
+pub fn load_with(
+    name: &str,
+    kind: ControllerKind,
+    file: &str,
+    limits: &LimitOverrides,
+) -> Controller {
+    runtime()
+        .load(name, kind, &guest(file), limits)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+pub fn cluster(provider: &str, name: &str, labels: &[&str], kv: &[(&str, &str)]) -> ClusterInfo {
+    ClusterInfo {
+        provider: provider.into(),
+        name: name.into(),
+        labels: labels.iter().map(|l| l.to_string()).collect(),
+        kv: kv
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    }
+}

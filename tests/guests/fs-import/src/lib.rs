@@ -1,0 +1,24 @@
+//! A placement controller that reads a file: it imports `wasi:filesystem`,
+//! which the host must refuse at registration.
+#![allow(missing_docs)]
+
+wit_bindgen::generate!({
+    world: "placement-controller",
+    path: "../../../wit",
+});
+
+use exports::wasmco::controller::placement::{Guest, PlacementEdit, PlacementRequest};
+use wasmco::controller::types::ControllerError;
+
+struct ReadsFiles;
+
+impl Guest for ReadsFiles {
+    fn place(request: PlacementRequest) -> Result<Vec<PlacementEdit>, ControllerError> {
+        let secret = std::fs::read_to_string(&request.intent).map_err(|e| ControllerError {
+            message: e.to_string(),
+        })?;
+        Err(ControllerError { message: secret })
+    }
+}
+
+export!(ReadsFiles);

@@ -1,0 +1,66 @@
+//! A placement controller that misbehaves on request, for the runtime's
+//! sandbox tests. The intent says what to do: `{"do": "loop"}` and so on.
+#![allow(missing_docs)]
+
+wit_bindgen::generate!({
+    world: "placement-controller",
+    path: "../../../wit",
+});
+
+use exports::wasmco::controller::placement::{Guest, PlaceApp, PlacementEdit, PlacementRequest};
+use wasmco::controller::types::ControllerError;
+
+struct Hostile;
+
+impl Guest for Hostile {
+    fn place(request: PlacementRequest) -> Result<Vec<PlacementEdit>, ControllerError> {
+        let intent: serde_json::Value = serde_json::from_str(&request.intent).unwrap_or_default();
+        let place = |app: &str, clusters: Vec<u32>| {
+            Ok(vec![PlacementEdit::Place(PlaceApp {
+                app: app.into(),
+                clusters,
+                group: None,
+            })])
+        };
+        match intent["do"].as_str().unwrap_or("ok") {
+            "loop" => loop {
+                std::hint::black_box(&request);
+            },
+            "grow" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    hoard.push(vec![1u8; 1 << 20]);
+                    std::hint::black_box(&hoard);
+                }
+            }
+            "panic" => panic!("hostile guest gave up: {}", request.apps.len()),
+            "print" => {
+                for i in 0..100_000 {
+                    println!("line {i} of a very chatty controller");
+                }
+                place(&request.apps[0].name, vec![0])
+            }
+            "error" => Err(ControllerError {
+                message: "I refuse".into(),
+            }),
+            "bad-app" => place("no-such-app", vec![0]),
+            "bad-cluster" => place(&request.apps[0].name, vec![u32::MAX]),
+            // One good edit followed by a bad one: nothing may be applied.
+            "half-bad" => Ok(vec![
+                PlacementEdit::Place(PlaceApp {
+                    app: request.apps[0].name.clone(),
+                    clusters: vec![0],
+                    group: None,
+                }),
+                PlacementEdit::Place(PlaceApp {
+                    app: "no-such-app".into(),
+                    clusters: vec![0],
+                    group: None,
+                }),
+            ]),
+            _ => place(&request.apps[0].name, vec![0]),
+        }
+    }
+}
+
+export!(Hostile);

@@ -1,0 +1,28 @@
+//! A placement controller that opens a socket: it imports `wasi:sockets`,
+//! which the host must refuse at registration.
+#![allow(missing_docs)]
+
+wit_bindgen::generate!({
+    world: "placement-controller",
+    path: "../../../wit",
+});
+
+use std::io::Write;
+
+use exports::wasmco::controller::placement::{Guest, PlacementEdit, PlacementRequest};
+use wasmco::controller::types::ControllerError;
+
+struct Phones;
+
+impl Guest for Phones {
+    fn place(request: PlacementRequest) -> Result<Vec<PlacementEdit>, ControllerError> {
+        let mut stream =
+            std::net::TcpStream::connect(&request.intent).map_err(|e| ControllerError {
+                message: e.to_string(),
+            })?;
+        let _ = stream.write_all(request.intent.as_bytes());
+        Ok(Vec::new())
+    }
+}
+
+export!(Phones);
