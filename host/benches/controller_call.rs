@@ -18,25 +18,23 @@ const APPS: usize = 10;
 struct Workload {
     intent: String,
     apps: Vec<String>,
-    clusters: Vec<(String, String, Vec<String>, Vec<(String, String)>)>,
+    clusters: Vec<host::Cluster>,
 }
 
 fn workload() -> Workload {
     let clusters = (0..CLUSTERS)
-        .map(|i| {
-            (
+        .map(|i| host::Cluster {
+            provider: "edge".to_owned(),
+            name: format!("edge-cluster-{i:04}"),
+            labels: vec![
                 "edge".to_owned(),
-                format!("edge-cluster-{i:04}"),
-                vec![
-                    "edge".to_owned(),
-                    format!("region-{}", i % 10),
-                    format!("zone-{}", i % 50),
-                ],
-                vec![
-                    ("cpu".to_owned(), format!("{}", 8 + i % 56)),
-                    ("memory".to_owned(), format!("{}Gi", 16 + i % 240)),
-                ],
-            )
+                format!("region-{}", i % 10),
+                format!("zone-{}", i % 50),
+            ],
+            kv: vec![
+                ("cpu".to_owned(), format!("{}", 8 + i % 56)),
+                ("memory".to_owned(), format!("{}Gi", 16 + i % 240)),
+            ],
         })
         .collect();
     let apps: Vec<String> = (0..APPS).map(|i| format!("app-{i}")).collect();
@@ -70,16 +68,7 @@ fn host_request(w: &Workload) -> host::PlacementRequest {
             .iter()
             .map(|name| host::App { name: name.clone() })
             .collect(),
-        clusters: w
-            .clusters
-            .iter()
-            .map(|(provider, name, labels, kv)| host::Cluster {
-                provider: provider.clone(),
-                name: name.clone(),
-                labels: labels.clone(),
-                kv: kv.clone(),
-            })
-            .collect(),
+        clusters: w.clusters.clone(),
         current: Vec::new(),
     }
 }
@@ -95,11 +84,11 @@ fn native_request(w: &Workload) -> generic_placement::PlacementRequest {
         clusters: w
             .clusters
             .iter()
-            .map(|(provider, name, labels, kv)| generic_placement::Cluster {
-                provider: provider.clone(),
-                name: name.clone(),
-                labels: labels.clone(),
-                kv: kv.clone(),
+            .map(|c| generic_placement::Cluster {
+                provider: c.provider.clone(),
+                name: c.name.clone(),
+                labels: c.labels.clone(),
+                kv: c.kv.clone(),
             })
             .collect(),
         current: Vec::new(),

@@ -6,9 +6,13 @@
 //! [`orchestrator`], which builds an [`appcontext`] by calling controllers
 //! through the [`runtime`]; the controllers speak the [`contract`] in `wit/`.
 
+pub mod api;
 pub mod appcontext;
 pub mod builtin;
 pub mod cli;
 pub mod contract;
+pub mod db;
+pub mod model;
 pub mod orchestrator;
 pub mod runtime;
+pub mod store;

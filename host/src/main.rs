@@ -31,6 +31,15 @@ enum Command {
         #[arg(long, env = "WASMCO_CACHE_DIR", default_value = ".wasmco/cache")]
         cache_dir: PathBuf,
     },
+    /// Serve the REST API (`/v2`) with its data in one directory.
+    Serve {
+        /// Where the resource database and the controller cache live.
+        #[arg(long, env = "WASMCO_DATA_DIR", default_value = ".wasmco")]
+        data_dir: PathBuf,
+        /// Address to listen on.
+        #[arg(long, env = "WASMCO_LISTEN", default_value = "127.0.0.1:9015")]
+        listen: std::net::SocketAddr,
+    },
 }
 
 fn main() -> ExitCode {
@@ -62,6 +71,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let base_dir = scenario.parent().unwrap_or(std::path::Path::new("."));
             let outcome = loaded.run(&runtime, base_dir)?;
             print!("{}", render(&outcome));
+            Ok(())
+        }
+        Command::Serve { data_dir, listen } => {
+            let state = wasmco::api::open_state(&data_dir)
+                .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
+            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            runtime.block_on(async {
+                let listener = wasmco::api::bind(listen).await?;
+                // Tests and scripts read the address (port 0 picks a free one).
+                println!("wasmco API listening on http://{}", listener.local_addr()?);
+                wasmco::api::serve(state, listener).await
+            })?;
             Ok(())
         }
     }

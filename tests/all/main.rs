@@ -1,5 +1,6 @@
 //! wasmco's integration tests: one binary, a module per concern.
 
+mod api;
 mod contract;
 mod hostile;
 mod scenario;

@@ -267,8 +267,12 @@ impl Controller {
     pub fn instantiate(&self) -> Result<(), CallError> {
         self.call(|store| {
             match &self.pre {
-                ControllerPre::Placement(pre) => drop(pre.instantiate(&mut *store)?),
-                ControllerPre::Action(pre) => drop(pre.instantiate(&mut *store)?),
+                ControllerPre::Placement(pre) => {
+                    pre.instantiate(&mut *store)?;
+                }
+                ControllerPre::Action(pre) => {
+                    pre.instantiate(&mut *store)?;
+                }
             }
             Ok(Ok(()))
         })

@@ -1,0 +1,137 @@
+//! The REST API (`/v2`), EMCO's paths and bodies.
+
+mod error;
+pub mod openapi;
+mod resources;
+mod state;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Query, Request, State};
+use axum::http::{Method, StatusCode, Uri};
+use axum::routing::{MethodRouter, get};
+
+pub use error::ApiError;
+pub use state::{AppState, ControllerRegistry};
+
+use crate::db::ResourceDb;
+use crate::model::Kind;
+use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
+use crate::store::{SledStore, StoreError};
+use resources::{ListQuery, PathValues};
+
+/// The router with every route of the kind table, `/healthz` and the OpenAPI document.
+pub fn router(state: AppState) -> Router {
+    let mut router = Router::new()
+        .route(
+            "/healthz",
+            get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }),
+        )
+        .route(
+            "/v2/openapi.json",
+            get(|| async { axum::Json(openapi::document()) }),
+        );
+    for kind in Kind::ALL {
+        router = router
+            .route(&kind.collection_route(), collection_routes(kind))
+            .route(&kind.item_route(), item_routes(kind));
+    }
+    router
+        .fallback(|method: Method, uri: Uri| async move {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!("no route for {method} {}", uri.path()),
+            )
+        })
+        .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("{method} is not allowed on {}", uri.path()),
+            )
+        })
+        .with_state(state)
+}
+
+fn collection_routes(kind: Kind) -> MethodRouter<AppState> {
+    let limit = DefaultBodyLimit::max(kind.info().max_body);
+    get(move |State(s): State<AppState>, path: PathValues, query: Result<Query<ListQuery>, _>| async move {
+        let query = query.map_err(|e: axum::extract::rejection::QueryRejection| {
+            ApiError::new(StatusCode::BAD_REQUEST, format!("bad query: {}", e.body_text()))
+        })?;
+        resources::list(s, kind, path, query).await
+    })
+    .post(move |State(s): State<AppState>, path: PathValues, request: Request| resources::create(s, kind, path, request))
+    .layer(limit)
+}
+
+fn item_routes(kind: Kind) -> MethodRouter<AppState> {
+    let limit = DefaultBodyLimit::max(kind.info().max_body);
+    get(move |State(s): State<AppState>, path: PathValues| resources::get_one(s, kind, path))
+        .put(
+            move |State(s): State<AppState>, path: PathValues, request: Request| {
+                resources::update(s, kind, path, request)
+            },
+        )
+        .delete(move |State(s): State<AppState>, path: PathValues| resources::delete(s, kind, path))
+        .layer(limit)
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The store would not open.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The runtime would not start.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// Stored controllers could not be read.
+    #[error("cannot read stored controllers: {0}")]
+    Controllers(#[from] crate::db::DbError),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The server stopped with an error.
+    #[error("server failed: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Opens the data directory (store and compile cache) and loads the stored controllers.
+pub fn open_state(data_dir: &Path) -> Result<AppState, ServeError> {
+    let store = SledStore::open(&data_dir.join("db"))?;
+    let runtime = Runtime::new(RuntimeConfig::new(data_dir.join("cache")))?;
+    let db = ResourceDb::new(Arc::new(store));
+    let controllers = ControllerRegistry::default();
+    let loaded = controllers.load_stored(&db, &runtime)?;
+    tracing::info!(controllers = loaded, data_dir = %data_dir.display(), "state loaded");
+    Ok(AppState {
+        db,
+        runtime,
+        controllers,
+    })
+}
+
+/// Binds the API's address (port 0 picks a free one).
+pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServeError> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })
+}
+
+/// Serves the API on `listener` until the process gets Ctrl-C.
+pub async fn serve(state: AppState, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}

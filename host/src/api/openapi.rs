@@ -1,0 +1,134 @@
+//! The OpenAPI 3 document, generated from the same kind table that builds
+//! the router, so a route cannot exist undocumented.
+
+use serde_json::{Value, json};
+
+use crate::model::{BodyShape, FileKind, Kind};
+
+/// Every (method, path) the API serves, in OpenAPI path syntax.
+pub fn operations() -> Vec<(&'static str, String)> {
+    let mut ops = vec![
+        ("get", "/healthz".to_owned()),
+        ("get", "/v2/openapi.json".to_owned()),
+    ];
+    for kind in Kind::ALL {
+        ops.push(("get", kind.collection_route()));
+        ops.push(("post", kind.collection_route()));
+        ops.push(("get", kind.item_route()));
+        ops.push(("put", kind.item_route()));
+        ops.push(("delete", kind.item_route()));
+    }
+    ops
+}
+
+fn parameters(route: &str) -> Vec<Value> {
+    route
+        .split('/')
+        .filter_map(|segment| segment.strip_prefix('{')?.strip_suffix('}'))
+        .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+        .collect()
+}
+
+fn request_body(kind: Kind) -> Value {
+    let document = json!({"$ref": "#/components/schemas/Document"});
+    match kind.info().body {
+        BodyShape::Document => {
+            json!({"required": true, "content": {"application/json": {"schema": document}}})
+        }
+        BodyShape::Label => {
+            json!({"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ClusterLabel"}}}})
+        }
+        BodyShape::Multipart(file) => {
+            let description = match file {
+                FileKind::Kubeconfig => "the cluster's kubeconfig (YAML)",
+                FileKind::Component => "the controller's WebAssembly component (.wasm)",
+                FileKind::Manifests => {
+                    "Kubernetes manifests: multi-document YAML or a .tgz of YAML files"
+                }
+                FileKind::Profile => "the profile's overrides (YAML)",
+            };
+            json!({"required": true, "content": {"multipart/form-data": {"schema": {
+            "type": "object",
+            "required": ["metadata", "file"],
+            "properties": {
+                "metadata": {"type": "string", "description": "the JSON document (metadata and spec)"},
+                "file": {"type": "string", "format": "binary", "description": description}
+            }}}}})
+        }
+    }
+}
+
+fn error_responses() -> Value {
+    let error = json!({"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}});
+    json!({
+        "400": merge(&error, "invalid request; `field` names the part at fault"),
+        "404": merge(&error, "the resource or its parent does not exist"),
+        "409": merge(&error, "duplicate name, or still referred to"),
+        "413": merge(&error, "request body too large"),
+        "415": merge(&error, "wrong content type"),
+        "422": merge(&error, "the body names something that does not exist, or its file is refused"),
+    })
+}
+
+fn merge(base: &Value, description: &str) -> Value {
+    let mut value = base.clone();
+    value["description"] = json!(description);
+    value
+}
+
+/// The document served at `/v2/openapi.json`.
+pub fn document() -> Value {
+    let mut paths = serde_json::Map::new();
+    for kind in Kind::ALL {
+        let title = kind.info().title;
+        let ok = json!({"description": "OK", "content": {"application/json": {"schema": {}}}});
+        let collection = kind.collection_route();
+        let mut list = json!({"summary": format!("list {title}s"), "parameters": parameters(&collection),
+            "responses": {"200": ok, "404": error_responses()["404"]}});
+        if kind == Kind::Cluster
+            && let Some(params) = list["parameters"].as_array_mut()
+        {
+            params.push(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string"}}));
+        }
+        let mut created = error_responses();
+        created["201"] = json!({"description": "created; the stored body"});
+        paths.insert(collection.clone(), json!({
+            "get": list,
+            "post": {"summary": format!("create a {title}"), "parameters": parameters(&collection),
+                     "requestBody": request_body(kind), "responses": created},
+        }));
+        let item = kind.item_route();
+        let mut updated = error_responses();
+        updated["200"] = json!({"description": "updated; the stored body"});
+        paths.insert(item.clone(), json!({
+            "get": {"summary": format!("get a {title}"), "parameters": parameters(&item),
+                    "responses": {"200": ok, "404": error_responses()["404"]}},
+            "put": {"summary": format!("update a {title}"), "parameters": parameters(&item),
+                    "requestBody": request_body(kind), "responses": updated},
+            "delete": {"summary": format!("delete a {title}"), "parameters": parameters(&item),
+                       "responses": {"204": {"description": "deleted"}, "404": error_responses()["404"],
+                                     "409": error_responses()["409"]}},
+        }));
+    }
+    paths.insert(
+        "/healthz".into(),
+        json!({"get": {"summary": "liveness", "responses": {"200": {"description": "alive"}}}}),
+    );
+    paths.insert("/v2/openapi.json".into(), json!({"get": {"summary": "this document", "responses": {"200": {"description": "OpenAPI 3"}}}}));
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": "wasmco", "version": env!("CARGO_PKG_VERSION"),
+                 "description": "EMCO-shaped API of wasmco, the multi-cluster orchestrator with WebAssembly controllers"},
+        "paths": paths,
+        "components": {"schemas": {
+            "Metadata": {"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z0-9]([A-Za-z0-9_.-]{0,126}[A-Za-z0-9])?$"},
+                "description": {"type": "string"}, "userData1": {"type": "string"}, "userData2": {"type": "string"}}},
+            "Document": {"type": "object", "required": ["metadata"], "properties": {
+                "metadata": {"$ref": "#/components/schemas/Metadata"}, "spec": {"type": "object"}}},
+            "ClusterLabel": {"type": "object", "required": ["clusterLabel"], "properties": {"clusterLabel": {"type": "string"}}},
+            "Error": {"type": "object", "required": ["message"], "properties": {
+                "message": {"type": "string"}, "field": {"type": "string"}}}
+        }}
+    })
+}

@@ -1,0 +1,350 @@
+//! The resources of the API and where they live: one table drives the
+//! routes, the store keys and the OpenAPI document.
+
+/// Every resource the REST API serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Kind {
+    /// `/cluster-providers/{clusterProvider}`
+    ClusterProvider,
+    /// `…/clusters/{cluster}` (multipart, with a kubeconfig)
+    Cluster,
+    /// `…/clusters/{cluster}/labels/{clusterLabel}`
+    ClusterLabel,
+    /// `…/clusters/{cluster}/kv-pairs/{kvPair}`
+    ClusterKvPair,
+    /// `/controllers/{controller}` (multipart, with a `.wasm` component)
+    Controller,
+    /// `/projects/{project}`
+    Project,
+    /// `…/composite-apps/{compositeApp}/{compositeAppVersion}`
+    CompositeApp,
+    /// `…/apps/{app}` (multipart, with manifests)
+    App,
+    /// `…/apps/{app}/dependency/{dependency}`
+    AppDependency,
+    /// `…/composite-profiles/{compositeProfile}`
+    CompositeProfile,
+    /// `…/composite-profiles/{compositeProfile}/profiles/{profile}` (multipart)
+    AppProfile,
+    /// `…/deployment-intent-groups/{deploymentIntentGroup}`
+    DeploymentIntentGroup,
+    /// `…/deployment-intent-groups/{dig}/intents/{intent}`
+    DigIntent,
+    /// `…/deployment-intent-groups/{dig}/generic-placement-intents/{gpi}`
+    GenericPlacementIntent,
+    /// `…/generic-placement-intents/{gpi}/app-intents/{appIntent}`
+    GenericAppIntent,
+}
+
+/// How a resource's create and update requests carry it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyShape {
+    /// `{"metadata": {...}, "spec": {...}}` as JSON.
+    Document,
+    /// `{"clusterLabel": "edge"}` as JSON.
+    Label,
+    /// `multipart/form-data`: a `metadata` part with the document and a `file` part.
+    Multipart(FileKind),
+}
+
+/// What the `file` part of a multipart resource holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileKind {
+    /// A kubeconfig (YAML).
+    Kubeconfig,
+    /// A WebAssembly component.
+    Component,
+    /// Kubernetes manifests: multi-document YAML, or a `.tgz` of YAML files.
+    Manifests,
+    /// An app profile: YAML overrides.
+    Profile,
+}
+
+/// What the table says about one kind.
+#[derive(Debug)]
+pub struct KindInfo {
+    /// Singular, for messages: "cluster provider".
+    pub title: &'static str,
+    /// The key segment in the store.
+    pub store_id: &'static str,
+    /// The kind it lives under.
+    pub parent: Option<Kind>,
+    /// Its collection's URL segment.
+    pub segment: &'static str,
+    /// Its path parameter's name.
+    pub param: &'static str,
+    /// How requests carry it.
+    pub body: BodyShape,
+    /// Deleted with its parent instead of blocking the parent's deletion.
+    pub owned_by_parent: bool,
+    /// The largest create or update request accepted, in bytes.
+    pub max_body: usize,
+}
+
+const JSON_LIMIT: usize = 1 << 20;
+/// Largest controller upload.
+pub const COMPONENT_LIMIT: usize = 64 << 20;
+/// Largest app upload.
+pub const MANIFESTS_LIMIT: usize = 32 << 20;
+
+impl Kind {
+    /// Every kind, parents before children.
+    pub const ALL: [Kind; 15] = [
+        Kind::ClusterProvider,
+        Kind::Cluster,
+        Kind::ClusterLabel,
+        Kind::ClusterKvPair,
+        Kind::Controller,
+        Kind::Project,
+        Kind::CompositeApp,
+        Kind::App,
+        Kind::AppDependency,
+        Kind::CompositeProfile,
+        Kind::AppProfile,
+        Kind::DeploymentIntentGroup,
+        Kind::DigIntent,
+        Kind::GenericPlacementIntent,
+        Kind::GenericAppIntent,
+    ];
+
+    /// The kind's row of the table.
+    pub fn info(self) -> &'static KindInfo {
+        use BodyShape::*;
+        macro_rules! kind {
+            ($title:literal, $id:literal, $parent:expr, $segment:literal, $param:literal, $body:expr, $owned:literal, $max:expr) => {{
+                const INFO: KindInfo = KindInfo {
+                    title: $title,
+                    store_id: $id,
+                    parent: $parent,
+                    segment: $segment,
+                    param: $param,
+                    body: $body,
+                    owned_by_parent: $owned,
+                    max_body: $max,
+                };
+                &INFO
+            }};
+        }
+        match self {
+            Kind::ClusterProvider => kind!(
+                "cluster provider",
+                "cluster-provider",
+                None,
+                "cluster-providers",
+                "clusterProvider",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
+            Kind::Cluster => kind!(
+                "cluster",
+                "cluster",
+                Some(Kind::ClusterProvider),
+                "clusters",
+                "cluster",
+                Multipart(FileKind::Kubeconfig),
+                false,
+                JSON_LIMIT * 4
+            ),
+            Kind::ClusterLabel => kind!(
+                "cluster label",
+                "cluster-label",
+                Some(Kind::Cluster),
+                "labels",
+                "clusterLabel",
+                Label,
+                true,
+                JSON_LIMIT
+            ),
+            Kind::ClusterKvPair => kind!(
+                "cluster kv-pair",
+                "cluster-kv",
+                Some(Kind::Cluster),
+                "kv-pairs",
+                "kvPair",
+                Document,
+                true,
+                JSON_LIMIT
+            ),
+            Kind::Controller => kind!(
+                "controller",
+                "controller",
+                None,
+                "controllers",
+                "controller",
+                Multipart(FileKind::Component),
+                false,
+                COMPONENT_LIMIT
+            ),
+            Kind::Project => kind!(
+                "project", "project", None, "projects", "project", Document, false, JSON_LIMIT
+            ),
+            Kind::CompositeApp => kind!(
+                "composite app",
+                "composite-app",
+                Some(Kind::Project),
+                "composite-apps",
+                "compositeApp",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
+            Kind::App => kind!(
+                "app",
+                "app",
+                Some(Kind::CompositeApp),
+                "apps",
+                "app",
+                Multipart(FileKind::Manifests),
+                false,
+                MANIFESTS_LIMIT
+            ),
+            Kind::AppDependency => kind!(
+                "app dependency",
+                "app-dependency",
+                Some(Kind::App),
+                "dependency",
+                "dependency",
+                Document,
+                true,
+                JSON_LIMIT
+            ),
+            Kind::CompositeProfile => kind!(
+                "composite profile",
+                "composite-profile",
+                Some(Kind::CompositeApp),
+                "composite-profiles",
+                "compositeProfile",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
+            Kind::AppProfile => kind!(
+                "app profile",
+                "app-profile",
+                Some(Kind::CompositeProfile),
+                "profiles",
+                "profile",
+                Multipart(FileKind::Profile),
+                false,
+                MANIFESTS_LIMIT
+            ),
+            Kind::DeploymentIntentGroup => kind!(
+                "deployment intent group",
+                "dig",
+                Some(Kind::CompositeApp),
+                "deployment-intent-groups",
+                "deploymentIntentGroup",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
+            Kind::DigIntent => kind!(
+                "deployment intent",
+                "dig-intent",
+                Some(Kind::DeploymentIntentGroup),
+                "intents",
+                "intent",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
+            Kind::GenericPlacementIntent => kind!(
+                "generic placement intent",
+                "gpi",
+                Some(Kind::DeploymentIntentGroup),
+                "generic-placement-intents",
+                "genericPlacementIntent",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
+            Kind::GenericAppIntent => kind!(
+                "generic app intent",
+                "gpi-app-intent",
+                Some(Kind::GenericPlacementIntent),
+                "app-intents",
+                "appIntent",
+                Document,
+                true,
+                JSON_LIMIT
+            ),
+        }
+    }
+
+    /// The composite app is named by name and version (two path segments).
+    pub fn is_versioned(self) -> bool {
+        self == Kind::CompositeApp
+    }
+
+    /// Its ancestors, outermost first.
+    pub fn ancestors(self) -> Vec<Kind> {
+        let mut chain = Vec::new();
+        let mut next = self.info().parent;
+        while let Some(kind) = next {
+            chain.push(kind);
+            next = kind.info().parent;
+        }
+        chain.reverse();
+        chain
+    }
+
+    /// Its path parameters: one per ancestor segment, then its own.
+    pub fn own_params(self) -> Vec<&'static str> {
+        if self.is_versioned() {
+            vec![self.info().param, "compositeAppVersion"]
+        } else {
+            vec![self.info().param]
+        }
+    }
+
+    /// The axum route of its collection, e.g. `/v2/cluster-providers/{clusterProvider}/clusters`.
+    pub fn collection_route(self) -> String {
+        let parent = match self.info().parent {
+            Some(parent) => parent.item_route(),
+            None => "/v2".to_owned(),
+        };
+        format!("{parent}/{}", self.info().segment)
+    }
+
+    /// The axum route of one item.
+    pub fn item_route(self) -> String {
+        let mut route = self.collection_route();
+        for param in self.own_params() {
+            route.push_str("/{");
+            route.push_str(param);
+            route.push('}');
+        }
+        route
+    }
+
+    /// How many path values name its parent.
+    pub fn parent_arity(self) -> usize {
+        self.ancestors().iter().map(|k| k.own_params().len()).sum()
+    }
+
+    /// Kinds that live directly under this one.
+    pub fn children(self) -> impl Iterator<Item = Kind> {
+        Kind::ALL
+            .into_iter()
+            .filter(move |k| k.info().parent == Some(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Kind;
+
+    #[test]
+    fn routes_follow_emco() {
+        assert_eq!(
+            Kind::App.item_route(),
+            "/v2/projects/{project}/composite-apps/{compositeApp}/{compositeAppVersion}/apps/{app}"
+        );
+        assert_eq!(
+            Kind::ClusterLabel.collection_route(),
+            "/v2/cluster-providers/{clusterProvider}/clusters/{cluster}/labels"
+        );
+        assert_eq!(Kind::GenericAppIntent.parent_arity(), 5);
+    }
+}

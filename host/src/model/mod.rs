@@ -1,0 +1,12 @@
+//! The API's resource types: the kind table, bodies, names and files.
+
+pub mod document;
+pub mod files;
+pub mod kinds;
+pub mod names;
+
+pub use document::{
+    ControllerSpec, Document, FieldError, GENERIC_PLACEMENT_KEY, LabelBody, Metadata, Reference,
+    check_name, check_spec, parse_json,
+};
+pub use kinds::{BodyShape, FileKind, Kind, KindInfo};

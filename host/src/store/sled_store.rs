@@ -1,0 +1,79 @@
+//! The embedded default store: sled 0.34 in one directory.
+
+use std::path::Path;
+
+use super::{BatchOp, Entry, KvStore, StoreError};
+
+/// A sled database; cheap to clone.
+#[derive(Clone)]
+pub struct SledStore {
+    db: sled::Db,
+}
+
+fn io(operation: &'static str) -> impl Fn(sled::Error) -> StoreError {
+    move |e| StoreError::Io {
+        operation,
+        reason: e.to_string(),
+    }
+}
+
+impl SledStore {
+    /// Opens (or creates) the store in `dir`.
+    pub fn open(dir: &Path) -> Result<Self, StoreError> {
+        let db = sled::Config::new()
+            .path(dir)
+            .open()
+            .map_err(|e| StoreError::Open {
+                path: dir.to_owned(),
+                reason: e.to_string(),
+            })?;
+        Ok(SledStore { db })
+    }
+
+    fn durable(&self) -> Result<(), StoreError> {
+        self.db.flush().map(drop).map_err(io("flush"))
+    }
+}
+
+impl KvStore for SledStore {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.db.get(key).map_err(io("get"))?.map(|v| v.to_vec()))
+    }
+
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
+        self.db.insert(key, value).map_err(io("put"))?;
+        self.durable()
+    }
+
+    fn delete(&self, key: &[u8]) -> Result<(), StoreError> {
+        self.db.remove(key).map_err(io("delete"))?;
+        self.durable()
+    }
+
+    fn scan_prefix(&self, prefix: &[u8]) -> Result<Vec<Entry>, StoreError> {
+        self.db
+            .scan_prefix(prefix)
+            .map(|entry| {
+                entry
+                    .map(|(k, v)| (k.to_vec(), v.to_vec()))
+                    .map_err(io("scan"))
+            })
+            .collect()
+    }
+
+    fn batch(&self, ops: Vec<BatchOp>) -> Result<(), StoreError> {
+        let mut batch = sled::Batch::default();
+        for op in ops {
+            match op {
+                BatchOp::Put(k, v) => batch.insert(k, v),
+                BatchOp::Delete(k) => batch.remove(k),
+            }
+        }
+        self.db.apply_batch(batch).map_err(io("batch"))?;
+        self.durable()
+    }
+
+    fn size_on_disk(&self) -> Result<u64, StoreError> {
+        self.db.size_on_disk().map_err(io("size"))
+    }
+}

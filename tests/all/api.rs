@@ -1,0 +1,708 @@
+//! The REST API through a real socket: the `wasmco serve` binary, started,
+//! killed and restarted on one data directory.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use reqwest::blocking::{Client, Response, multipart};
+use serde_json::{Value, json};
+
+use crate::support::guest_path;
+
+/// A `wasmco serve` process on a free loopback port.
+struct Server {
+    child: Child,
+    base: String,
+    client: Client,
+}
+
+impl Server {
+    fn start(data_dir: &Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data_dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("wasmco serve starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("reads the address line");
+        let base = line
+            .trim()
+            .strip_prefix("wasmco API listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        Server {
+            child,
+            base,
+            client: Client::new(),
+        }
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    fn get(&self, path: &str) -> Response {
+        self.client.get(self.url(path)).send().unwrap()
+    }
+
+    fn post(&self, path: &str, body: Value) -> Response {
+        self.client.post(self.url(path)).json(&body).send().unwrap()
+    }
+
+    fn put(&self, path: &str, body: Value) -> Response {
+        self.client.put(self.url(path)).json(&body).send().unwrap()
+    }
+
+    fn delete(&self, path: &str) -> Response {
+        self.client.delete(self.url(path)).send().unwrap()
+    }
+
+    fn upload(&self, path: &str, metadata: Value, file: Option<Vec<u8>>) -> Response {
+        let mut form = multipart::Form::new().text("metadata", metadata.to_string());
+        if let Some(file) = file {
+            form = form.part("file", multipart::Part::bytes(file).file_name("file"));
+        }
+        self.client
+            .post(self.url(path))
+            .multipart(form)
+            .send()
+            .unwrap()
+    }
+
+    /// SIGKILL: no chance to flush anything it had not flushed already.
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sends `head` as is and returns what the server answers before closing.
+fn raw_request(base: &str, head: &str) -> String {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&buf[..n]);
+        if String::from_utf8_lossy(&answer).contains("}") {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn wasm(file: &str) -> Vec<u8> {
+    std::fs::read(guest_path(file)).unwrap()
+}
+
+#[track_caller]
+fn expect(response: Response, status: u16) -> Value {
+    let got = response.status().as_u16();
+    let text = response.text().unwrap();
+    assert_eq!(got, status, "body: {text}");
+    if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+/// A 4xx whose JSON body names `field` and says something containing `words`.
+#[track_caller]
+fn refused(response: Response, status: u16, field: Option<&str>, words: &str) {
+    let body = expect(response, status);
+    assert_eq!(body["field"].as_str(), field, "{body}");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(message.contains(words), "{words:?} not in {message:?}");
+}
+
+fn doc(name: &str, spec: Value) -> Value {
+    json!({"metadata": {"name": name, "description": format!("{name} for tests")}, "spec": spec})
+}
+
+const P: &str = "/v2/projects/proj1";
+const CA: &str = "/v2/projects/proj1/composite-apps/vfw/v1";
+const DIG: &str = "/v2/projects/proj1/composite-apps/vfw/v1/deployment-intent-groups/dig1";
+
+fn tgz(files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::default(),
+    ));
+    for (name, data) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(data.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder.append_data(&mut header, name, *data).unwrap();
+    }
+    builder.into_inner().unwrap().finish().unwrap()
+}
+
+/// Creates one of everything, checking each create answers 201 with the body.
+fn populate(server: &Server) {
+    let provider = expect(
+        server.post("/v2/cluster-providers", doc("edge", json!({}))),
+        201,
+    );
+    assert_eq!(provider["metadata"]["name"], "edge");
+    for cluster in ["c1", "c2"] {
+        expect(
+            server.upload(
+                "/v2/cluster-providers/edge/clusters",
+                doc(cluster, json!({})),
+                Some(fixture("kubeconfig.yaml")),
+            ),
+            201,
+        );
+    }
+    expect(
+        server.post(
+            "/v2/cluster-providers/edge/clusters/c1/labels",
+            json!({"clusterLabel": "edge-east"}),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            "/v2/cluster-providers/edge/clusters/c1/kv-pairs",
+            doc(
+                "capacity",
+                json!({"kv": [{"cpu": "16"}, {"memory": "64Gi"}]}),
+            ),
+        ),
+        201,
+    );
+    let controller = expect(
+        server.upload(
+            "/v2/controllers",
+            doc(
+                "gac",
+                json!({"type": "action", "priority": 10, "limits": {"deadlineMs": 500}}),
+            ),
+            Some(wasm("gac.wasm")),
+        ),
+        201,
+    );
+    assert!(
+        controller["status"]["digest"]
+            .as_str()
+            .unwrap()
+            .starts_with("sha256:")
+    );
+    assert_eq!(controller["status"]["limits"]["deadlineMs"], 500);
+    assert_eq!(controller["status"]["type"], "action");
+    assert!(controller["status"]["size"].as_u64().unwrap() > 10_000);
+    expect(server.post("/v2/projects", doc("proj1", json!({}))), 201);
+    expect(
+        server.post(
+            &format!("{P}/composite-apps"),
+            doc("vfw", json!({"compositeAppVersion": "v1"})),
+        ),
+        201,
+    );
+    expect(
+        server.upload(
+            &format!("{CA}/apps"),
+            doc("web", json!({})),
+            Some(fixture("web.yaml")),
+        ),
+        201,
+    );
+    let bundle = tgz(&[
+        (
+            "db/deployment.yaml",
+            b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: db}\n",
+        ),
+        ("README", b"ignored"),
+    ]);
+    expect(
+        server.upload(&format!("{CA}/apps"), doc("db", json!({})), Some(bundle)),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{CA}/apps/web/dependency"),
+            doc(
+                "needs-db",
+                json!({"app": "db", "opStatus": "Ready", "wait": 5}),
+            ),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{CA}/composite-profiles"),
+            doc("vfw_composite-profile", json!({})),
+        ),
+        201,
+    );
+    expect(
+        server.upload(
+            &format!("{CA}/composite-profiles/vfw_composite-profile/profiles"),
+            doc("web-profile", json!({"app": "web"})),
+            Some(b"Deployment/web: {spec: {replicas: 2}}\n".to_vec()),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{CA}/deployment-intent-groups"),
+            doc(
+                "dig1",
+                json!({"compositeProfile": "vfw_composite-profile", "version": "r1",
+                "overrideValues": [{"app": "web", "values": {"replicas": "3"}}]}),
+            ),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{DIG}/generic-placement-intents"),
+            doc("gpi", json!({})),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{DIG}/generic-placement-intents/gpi/app-intents"),
+            doc("web-place", json!({"app": "web", "intent": {"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge-east"}]}})),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{DIG}/intents"),
+            doc(
+                "intents",
+                json!({"intent": {"genericPlacementIntent": "gpi", "gac": "gac-intent"}}),
+            ),
+        ),
+        201,
+    );
+}
+
+/// Every item path created by [`populate`], children after parents.
+fn items() -> Vec<String> {
+    [
+        "/v2/cluster-providers/edge",
+        "/v2/cluster-providers/edge/clusters/c1",
+        "/v2/cluster-providers/edge/clusters/c1/labels/edge-east",
+        "/v2/cluster-providers/edge/clusters/c1/kv-pairs/capacity",
+        "/v2/controllers/gac",
+        P,
+        CA,
+        &format!("{CA}/apps/web"),
+        &format!("{CA}/apps/db"),
+        &format!("{CA}/apps/web/dependency/needs-db"),
+        &format!("{CA}/composite-profiles/vfw_composite-profile"),
+        &format!("{CA}/composite-profiles/vfw_composite-profile/profiles/web-profile"),
+        DIG,
+        &format!("{DIG}/generic-placement-intents/gpi"),
+        &format!("{DIG}/generic-placement-intents/gpi/app-intents/web-place"),
+        &format!("{DIG}/intents/intents"),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[test]
+fn every_resource_round_trips_and_survives_restart_and_kill() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    expect(server.get("/healthz"), 200);
+    populate(&server);
+    for item in items() {
+        expect(server.get(&item), 200);
+    }
+    // Lists, and the label filter.
+    assert_eq!(
+        expect(server.get("/v2/cluster-providers/edge/clusters"), 200)
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    let east = expect(
+        server.get("/v2/cluster-providers/edge/clusters?label=edge-east"),
+        200,
+    );
+    assert_eq!(east.as_array().unwrap().len(), 1);
+    assert_eq!(east[0]["metadata"]["name"], "c1");
+    assert_eq!(
+        expect(server.get(&format!("{CA}/apps")), 200)
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // The kubeconfig's credentials never come back.
+    let cluster = server
+        .get("/v2/cluster-providers/edge/clusters/c1")
+        .text()
+        .unwrap();
+    assert!(!cluster.contains("s3cr3t"), "{cluster}");
+    // Restart on the same directory.
+    drop(server);
+    let server = Server::start(data.path());
+    for item in items() {
+        expect(server.get(&item), 200);
+    }
+    // An acknowledged write survives SIGKILL.
+    expect(
+        server.post("/v2/projects", doc("after-kill", json!({}))),
+        201,
+    );
+    server.kill();
+    let server = Server::start(data.path());
+    expect(server.get("/v2/projects/after-kill"), 200);
+    // The stored controller was loaded again: its body still describes it.
+    let gac = expect(server.get("/v2/controllers/gac"), 200);
+    assert_eq!(gac["spec"]["priority"], 10);
+}
+
+#[test]
+fn update_and_delete_follow_references_and_children() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    populate(&server);
+    // PUT replaces; a rename is refused.
+    let updated = expect(server.put(P, doc("proj1", json!({"owner": "team-a"}))), 200);
+    assert_eq!(updated["spec"]["owner"], "team-a");
+    assert_eq!(expect(server.get(P), 200)["spec"]["owner"], "team-a");
+    refused(
+        server.put(P, doc("proj2", json!({}))),
+        400,
+        Some("metadata.name"),
+        "cannot be renamed",
+    );
+    refused(
+        server.put("/v2/projects/ghost", doc("ghost", json!({}))),
+        404,
+        None,
+        "project ghost not found",
+    );
+    // Duplicates.
+    refused(
+        server.post("/v2/projects", doc("proj1", json!({}))),
+        409,
+        Some("metadata.name"),
+        "already exists",
+    );
+    // In use: the controller by the DIG's intents, the app by the profile, intent and dependency.
+    refused(
+        server.delete("/v2/controllers/gac"),
+        409,
+        None,
+        "deployment intent proj1/vfw/v1/dig1/intents",
+    );
+    let app = server.delete(&format!("{CA}/apps/db"));
+    refused(app, 409, None, "app dependency proj1/vfw/v1/web/needs-db");
+    refused(
+        server.delete("/v2/cluster-providers/edge"),
+        409,
+        None,
+        "cluster edge/c1",
+    );
+    // Children: a project with composite apps stays.
+    refused(server.delete(P), 409, None, "composite app proj1/vfw/v1");
+    // Deleting in reverse order works, each answered 204 and then gone.
+    for item in items().into_iter().rev() {
+        if item.ends_with("/labels/edge-east") || item.ends_with("/kv-pairs/capacity") {
+            continue; // deleted with their cluster
+        }
+        if item == "/v2/cluster-providers/edge" {
+            expect(server.delete("/v2/cluster-providers/edge/clusters/c2"), 204);
+        }
+        expect(server.delete(&item), 204);
+        refused(server.get(&item), 404, None, "not found");
+    }
+}
+
+#[test]
+fn bad_requests_get_clear_json_errors() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    populate(&server);
+    // Names: EMCO's rule, stated in the error.
+    refused(
+        server.post("/v2/projects", doc("-bad", json!({}))),
+        400,
+        Some("metadata.name"),
+        "starting and ending with a letter or digit",
+    );
+    refused(
+        server.post("/v2/projects", doc(&"a".repeat(129), json!({}))),
+        400,
+        Some("metadata.name"),
+        "128",
+    );
+    // Malformed JSON, unknown fields, wrong content type.
+    let broken = server
+        .client
+        .post(server.url("/v2/projects"))
+        .header("content-type", "application/json")
+        .body("{\"metadata\":")
+        .send()
+        .unwrap();
+    refused(broken, 400, Some("body"), "not valid JSON");
+    let not_json = server
+        .client
+        .post(server.url("/v2/projects"))
+        .header("content-type", "application/json")
+        .body("[1, 2]")
+        .send()
+        .unwrap();
+    refused(not_json, 400, Some("body"), "must be a JSON object");
+    refused(
+        server.post(
+            "/v2/projects",
+            json!({"metadata": {"name": "x", "nmae": "y"}}),
+        ),
+        400,
+        Some("metadata.nmae"),
+        "unknown field `nmae`",
+    );
+    let text = server
+        .client
+        .post(server.url("/v2/projects"))
+        .body("name=x")
+        .send()
+        .unwrap();
+    refused(text, 415, Some("Content-Type"), "application/json");
+    // Multipart: missing parts, a non-kubeconfig, a bad manifest.
+    let clusters = "/v2/cluster-providers/edge/clusters";
+    refused(
+        server.upload(clusters, doc("c9", json!({})), None),
+        400,
+        Some("file"),
+        "`file` part",
+    );
+    let no_metadata = server
+        .client
+        .post(server.url(clusters))
+        .multipart(
+            multipart::Form::new().part("file", multipart::Part::bytes(fixture("kubeconfig.yaml"))),
+        )
+        .send()
+        .unwrap();
+    refused(no_metadata, 400, Some("metadata"), "`metadata` part");
+    refused(
+        server.upload(
+            clusters,
+            doc("c9", json!({})),
+            Some(b"hello: world".to_vec()),
+        ),
+        400,
+        Some("file"),
+        "not a kubeconfig",
+    );
+    refused(
+        server.post(clusters, doc("c9", json!({}))),
+        415,
+        Some("Content-Type"),
+        "multipart/form-data",
+    );
+    let bad_manifest = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ok}\n---\nkind: Secret\nmetadata: {name: Bad_Name}\n".to_vec();
+    refused(
+        server.upload(
+            &format!("{CA}/apps"),
+            doc("bad", json!({})),
+            Some(bad_manifest),
+        ),
+        400,
+        Some("file[1]"),
+        "apiVersion",
+    );
+    let bad_name = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: Bad_Name}\n".to_vec();
+    refused(
+        server.upload(&format!("{CA}/apps"), doc("bad", json!({})), Some(bad_name)),
+        400,
+        Some("file[0]"),
+        "RFC 1123",
+    );
+    // Controllers: not a component, a forbidden import, the wrong world, host and port.
+    let controllers = "/v2/controllers";
+    let placement = |name: &str| doc(name, json!({"type": "placement", "priority": 1}));
+    refused(
+        server.upload(controllers, placement("x"), Some(b"not wasm".to_vec())),
+        422,
+        Some("file"),
+        "not a WebAssembly component",
+    );
+    refused(
+        server.upload(
+            controllers,
+            placement("x"),
+            Some(wasm("guest_fs_import.wasm")),
+        ),
+        422,
+        Some("file"),
+        "wasi:filesystem",
+    );
+    refused(
+        server.upload(controllers, placement("x"), Some(wasm("gac.wasm"))),
+        422,
+        Some("file"),
+        "must export wasmco:controller/placement@0.1.0",
+    );
+    refused(
+        server.upload(
+            controllers,
+            doc(
+                "x",
+                json!({"type": "action", "host": "10.0.0.1", "port": 9099}),
+            ),
+            Some(wasm("gac.wasm")),
+        ),
+        400,
+        Some("spec.host"),
+        "uploaded as .wasm",
+    );
+    refused(
+        server.upload(
+            controllers,
+            doc("x", json!({"type": "sideways"})),
+            Some(wasm("gac.wasm")),
+        ),
+        400,
+        Some("spec.type"),
+        "unknown variant",
+    );
+    refused(
+        server.upload(
+            controllers,
+            doc(
+                "x",
+                json!({"type": "action", "limits": {"memoryBytes": 1u64 << 40}}),
+            ),
+            Some(wasm("gac.wasm")),
+        ),
+        422,
+        Some("spec"),
+        "limits.memoryBytes",
+    );
+    // Placement intents: cluster and label at once; an app that does not exist.
+    let app_intents = format!("{DIG}/generic-placement-intents/gpi/app-intents");
+    let both = json!({"app": "web", "intent": {"allOf": [{"clusterProvider": "edge", "cluster": "c1", "clusterLabel": "x"}]}});
+    refused(
+        server.post(&app_intents, doc("both", both)),
+        400,
+        Some("spec.intent.allOf[0]"),
+        "both cluster and clusterLabel",
+    );
+    let ghost = json!({"app": "ghost", "intent": {"anyOf": [{"clusterProvider": "edge", "cluster": "c1"}]}});
+    refused(
+        server.post(&app_intents, doc("ghost", ghost)),
+        422,
+        Some("spec.app"),
+        "app proj1/vfw/v1/ghost not found",
+    );
+    // A parent that does not exist; a route that does not exist; a method that is not allowed.
+    refused(
+        server.post(
+            "/v2/projects/nope/composite-apps",
+            doc("a", json!({"compositeAppVersion": "v1"})),
+        ),
+        404,
+        None,
+        "project nope not found",
+    );
+    refused(
+        server.get("/v2/nothing-here"),
+        404,
+        None,
+        "no route for GET /v2/nothing-here",
+    );
+    let patch = server.client.patch(server.url(P)).send().unwrap();
+    refused(patch, 405, None, "PATCH is not allowed");
+    // Oversized bodies.
+    // (Raw, so the client reads the answer instead of failing to write a
+    // body the server already refused.)
+    let answer = raw_request(
+        &server.base,
+        "POST /v2/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3000000\r\n\r\n{",
+    );
+    assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
+    assert!(
+        answer.contains(
+            r#"{"message":"request body is larger than the 1 MiB this resource accepts"}"#
+        ),
+        "{answer}"
+    );
+    let answer = raw_request(
+        &server.base,
+        "POST /v2/controllers HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 70000000\r\n\r\n--b",
+    );
+    assert!(answer.contains("larger than the 64 MiB"), "{answer}");
+    // Nothing refused above was stored.
+    assert_eq!(
+        expect(server.get("/v2/projects"), 200)
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        expect(server.get("/v2/controllers"), 200)
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn the_openapi_document_covers_every_route() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    let document = expect(server.get("/v2/openapi.json"), 200);
+    assert_eq!(document["openapi"], "3.0.3");
+    let operations = wasmco::api::openapi::operations();
+    assert!(operations.len() > 70);
+    for (method, path) in &operations {
+        assert!(
+            document["paths"][path][method].is_object(),
+            "{method} {path} undocumented"
+        );
+        // And it is routed: a request reaches a handler, not the fallback.
+        if *method == "get" {
+            let concrete = path.replace('{', "x").replace('}', "");
+            let body = server.get(&concrete).text().unwrap();
+            assert!(
+                !body.contains("no route for"),
+                "{path} is documented but not routed: {body}"
+            );
+        }
+    }
+}
