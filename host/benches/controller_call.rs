@@ -150,6 +150,11 @@ fn main() {
     let sandboxed = measure(iterations, || {
         std::hint::black_box(controller.place(std::hint::black_box(&host_req)).ok());
     });
+    let mut lowering_only = host_req.clone();
+    lowering_only.intent = r#"{"appIntents": []}"#.to_owned();
+    let lowering = measure(iterations, || {
+        std::hint::black_box(controller.place(std::hint::black_box(&lowering_only)).ok());
+    });
     let instantiate = measure(2_000, || {
         controller.instantiate().expect("instantiates");
     });
@@ -174,6 +179,10 @@ fn main() {
     println!(
         "  ratio sandboxed/native:    {:.2} (target <= 1.3)",
         sandboxed.as_secs_f64() / native.as_secs_f64()
+    );
+    println!(
+        "  call with no app intents:  {} (instantiation + passing 1,000 clusters in)",
+        micros(lowering)
     );
     println!(
         "  instantiation median:      {} (target <= 15 us)",

@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 use wasmco::appcontext::{AppDraft, DraftContext, Resource};
 use wasmco::orchestrator::{Step, run_controllers};
-use wasmco::runtime::ControllerKind;
+use wasmco::runtime::{Controller, ControllerKind};
 
 use crate::support::{cluster, load};
 
@@ -75,6 +75,14 @@ fn manifest(
         .map(|r| r.manifest.clone())
 }
 
+fn generic() -> Controller {
+    load(
+        "generic-placement",
+        ControllerKind::Placement,
+        "generic_placement.wasm",
+    )
+}
+
 fn generic_intent() -> String {
     json!({"appIntents": [
         {"app": "web", "intent": {"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]}},
@@ -87,11 +95,7 @@ fn generic_intent() -> String {
 
 #[test]
 fn generic_placement_lands_apps_by_label_and_keeps_one_of_any_of() {
-    let generic = load(
-        "generic-placement",
-        ControllerKind::Placement,
-        "generic_placement.wasm",
-    );
+    let generic = generic();
     let mut context = draft();
     run_controllers(
         &mut context,
@@ -107,11 +111,7 @@ fn generic_placement_lands_apps_by_label_and_keeps_one_of_any_of() {
 
 #[test]
 fn generic_placement_reports_a_label_that_matches_nothing() {
-    let generic = load(
-        "generic-placement",
-        ControllerKind::Placement,
-        "generic_placement.wasm",
-    );
+    let generic = generic();
     let mut context = draft();
     let intent = json!({"appIntents": [{"app": "web", "intent": {"allOf": [
         {"clusterProvider": "edge", "clusterLabel": "north"}]}}]});
@@ -133,11 +133,7 @@ fn generic_placement_reports_a_label_that_matches_nothing() {
 
 #[test]
 fn capacity_placement_drops_clusters_short_of_what_the_app_asks() {
-    let generic = load(
-        "generic-placement",
-        ControllerKind::Placement,
-        "generic_placement.wasm",
-    );
+    let generic = generic();
     let capacity = load(
         "capacity-placement",
         ControllerKind::Placement,
@@ -165,11 +161,7 @@ fn capacity_placement_drops_clusters_short_of_what_the_app_asks() {
 
 #[test]
 fn gac_adds_and_patches_per_cluster() {
-    let generic = load(
-        "generic-placement",
-        ControllerKind::Placement,
-        "generic_placement.wasm",
-    );
+    let generic = generic();
     let gac = load("gac", ControllerKind::Action, "gac.wasm");
     let mut context = draft();
     let gac_intent = json!({
@@ -224,11 +216,7 @@ fn gac_adds_and_patches_per_cluster() {
 
 #[test]
 fn two_action_controllers_setting_one_field_the_later_wins() {
-    let generic = load(
-        "generic-placement",
-        ControllerKind::Placement,
-        "generic_placement.wasm",
-    );
+    let generic = generic();
     let first = load("gac-first", ControllerKind::Action, "gac.wasm");
     let second = load("gac-second", ControllerKind::Action, "gac.wasm");
     let set = |n: u32| {

@@ -98,10 +98,10 @@ pub async fn update(
     Ok(axum::Json(body).into_response())
 }
 
-/// `GET` on an item.
+/// `GET` on an item: the stored JSON as is.
 pub async fn get_one(state: AppState, kind: Kind, path: PathValues) -> Result<Response, ApiError> {
     let id = ResourceId::new(kind, values(path));
-    Ok(axum::Json(state.db.get(&id)?).into_response())
+    Ok(json_response(state.db.get_raw(&id)?))
 }
 
 /// Query of a cluster list.
@@ -111,7 +111,7 @@ pub struct ListQuery {
     label: Option<String>,
 }
 
-/// `GET` on a collection (`?label=` filters clusters).
+/// `GET` on a collection (`?label=` filters clusters): the stored bodies as a JSON array.
 pub async fn list(
     state: AppState,
     kind: Kind,
@@ -119,23 +119,16 @@ pub async fn list(
     query: Query<ListQuery>,
 ) -> Result<Response, ApiError> {
     let parent = values(path);
-    let items = state.db.list(kind, &parent)?;
-    let bodies: Vec<Value> = match (&query.label, kind) {
-        (Some(label), Kind::Cluster) => {
-            let mut kept = Vec::new();
-            for (id, body) in items {
-                let mut label_path = id.path.clone();
-                label_path.push(label.clone());
-                if state
-                    .db
-                    .get(&ResourceId::new(Kind::ClusterLabel, label_path))
-                    .is_ok()
-                {
-                    kept.push(body);
-                }
-            }
-            kept
-        }
+    let mut items = state.db.list_raw(kind, &parent)?;
+    match (&query.label, kind) {
+        (Some(label), Kind::Cluster) => items.retain(|(id, _)| {
+            let mut label_path = id.path.clone();
+            label_path.push(label.clone());
+            state
+                .db
+                .get_raw(&ResourceId::new(Kind::ClusterLabel, label_path))
+                .is_ok()
+        }),
         (Some(_), _) => {
             return Err(ApiError::field(
                 StatusCode::BAD_REQUEST,
@@ -143,9 +136,22 @@ pub async fn list(
                 "only clusters can be filtered by label",
             ));
         }
-        (None, _) => items.into_iter().map(|(_, body)| body).collect(),
-    };
-    Ok(axum::Json(bodies).into_response())
+        (None, _) => {}
+    }
+    let mut array = Vec::with_capacity(2 + items.iter().map(|(_, b)| b.len() + 1).sum::<usize>());
+    array.push(b'[');
+    for (i, (_, body)) in items.iter().enumerate() {
+        if i > 0 {
+            array.push(b',');
+        }
+        array.extend_from_slice(body);
+    }
+    array.push(b']');
+    Ok(json_response(array))
+}
+
+fn json_response(body: Vec<u8>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
 }
 
 /// `DELETE` on an item.

@@ -188,6 +188,13 @@ impl ResourceDb {
         }
     }
 
+    /// The body of `id` as stored (JSON text), for answering without re-encoding.
+    pub fn get_raw(&self, id: &ResourceId) -> Result<Vec<u8>, DbError> {
+        self.store
+            .get(&id.key())?
+            .ok_or_else(|| DbError::NotFound(id.clone()))
+    }
+
     /// The file stored with `id`.
     pub fn file(&self, id: &ResourceId) -> Result<Option<Vec<u8>>, DbError> {
         Ok(self.store.get(&id.key_with("file"))?)
@@ -200,6 +207,21 @@ impl ResourceDb {
         kind: Kind,
         parent_path: &[String],
     ) -> Result<Vec<(ResourceId, Value)>, DbError> {
+        self.list_raw(kind, parent_path)?
+            .into_iter()
+            .map(|(id, bytes)| {
+                let body = Self::decode(&id, &bytes)?;
+                Ok((id, body))
+            })
+            .collect()
+    }
+
+    /// [`Self::list`] with the bodies as stored (JSON text).
+    pub fn list_raw(
+        &self,
+        kind: Kind,
+        parent_path: &[String],
+    ) -> Result<Vec<(ResourceId, Vec<u8>)>, DbError> {
         let probe = ResourceId::new(kind, parent_path.to_vec());
         if let Some(parent) = probe.parent_of_collection()
             && !self.exists(&parent)?
@@ -207,15 +229,17 @@ impl ResourceDb {
             return Err(DbError::ParentNotFound(parent));
         }
         let prefix = collection_prefix(kind, parent_path);
-        self.store
+        Ok(self
+            .store
             .scan_prefix(&prefix)?
             .into_iter()
             .map(|(key, bytes)| {
-                let id = ResourceId::from_key(&key).unwrap_or_else(|| probe.clone());
-                let body = Self::decode(&id, &bytes)?;
-                Ok((id, body))
+                (
+                    ResourceId::from_key(&key).unwrap_or_else(|| probe.clone()),
+                    bytes,
+                )
             })
-            .collect()
+            .collect())
     }
 
     /// Stores a new resource.
