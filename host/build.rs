@@ -23,7 +23,7 @@ fn main() {
         .parent()
         .expect("host/ lives in the workspace")
         .to_owned();
-    for watched in ["wit", "plugins", "tests/guests", "Cargo.lock"] {
+    for watched in ["wit", "sdk", "plugins", "tests/guests", "Cargo.lock"] {
         println!(
             "cargo:rerun-if-changed={}",
             workspace.join(watched).display()
@@ -34,11 +34,20 @@ fn main() {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     ensure_target(&cargo);
 
-    // A separate target dir: the outer cargo holds a lock on its own.
+    // A separate target dir: the outer cargo holds a lock on its own. One per
+    // checkout, so clones sharing a CARGO_TARGET_DIR do not overwrite each
+    // other's components.
+    let checkout = {
+        use std::hash::{Hash, Hasher};
+        let mut hasher = std::hash::DefaultHasher::new();
+        workspace.hash(&mut hasher);
+        format!("{:016x}", hasher.finish())
+    };
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace.join("target"))
-        .join("wasm-guests");
+        .join("wasm-guests")
+        .join(checkout);
     let mut build = Command::new(&cargo);
     build
         .current_dir(&workspace)

@@ -9,6 +9,7 @@
 
 use std::time::{Duration, Instant};
 
+use wasmco::appcontext::{AppDraft, ClusterInfo, DraftContext};
 use wasmco::contract as host;
 use wasmco::runtime::{ControllerKind, LimitOverrides, Runtime, RuntimeConfig};
 
@@ -17,13 +18,12 @@ const APPS: usize = 10;
 
 struct Workload {
     intent: String,
-    apps: Vec<String>,
-    clusters: Vec<host::Cluster>,
+    draft: DraftContext,
 }
 
 fn workload() -> Workload {
     let clusters = (0..CLUSTERS)
-        .map(|i| host::Cluster {
+        .map(|i| ClusterInfo {
             provider: "edge".to_owned(),
             name: format!("edge-cluster-{i:04}"),
             labels: vec![
@@ -55,42 +55,34 @@ fn workload() -> Workload {
         .collect();
     Workload {
         intent: serde_json::json!({ "appIntents": app_intents }).to_string(),
-        apps,
-        clusters,
+        draft: DraftContext::new(
+            apps.into_iter()
+                .map(|a| AppDraft::new(a, Vec::new()))
+                .collect(),
+            clusters,
+        ),
     }
 }
 
-fn host_request(w: &Workload) -> host::PlacementRequest {
-    host::PlacementRequest {
-        intent: w.intent.clone(),
-        apps: w
-            .apps
-            .iter()
-            .map(|name| host::App { name: name.clone() })
-            .collect(),
-        clusters: w.clusters.clone(),
-        current: Vec::new(),
-    }
-}
-
-fn native_request(w: &Workload) -> generic_placement::PlacementRequest {
-    generic_placement::PlacementRequest {
-        intent: w.intent.clone(),
-        apps: w
-            .apps
-            .iter()
-            .map(|name| generic_placement::App { name: name.clone() })
-            .collect(),
-        clusters: w
-            .clusters
-            .iter()
-            .map(|c| generic_placement::Cluster {
-                provider: c.provider.clone(),
-                name: c.name.clone(),
-                labels: c.labels.clone(),
-                kv: c.kv.clone(),
-            })
-            .collect(),
+/// The same request in the plugin's own (natively compiled) binding types.
+fn native_request(request: &host::PlacementRequest) -> generic_placement::PlacementRequest {
+    use generic_placement as g;
+    g::PlacementRequest {
+        strings: g::Strings {
+            data: request.strings.data.clone(),
+            ends: request.strings.ends.clone(),
+        },
+        intent: request.intent.clone(),
+        apps: request.apps.clone(),
+        clusters: g::ClusterTable {
+            provider: request.clusters.provider.clone(),
+            name: request.clusters.name.clone(),
+            label_start: request.clusters.label_start.clone(),
+            labels: request.clusters.labels.clone(),
+            kv_start: request.clusters.kv_start.clone(),
+            kv_key: request.clusters.kv_key.clone(),
+            kv_value: request.clusters.kv_value.clone(),
+        },
         current: Vec::new(),
     }
 }
@@ -134,8 +126,8 @@ fn main() {
         )
         .expect("loads");
     let work = workload();
-    let host_req = host_request(&work);
-    let native_req = native_request(&work);
+    let host_req = work.draft.placement_request(work.intent.clone());
+    let native_req = native_request(&host_req);
 
     let wasm_edits = controller.place(&host_req).expect("wasm call").value.len();
     let native_edits = generic_placement::place(&native_req)

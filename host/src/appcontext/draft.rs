@@ -15,11 +15,30 @@ use serde_json::Value;
 use super::resource::{ManifestError, Resource, ResourceKey};
 use crate::contract::{
     self, ActionEdit, ActionRequest, AppPlacement, AppResources, ClusterResources, ClusterScope,
-    PlacedCluster, PlacementEdit, PlacementRequest,
+    Interned, Interner, PlacementEdit, PlacementRequest,
 };
 
 /// A cluster that a deployment may use, as controllers see it.
-pub type ClusterInfo = contract::Cluster;
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterInfo {
+    /// Its cluster provider.
+    pub provider: String,
+    /// Its name.
+    pub name: String,
+    /// Its labels.
+    pub labels: Vec<String>,
+    /// Its key/value pairs, from all its kv-pair documents.
+    pub kv: Vec<(String, String)>,
+}
+
+/// A cluster an app is placed on, and the anyOf group it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlacedCluster {
+    /// Index into the draft's clusters.
+    pub cluster: ClusterIndex,
+    /// `None` for allOf.
+    pub group: Option<String>,
+}
 
 /// Index of a cluster in the draft's candidate list.
 pub type ClusterIndex = u32;
@@ -183,29 +202,34 @@ impl DraftContext {
 
     /// What a placement controller gets.
     pub fn placement_request(&self, intent: String) -> PlacementRequest {
+        let mut interner = Interner::default();
+        interner.add_clusters(&self.clusters);
+        self.add_app_strings(&mut interner);
+        let (strings, ids) = interner.finish();
         PlacementRequest {
+            strings,
             intent,
-            apps: self.contract_apps(),
-            clusters: self.clusters.clone(),
+            apps: self.apps.iter().map(|app| ids.id(&app.name)).collect(),
+            clusters: ids.cluster_table(&self.clusters),
             current: self
                 .apps
                 .iter()
                 .filter(|app| !app.placement.is_empty())
-                .map(|app| AppPlacement {
-                    app: app.name.clone(),
-                    clusters: app.placement.clone(),
-                })
+                .map(|app| placement_of(app, &ids, |c| c))
                 .collect(),
         }
     }
 
-    fn contract_apps(&self) -> Vec<contract::App> {
-        self.apps
-            .iter()
-            .map(|app| contract::App {
-                name: app.name.clone(),
-            })
-            .collect()
+    /// Notes app names and anyOf group ids.
+    fn add_app_strings<'a>(&'a self, interner: &mut Interner<'a>) {
+        for app in &self.apps {
+            interner.add(&app.name);
+            for placed in &app.placement {
+                if let Some(group) = &placed.group {
+                    interner.add(group);
+                }
+            }
+        }
     }
 
     /// Checks every placement edit, then applies them all; on error nothing changes.
@@ -297,33 +321,24 @@ impl DraftContext {
             .enumerate()
             .map(|(i, &c)| (c, i as u32))
             .collect();
-        let placements = self
-            .apps
-            .iter()
-            .map(|app| AppPlacement {
-                app: app.name.clone(),
-                clusters: app
-                    .placement
-                    .iter()
-                    .map(|p| PlacedCluster {
-                        cluster: renumber[&p.cluster],
-                        group: p.group.clone(),
-                    })
-                    .collect(),
-            })
-            .collect();
+        let used_clusters: Vec<&ClusterInfo> =
+            used.iter().map(|&c| &self.clusters[c as usize]).collect();
+        let mut interner = Interner::default();
+        interner.add_clusters(used_clusters.iter().copied());
+        self.add_app_strings(&mut interner);
+        let (strings, ids) = interner.finish();
         let resources = self
             .apps
             .iter()
             .map(|app| AppResources {
-                app: app.name.clone(),
+                app: ids.id(&app.name),
                 base: app.base.iter().map(to_contract).collect(),
                 differing: app
                     .overrides
                     .keys()
-                    .filter(|cluster| renumber.contains_key(cluster))
-                    .map(|&cluster| ClusterResources {
-                        cluster: renumber[&cluster],
+                    .filter_map(|cluster| Some((*cluster, *renumber.get(cluster)?)))
+                    .map(|(cluster, index)| ClusterResources {
+                        cluster: index,
                         resources: app
                             .resources_on(cluster)
                             .into_iter()
@@ -334,13 +349,15 @@ impl DraftContext {
             })
             .collect();
         let request = ActionRequest {
+            strings,
             intent,
-            apps: self.contract_apps(),
-            clusters: used
+            apps: self.apps.iter().map(|app| ids.id(&app.name)).collect(),
+            clusters: ids.cluster_table(used_clusters),
+            placements: self
+                .apps
                 .iter()
-                .map(|&c| self.clusters[c as usize].clone())
+                .map(|app| placement_of(app, &ids, |c| renumber[&c]))
                 .collect(),
-            placements,
             resources,
         };
         (request, used)
@@ -431,6 +448,25 @@ impl DraftContext {
                 Ok(cluster)
             })
             .collect()
+    }
+}
+
+/// An app's placement as a request carries it, with cluster indices mapped by `index`.
+fn placement_of(
+    app: &AppDraft,
+    ids: &Interned<'_>,
+    index: impl Fn(ClusterIndex) -> u32,
+) -> AppPlacement {
+    AppPlacement {
+        app: ids.id(&app.name),
+        clusters: app
+            .placement
+            .iter()
+            .map(|p| contract::PlacedCluster {
+                cluster: index(p.cluster),
+                group: p.group.as_deref().map(|g| ids.id(g)),
+            })
+            .collect(),
     }
 }
 

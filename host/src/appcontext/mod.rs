@@ -3,5 +3,7 @@
 pub mod draft;
 pub mod resource;
 
-pub use draft::{AppDraft, ClusterIndex, ClusterInfo, DraftContext, EditError, Override};
+pub use draft::{
+    AppDraft, ClusterIndex, ClusterInfo, DraftContext, EditError, Override, PlacedCluster,
+};
 pub use resource::{ManifestError, Resource, ResourceKey};

@@ -33,8 +33,9 @@ pub use bindings::exports::wasmco::controller::placement::{
     PlacementEdit, PlacementRequest, UnplaceApp,
 };
 pub use bindings::wasmco::controller::types::{
-    AppPlacement, Cluster, ControllerError, PlacedCluster,
+    AppPlacement, ClusterTable, ControllerError, PlacedCluster, Strings,
 };
+use wasmco_guest::{Clusters, StringTable};
 
 use quantity::Quantity;
 
@@ -66,14 +67,19 @@ impl AppRequirements {
             .chain(self.devices.iter().map(|(k, q)| (k.as_str(), q)))
     }
 
-    /// The first resource `cluster` lacks, if any.
-    fn shortfall(&self, cluster: &Cluster) -> Option<String> {
+    /// The first resource cluster `cluster` lacks, if any.
+    fn shortfall(
+        &self,
+        clusters: Clusters<'_>,
+        strings: StringTable<'_>,
+        cluster: u32,
+    ) -> Option<String> {
         self.wanted().find_map(|(key, wanted)| {
-            let offered = cluster
-                .kv
-                .iter()
-                .find(|(k, _)| k == key)
-                .and_then(|(_, v)| v.parse::<Quantity>().ok());
+            let key_id = strings.find(key);
+            let offered = clusters
+                .kv(cluster)
+                .find(|(k, _)| Some(*k) == key_id)
+                .and_then(|(_, v)| strings.get(v).parse::<Quantity>().ok());
             match offered {
                 Some(offered) if offered >= *wanted => None,
                 Some(offered) => Some(format!("{key} {offered} < {wanted}")),
@@ -87,19 +93,20 @@ impl AppRequirements {
 pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, ControllerError> {
     let intent: CapacityIntent = serde_json::from_str(&request.intent)
         .map_err(|e| error(format!("capacity intent is not valid: {e}")))?;
+    let strings = StringTable::new(&request.strings.data, &request.strings.ends);
     let mut edits = Vec::new();
     for wanted in &intent.apps {
         let placement = request
             .current
             .iter()
-            .find(|p| p.app == wanted.app)
+            .find(|p| strings.get(p.app) == wanted.app)
             .ok_or_else(|| {
                 error(format!(
                     "app {:?} has no placement to filter; run generic placement first",
                     wanted.app
                 ))
             })?;
-        if let Some(edit) = filter_app(request, placement, wanted)? {
+        if let Some(edit) = filter_app(request, strings, placement, wanted)? {
             edits.push(edit);
         }
     }
@@ -108,24 +115,27 @@ pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, Controlle
 
 fn filter_app(
     request: &PlacementRequest,
+    strings: StringTable<'_>,
     placement: &AppPlacement,
     wanted: &AppRequirements,
 ) -> Result<Option<PlacementEdit>, ControllerError> {
     let mut dropped = Vec::new();
     let mut reasons = Vec::new();
+    let clusters: Clusters<'_> = wasmco_guest::clusters!(request.clusters);
     for placed in &placement.clusters {
-        let cluster = request
-            .clusters
-            .get(placed.cluster as usize)
-            .ok_or_else(|| {
-                error(format!(
-                    "placement names unknown cluster {}",
-                    placed.cluster
-                ))
-            })?;
-        if let Some(reason) = wanted.shortfall(cluster) {
+        if placed.cluster as usize >= clusters.len() {
+            return Err(error(format!(
+                "placement names unknown cluster {}",
+                placed.cluster
+            )));
+        }
+        if let Some(reason) = wanted.shortfall(clusters, strings, placed.cluster) {
             dropped.push(placed.cluster);
-            reasons.push(format!("{}/{}: {reason}", cluster.provider, cluster.name));
+            reasons.push(format!(
+                "{}/{}: {reason}",
+                strings.get(clusters.provider(placed.cluster)),
+                strings.get(clusters.name(placed.cluster))
+            ));
         }
     }
     if dropped.is_empty() {
@@ -139,17 +149,14 @@ fn filter_app(
             reasons.join("; ")
         )));
     }
-    let groups: BTreeSet<&str> = placement
-        .clusters
-        .iter()
-        .filter_map(|p| p.group.as_deref())
-        .collect();
+    let groups: BTreeSet<u32> = placement.clusters.iter().filter_map(|p| p.group).collect();
     for group in groups {
-        let in_group = |p: &&PlacedCluster| p.group.as_deref() == Some(group);
+        let in_group = |p: &&PlacedCluster| p.group == Some(group);
         if !placement.clusters.iter().filter(in_group).any(|p| kept(&p)) {
             return Err(error(format!(
-                "app {}: no cluster of anyOf group {group} has the capacity asked for ({})",
+                "app {}: no cluster of anyOf group {} has the capacity asked for ({})",
                 wanted.app,
+                strings.get(group),
                 reasons.join("; ")
             )));
         }

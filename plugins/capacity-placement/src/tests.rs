@@ -1,40 +1,46 @@
 use super::*;
-use bindings::wasmco::controller::types::App;
-
-fn cluster(name: &str, kv: &[(&str, &str)]) -> Cluster {
-    Cluster {
-        provider: "p".into(),
-        name: name.into(),
-        labels: Vec::new(),
-        kv: kv
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-    }
-}
+use wasmco_guest::testing::{FlatRequest, TestCluster};
 
 fn request(intent: serde_json::Value, groups: [Option<&str>; 3]) -> PlacementRequest {
+    let clusters = [
+        TestCluster {
+            provider: "p",
+            name: "big",
+            labels: &[],
+            kv: &[("cpu", "64"), ("memory", "256Gi"), ("nvidia.com/gpu", "4")],
+        },
+        TestCluster {
+            provider: "p",
+            name: "small",
+            labels: &[],
+            kv: &[("cpu", "2"), ("memory", "4Gi")],
+        },
+        TestCluster {
+            provider: "p",
+            name: "mid",
+            labels: &[],
+            kv: &[("cpu", "8000m"), ("memory", "32Gi")],
+        },
+    ];
+    let flat = FlatRequest::new(&clusters, &["web", "g"]);
     PlacementRequest {
+        apps: vec![flat.id("web")],
         intent: intent.to_string(),
-        apps: vec![App { name: "web".into() }],
-        clusters: vec![
-            cluster(
-                "big",
-                &[("cpu", "64"), ("memory", "256Gi"), ("nvidia.com/gpu", "4")],
-            ),
-            cluster("small", &[("cpu", "2"), ("memory", "4Gi")]),
-            cluster("mid", &[("cpu", "8000m"), ("memory", "32Gi")]),
-        ],
+        clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
         current: vec![AppPlacement {
-            app: "web".into(),
+            app: flat.id("web"),
             clusters: (0u32..)
                 .zip(groups)
                 .map(|(cluster, group)| PlacedCluster {
                     cluster,
-                    group: group.map(Into::into),
+                    group: group.map(|g| flat.id(g)),
                 })
                 .collect(),
         }],
+        strings: Strings {
+            data: flat.data.clone(),
+            ends: flat.ends.clone(),
+        },
     }
 }
 

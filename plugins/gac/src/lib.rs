@@ -32,7 +32,10 @@ pub mod bindings {
 pub use bindings::exports::wasmco::controller::action::{
     ActionEdit, ActionRequest, AddResource, ClusterScope, Patch, PatchResource,
 };
-pub use bindings::wasmco::controller::types::{Cluster, ControllerError, ResourceRef};
+pub use bindings::wasmco::controller::types::{
+    ClusterTable, ControllerError, ResourceRef, Strings,
+};
+use wasmco_guest::{Clusters, StringTable};
 
 use intent::{ClusterInfo, GacIntent, Mode, PatchType, Scope, selection};
 
@@ -105,10 +108,12 @@ fn scope_for(
     app: &str,
     cluster_info: Option<&ClusterInfo>,
 ) -> Result<Option<ClusterScope>, String> {
+    let strings = StringTable::new(&request.strings.data, &request.strings.ends);
+    let clusters: Clusters<'_> = wasmco_guest::clusters!(request.clusters);
     let placement = request
         .placements
         .iter()
-        .find(|p| p.app == app)
+        .find(|p| strings.get(p.app) == app)
         .ok_or_else(|| format!("app {app:?} is not placed in this deployment"))?;
     let Some(info) = cluster_info else {
         return Ok(Some(ClusterScope::All));
@@ -118,16 +123,20 @@ fn scope_for(
         .iter()
         .map(|placed| placed.cluster)
         .filter(|&index| {
-            let Some(cluster) = request.clusters.get(index as usize) else {
+            if index as usize >= clusters.len() {
                 return false;
-            };
-            let matches = cluster.provider == info.cluster_provider
+            }
+            let matches = strings.get(clusters.provider(index)) == info.cluster_provider
                 && match info.scope {
-                    Scope::Name => info.cluster.as_deref() == Some(cluster.name.as_str()),
-                    Scope::Label => info
-                        .cluster_label
-                        .as_deref()
-                        .is_some_and(|label| cluster.labels.iter().any(|l| l == label)),
+                    Scope::Name => {
+                        info.cluster.as_deref() == Some(strings.get(clusters.name(index)))
+                    }
+                    Scope::Label => info.cluster_label.as_deref().is_some_and(|label| {
+                        clusters
+                            .labels(index)
+                            .iter()
+                            .any(|&l| strings.get(l) == label)
+                    }),
                 };
             matches == (info.mode == Mode::Allow)
         })

@@ -1,27 +1,29 @@
 use super::*;
 use bindings::exports::wasmco::controller::action::AppResources;
-use bindings::wasmco::controller::types::{App, AppPlacement, PlacedCluster};
-
-fn cluster(name: &str, labels: &[&str]) -> Cluster {
-    Cluster {
-        provider: "p".into(),
-        name: name.into(),
-        labels: labels.iter().map(|l| l.to_string()).collect(),
-        kv: Vec::new(),
-    }
-}
+use bindings::wasmco::controller::types::{AppPlacement, PlacedCluster};
+use wasmco_guest::testing::{FlatRequest, TestCluster};
 
 fn request(intent: serde_json::Value) -> ActionRequest {
-    ActionRequest {
-        intent: intent.to_string(),
-        apps: vec![App { name: "web".into() }],
-        clusters: vec![
+    let cluster = |name, labels| TestCluster {
+        provider: "p",
+        name,
+        labels,
+        kv: &[],
+    };
+    let flat = FlatRequest::new(
+        &[
             cluster("c1", &["edge"]),
             cluster("c2", &[]),
             cluster("c3", &["edge"]),
         ],
+        &["web"],
+    );
+    ActionRequest {
+        intent: intent.to_string(),
+        apps: vec![flat.id("web")],
+        clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
         placements: vec![AppPlacement {
-            app: "web".into(),
+            app: flat.id("web"),
             clusters: [0, 1]
                 .map(|cluster| PlacedCluster {
                     cluster,
@@ -30,10 +32,14 @@ fn request(intent: serde_json::Value) -> ActionRequest {
                 .to_vec(),
         }],
         resources: vec![AppResources {
-            app: "web".into(),
+            app: flat.id("web"),
             base: Vec::new(),
             differing: Vec::new(),
         }],
+        strings: Strings {
+            data: flat.data.clone(),
+            ends: flat.ends.clone(),
+        },
     }
 }
 

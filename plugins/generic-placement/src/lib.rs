@@ -30,10 +30,11 @@ pub use bindings::exports::wasmco::controller::placement::{
     PlaceApp, PlacementEdit, PlacementRequest, UnplaceApp,
 };
 pub use bindings::wasmco::controller::types::{
-    App, AppPlacement, Cluster, ControllerError, PlacedCluster,
+    AppPlacement, ClusterTable, ControllerError, PlacedCluster, Strings,
 };
 
 use intent::{ClusterSelector, GenericPlacementIntent, PlacementEntry};
+use wasmco_guest::{Clusters, StringTable};
 
 /// Name of the top-level anyOf group; nested groups are named by position.
 const TOP_LEVEL_ANY_OF: &str = "anyOf";
@@ -44,21 +45,33 @@ const TOP_LEVEL_ANY_OF: &str = "anyOf";
 pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, ControllerError> {
     let intent: GenericPlacementIntent = serde_json::from_str(&request.intent)
         .map_err(|e| error(format!("generic placement intent is not valid: {e}")))?;
+    let strings = StringTable::new(&request.strings.data, &request.strings.ends);
     let mut edits = Vec::new();
     for app_intent in &intent.app_intents {
-        if !request.apps.iter().any(|app| app.name == app_intent.app) {
+        if !request
+            .apps
+            .iter()
+            .any(|&app| strings.get(app) == app_intent.app)
+        {
             return Err(error(format!(
                 "app intent names app {:?}, which is not part of the composite app",
                 app_intent.app
             )));
         }
-        place_app(request, &app_intent.app, &app_intent.intent, &mut edits)?;
+        place_app(
+            request,
+            strings,
+            &app_intent.app,
+            &app_intent.intent,
+            &mut edits,
+        )?;
     }
     Ok(edits)
 }
 
 fn place_app(
     request: &PlacementRequest,
+    strings: StringTable<'_>,
     app: &str,
     intent: &intent::AppPlacementIntent,
     edits: &mut Vec<PlacementEdit>,
@@ -67,7 +80,7 @@ fn place_app(
     for (position, entry) in intent.all_of.iter().enumerate() {
         match entry {
             PlacementEntry::Cluster(selector) => {
-                let matched = matching_clusters(&request.clusters, selector);
+                let matched = matching_clusters(&request.clusters, strings, selector);
                 if matched.is_empty() {
                     return Err(error(format!(
                         "app {app}: allOf entry {position} ({}) matches no cluster",
@@ -78,7 +91,7 @@ fn place_app(
             }
             PlacementEntry::AnyOf { any_of } => {
                 let group = format!("allOf[{position}].anyOf");
-                edits.push(any_of_group(request, app, any_of, group)?);
+                edits.push(any_of_group(request, strings, app, any_of, group)?);
             }
         }
     }
@@ -104,6 +117,7 @@ fn place_app(
             .collect::<Result<_, _>>()?;
         edits.push(any_of_group(
             request,
+            strings,
             app,
             &selectors,
             TOP_LEVEL_ANY_OF.to_owned(),
@@ -114,13 +128,14 @@ fn place_app(
 
 fn any_of_group(
     request: &PlacementRequest,
+    strings: StringTable<'_>,
     app: &str,
     selectors: &[ClusterSelector],
     group: String,
 ) -> Result<PlacementEdit, ControllerError> {
     let mut members = Vec::new();
     for selector in selectors {
-        for index in matching_clusters(&request.clusters, selector) {
+        for index in matching_clusters(&request.clusters, strings, selector) {
             if !members.contains(&index) {
                 members.push(index);
             }
@@ -140,17 +155,28 @@ fn any_of_group(
     }))
 }
 
-/// Indices of the clusters that `selector` names, in request order.
-fn matching_clusters(clusters: &[Cluster], selector: &ClusterSelector) -> Vec<u32> {
+/// Indices of the clusters that `selector` names, in request order. The
+/// selector's strings are looked up once; the loop compares string ids.
+fn matching_clusters(
+    table: &ClusterTable,
+    strings: StringTable<'_>,
+    selector: &ClusterSelector,
+) -> Vec<u32> {
+    let clusters: Clusters<'_> = wasmco_guest::clusters!(table);
     let mut matched = Vec::new();
-    for (index, cluster) in (0u32..).zip(clusters) {
-        if cluster.provider != selector.provider {
+    let Some(provider) = strings.find(&selector.provider) else {
+        return matched;
+    };
+    let wanted_name = selector.cluster.as_deref().map(|name| strings.find(name));
+    let wanted_label = selector.label.as_deref().map(|label| strings.find(label));
+    for (index, &cluster_provider) in (0u32..).zip(clusters.provider) {
+        if cluster_provider != provider {
             continue;
         }
-        let hit = match (&selector.cluster, &selector.label) {
-            (Some(name), _) => cluster.name == *name,
-            (None, Some(label)) => cluster.labels.iter().any(|l| l == label),
-            (None, None) => false,
+        let hit = match (wanted_name, wanted_label) {
+            (Some(name), _) => name == Some(clusters.name(index)),
+            (None, Some(Some(label))) => clusters.labels(index).contains(&label),
+            (None, _) => false,
         };
         if hit {
             matched.push(index);

@@ -1,26 +1,41 @@
 use super::*;
+use wasmco_guest::testing::{FlatRequest, TestCluster};
 
-fn cluster(provider: &str, name: &str, labels: &[&str]) -> Cluster {
-    Cluster {
-        provider: provider.into(),
-        name: name.into(),
-        labels: labels.iter().map(|l| l.to_string()).collect(),
-        kv: Vec::new(),
+fn cluster<'a>(provider: &'a str, name: &'a str, labels: &'a [&'a str]) -> TestCluster<'a> {
+    TestCluster {
+        provider,
+        name,
+        labels,
+        kv: &[],
+    }
+}
+
+/// A request in the bindings' types from a flat one.
+pub(crate) fn from_flat(flat: FlatRequest, intent: String, apps: &[&str]) -> PlacementRequest {
+    PlacementRequest {
+        apps: apps.iter().map(|a| flat.id(a)).collect(),
+        intent,
+        clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
+        current: Vec::new(),
+        strings: Strings {
+            data: flat.data,
+            ends: flat.ends,
+        },
     }
 }
 
 fn request(intent: serde_json::Value) -> PlacementRequest {
-    PlacementRequest {
-        intent: intent.to_string(),
-        apps: vec![App { name: "a1".into() }, App { name: "a2".into() }],
-        clusters: vec![
-            cluster("p", "c1", &["edge", "east"]),
-            cluster("p", "c2", &["edge", "west"]),
-            cluster("p", "c3", &["core"]),
-            cluster("q", "c1", &["edge"]),
-        ],
-        current: Vec::new(),
-    }
+    let clusters = [
+        cluster("p", "c1", &["edge", "east"]),
+        cluster("p", "c2", &["edge", "west"]),
+        cluster("p", "c3", &["core"]),
+        cluster("q", "c1", &["edge"]),
+    ];
+    from_flat(
+        FlatRequest::new(&clusters, &["a1", "a2"]),
+        intent.to_string(),
+        &["a1", "a2"],
+    )
 }
 
 fn placed(edits: &[PlacementEdit]) -> Vec<(String, Vec<u32>, Option<String>)> {

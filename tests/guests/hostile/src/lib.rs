@@ -15,6 +15,8 @@ struct Hostile;
 impl Guest for Hostile {
     fn place(request: PlacementRequest) -> Result<Vec<PlacementEdit>, ControllerError> {
         let intent: serde_json::Value = serde_json::from_str(&request.intent).unwrap_or_default();
+        let strings = wasmco_guest::StringTable::new(&request.strings.data, &request.strings.ends);
+        let first_app = strings.get(request.apps[0]).to_owned();
         let place = |app: &str, clusters: Vec<u32>| {
             Ok(vec![PlacementEdit::Place(PlaceApp {
                 app: app.into(),
@@ -38,17 +40,17 @@ impl Guest for Hostile {
                 for i in 0..100_000 {
                     println!("line {i} of a very chatty controller");
                 }
-                place(&request.apps[0].name, vec![0])
+                place(&first_app, vec![0])
             }
             "error" => Err(ControllerError {
                 message: "I refuse".into(),
             }),
             "bad-app" => place("no-such-app", vec![0]),
-            "bad-cluster" => place(&request.apps[0].name, vec![u32::MAX]),
+            "bad-cluster" => place(&first_app, vec![u32::MAX]),
             // One good edit followed by a bad one: nothing may be applied.
             "half-bad" => Ok(vec![
                 PlacementEdit::Place(PlaceApp {
-                    app: request.apps[0].name.clone(),
+                    app: first_app.clone(),
                     clusters: vec![0],
                     group: None,
                 }),
@@ -58,7 +60,7 @@ impl Guest for Hostile {
                     group: None,
                 }),
             ]),
-            _ => place(&request.apps[0].name, vec![0]),
+            _ => place(&first_app, vec![0]),
         }
     }
 }

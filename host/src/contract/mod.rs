@@ -5,6 +5,10 @@
 
 #![allow(missing_docs)]
 
+mod interning;
+
+pub use interning::{Interned, Interner};
+
 mod placement_world {
     wasmtime::component::bindgen!({
         world: "placement-controller",
@@ -33,7 +37,7 @@ pub use placement_world::exports::wasmco::controller::placement::{
     PlaceApp, PlacementEdit, PlacementRequest, UnplaceApp,
 };
 pub use placement_world::wasmco::controller::types::{
-    App, AppPlacement, Cluster, ControllerError, PlacedCluster, Resource, ResourceRef,
+    AppPlacement, ClusterTable, ControllerError, PlacedCluster, Resource, ResourceRef, Strings,
 };
 pub use placement_world::{PlacementController, PlacementControllerPre};
 
