@@ -119,16 +119,9 @@ pub async fn list(
     query: Query<ListQuery>,
 ) -> Result<Response, ApiError> {
     let parent = values(path);
-    let mut items = state.db.list_raw(kind, &parent)?;
-    match (&query.label, kind) {
-        (Some(label), Kind::Cluster) => items.retain(|(id, _)| {
-            let mut label_path = id.path.clone();
-            label_path.push(label.clone());
-            state
-                .db
-                .get_raw(&ResourceId::new(Kind::ClusterLabel, label_path))
-                .is_ok()
-        }),
+    let label = match (&query.label, kind) {
+        (None, _) => return Ok(json_response(state.db.list_json(kind, &parent)?)),
+        (Some(label), Kind::Cluster) => label,
         (Some(_), _) => {
             return Err(ApiError::field(
                 StatusCode::BAD_REQUEST,
@@ -136,10 +129,17 @@ pub async fn list(
                 "only clusters can be filtered by label",
             ));
         }
-        (None, _) => {}
-    }
-    let mut array = Vec::with_capacity(2 + items.iter().map(|(_, b)| b.len() + 1).sum::<usize>());
-    array.push(b'[');
+    };
+    let mut items = state.db.list_raw(kind, &parent)?;
+    items.retain(|(id, _)| {
+        let mut label_path = id.path.clone();
+        label_path.push(label.clone());
+        state
+            .db
+            .get_raw(&ResourceId::new(Kind::ClusterLabel, label_path))
+            .is_ok()
+    });
+    let mut array = vec![b'['];
     for (i, (_, body)) in items.iter().enumerate() {
         if i > 0 {
             array.push(b',');
@@ -150,8 +150,8 @@ pub async fn list(
     Ok(json_response(array))
 }
 
-fn json_response(body: Vec<u8>) -> Response {
-    ([(header::CONTENT_TYPE, "application/json")], body).into_response()
+fn json_response(body: impl Into<axum::body::Body>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body.into()).into_response()
 }
 
 /// `DELETE` on an item.

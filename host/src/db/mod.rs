@@ -14,7 +14,11 @@
 //! deleted) cannot race with another write; each write is one atomic, durable
 //! batch.
 
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
 
 use serde_json::Value;
 
@@ -140,6 +144,28 @@ pub struct Write {
 pub struct ResourceDb {
     store: Arc<dyn KvStore>,
     writes: Arc<Mutex<()>>,
+    lists: Arc<ListCache>,
+}
+
+/// Collections as JSON arrays, ready to send. Any write empties it: writes
+/// are rare next to reads, and a whole-cache flush cannot miss a dependency.
+#[derive(Default)]
+struct ListCache {
+    /// Bumped after every write, before the cache is emptied, so a list read
+    /// while a write landed is not cached (see [`ResourceDb::list_json`]).
+    generation: AtomicU64,
+    arrays: Mutex<HashMap<Vec<u8>, Bytes>>,
+}
+
+impl ListCache {
+    fn arrays(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, Bytes>> {
+        self.arrays.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn invalidate(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.arrays().clear();
+    }
 }
 
 fn separator_key(space: &str, first: &[u8], second: &[u8]) -> Vec<u8> {
@@ -156,6 +182,7 @@ impl ResourceDb {
         ResourceDb {
             store,
             writes: Arc::new(Mutex::new(())),
+            lists: Arc::default(),
         }
     }
 
@@ -222,12 +249,8 @@ impl ResourceDb {
         kind: Kind,
         parent_path: &[String],
     ) -> Result<Vec<(ResourceId, Vec<u8>)>, DbError> {
+        self.check_collection_parent(kind, parent_path)?;
         let probe = ResourceId::new(kind, parent_path.to_vec());
-        if let Some(parent) = probe.parent_of_collection()
-            && !self.exists(&parent)?
-        {
-            return Err(DbError::ParentNotFound(parent));
-        }
         let prefix = collection_prefix(kind, parent_path);
         Ok(self
             .store
@@ -240,6 +263,41 @@ impl ResourceDb {
                 )
             })
             .collect())
+    }
+
+    /// The bodies of [`Self::list`] as one JSON array, from the list cache
+    /// when it holds the collection.
+    pub fn list_json(&self, kind: Kind, parent_path: &[String]) -> Result<Bytes, DbError> {
+        let prefix = collection_prefix(kind, parent_path);
+        if let Some(array) = self.lists.arrays().get(&prefix) {
+            return Ok(array.clone());
+        }
+        let generation = self.lists.generation.load(Ordering::SeqCst);
+        self.check_collection_parent(kind, parent_path)?;
+        let mut out = vec![b'['];
+        self.store.visit_prefix(&prefix, &mut |_, body| {
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            out.extend_from_slice(body);
+        })?;
+        out.push(b']');
+        let array = Bytes::from(out);
+        let mut arrays = self.lists.arrays();
+        // A write that landed since the scan began may be missing from it.
+        if self.lists.generation.load(Ordering::SeqCst) == generation {
+            arrays.insert(prefix, array.clone());
+        }
+        Ok(array)
+    }
+
+    fn check_collection_parent(&self, kind: Kind, parent_path: &[String]) -> Result<(), DbError> {
+        if let Some(parent) = ResourceId::new(kind, parent_path.to_vec()).parent_of_collection()
+            && !self.exists(&parent)?
+        {
+            return Err(DbError::ParentNotFound(parent));
+        }
+        Ok(())
     }
 
     /// Stores a new resource.
@@ -259,6 +317,7 @@ impl ResourceDb {
             ops.push(BatchOp::Put(id.key_with("file"), file));
         }
         self.store.batch(ops)?;
+        self.lists.invalidate();
         Ok(())
     }
 
@@ -275,6 +334,7 @@ impl ResourceDb {
             ops.push(BatchOp::Put(id.key_with("file"), file));
         }
         self.store.batch(ops)?;
+        self.lists.invalidate();
         Ok(())
     }
 
@@ -330,6 +390,7 @@ impl ResourceDb {
             ops.push(BatchOp::Delete(doomed.key_with("file")));
         }
         self.store.batch(ops)?;
+        self.lists.invalidate();
         Ok(())
     }
 

@@ -100,3 +100,35 @@ fn children_block_deletion_and_owned_ones_go_with_the_parent() {
             .is_empty()
     );
 }
+
+#[test]
+fn cached_lists_follow_every_write() {
+    let (_dir, db) = db();
+    db.create(&id(Kind::Project, &["a"]), plain("a")).unwrap();
+    let names = |db: &ResourceDb| -> Vec<String> {
+        let array: Value =
+            serde_json::from_slice(&db.list_json(Kind::Project, &[]).unwrap()).unwrap();
+        array
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(names(&db), ["a"]);
+    assert_eq!(names(&db), ["a"]);
+    db.create(&id(Kind::Project, &["b"]), plain("b")).unwrap();
+    assert_eq!(names(&db), ["a", "b"]);
+    db.update(
+        &id(Kind::Project, &["b"]),
+        Write {
+            body: json!({"metadata": {"name": "b"}, "spec": {"x": 1}}),
+            ..plain("b")
+        },
+    )
+    .unwrap();
+    let array: Value = serde_json::from_slice(&db.list_json(Kind::Project, &[]).unwrap()).unwrap();
+    assert_eq!(array[1]["spec"]["x"], 1);
+    db.delete(&id(Kind::Project, &["a"])).unwrap();
+    assert_eq!(names(&db), ["b"]);
+}

@@ -51,7 +51,20 @@ pub trait KvStore: Send + Sync + 'static {
     /// Removes `key`, durably; no error when absent.
     fn delete(&self, key: &[u8]) -> Result<(), StoreError>;
     /// Every entry whose key starts with `prefix`, in key order.
-    fn scan_prefix(&self, prefix: &[u8]) -> Result<Vec<Entry>, StoreError>;
+    fn scan_prefix(&self, prefix: &[u8]) -> Result<Vec<Entry>, StoreError> {
+        let mut entries = Vec::new();
+        self.visit_prefix(prefix, &mut |key, value| {
+            entries.push((key.to_vec(), value.to_vec()))
+        })?;
+        Ok(entries)
+    }
+    /// Calls `visit` with every entry whose key starts with `prefix`, in key
+    /// order, without copying them.
+    fn visit_prefix(
+        &self,
+        prefix: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<(), StoreError>;
     /// Applies all of `ops` or none, durably.
     fn batch(&self, ops: Vec<BatchOp>) -> Result<(), StoreError>;
     /// Bytes the store takes on disk.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::{BatchOp, Entry, KvStore, StoreError};
+use super::{BatchOp, KvStore, StoreError};
 
 /// A sled database; cheap to clone.
 #[derive(Clone)]
@@ -50,15 +50,16 @@ impl KvStore for SledStore {
         self.durable()
     }
 
-    fn scan_prefix(&self, prefix: &[u8]) -> Result<Vec<Entry>, StoreError> {
-        self.db
-            .scan_prefix(prefix)
-            .map(|entry| {
-                entry
-                    .map(|(k, v)| (k.to_vec(), v.to_vec()))
-                    .map_err(io("scan"))
-            })
-            .collect()
+    fn visit_prefix(
+        &self,
+        prefix: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<(), StoreError> {
+        for entry in self.db.scan_prefix(prefix) {
+            let (key, value) = entry.map_err(io("scan"))?;
+            visit(&key, &value);
+        }
+        Ok(())
     }
 
     fn batch(&self, ops: Vec<BatchOp>) -> Result<(), StoreError> {
