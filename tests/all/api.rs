@@ -302,6 +302,17 @@ fn populate(server: &Server) {
     );
     expect(
         server.post(
+            &format!("{DIG}/controller-intents"),
+            doc(
+                "gac-intent",
+                json!({"customizations": [{"app": "web", "target": {"kind": "Deployment", "name": "web"},
+                    "patchType": "merge", "patch": {"spec": {"replicas": 2}}}]}),
+            ),
+        ),
+        201,
+    );
+    expect(
+        server.post(
             &format!("{DIG}/intents"),
             doc(
                 "intents",
@@ -330,6 +341,7 @@ fn items() -> Vec<String> {
         DIG,
         &format!("{DIG}/generic-placement-intents/gpi"),
         &format!("{DIG}/generic-placement-intents/gpi/app-intents/web-place"),
+        &format!("{DIG}/controller-intents/gac-intent"),
         &format!("{DIG}/intents/intents"),
     ]
     .map(String::from)

@@ -374,9 +374,16 @@ pub fn check_spec(
                 } else {
                     check_name(&format!("spec.intent (key {controller:?})"), controller)?;
                     refs.push(Reference {
-                        field,
+                        field: field.clone(),
                         kind: Kind::Controller,
                         path: vec![controller.clone()],
+                    });
+                    let mut path = parent.to_vec();
+                    path.push(intent.clone());
+                    refs.push(Reference {
+                        field,
+                        kind: Kind::ControllerIntent,
+                        path,
                     });
                 }
             }
@@ -405,7 +412,8 @@ pub fn check_spec(
         | Kind::Project
         | Kind::App
         | Kind::CompositeProfile
-        | Kind::GenericPlacementIntent => {}
+        | Kind::GenericPlacementIntent
+        | Kind::ControllerIntent => {}
     }
     Ok(refs)
 }

@@ -34,6 +34,9 @@ pub enum Kind {
     GenericPlacementIntent,
     /// `…/generic-placement-intents/{gpi}/app-intents/{appIntent}`
     GenericAppIntent,
+    /// `…/deployment-intent-groups/{dig}/controller-intents/{controllerIntent}`:
+    /// the intent document a DIG intent hands to a controller (its `spec`).
+    ControllerIntent,
 }
 
 /// How a resource's create and update requests carry it.
@@ -89,7 +92,7 @@ pub const MANIFESTS_LIMIT: usize = 32 << 20;
 
 impl Kind {
     /// Every kind, parents before children.
-    pub const ALL: [Kind; 15] = [
+    pub const ALL: [Kind; 16] = [
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
@@ -105,6 +108,7 @@ impl Kind {
         Kind::DigIntent,
         Kind::GenericPlacementIntent,
         Kind::GenericAppIntent,
+        Kind::ControllerIntent,
     ];
 
     /// The kind's row of the table.
@@ -268,6 +272,16 @@ impl Kind {
                 Document,
                 true,
                 JSON_LIMIT
+            ),
+            Kind::ControllerIntent => kind!(
+                "controller intent",
+                "controller-intent",
+                Some(Kind::DeploymentIntentGroup),
+                "controller-intents",
+                "controllerIntent",
+                Document,
+                false,
+                JSON_LIMIT * 4
             ),
         }
     }
