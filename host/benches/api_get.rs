@@ -7,7 +7,6 @@
 //! connections driven by hyper on one thread, so the machine's two cores are
 //! split between them. Each phase runs for a fixed time.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use http_body_util::{BodyExt, Empty};
@@ -15,11 +14,9 @@ use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use serde_json::json;
 
-use wasmco::api::{self, AppState, ControllerRegistry};
+use wasmco::api;
 use wasmco::db::{ResourceDb, ResourceId, Write};
 use wasmco::model::Kind;
-use wasmco::runtime::{Runtime, RuntimeConfig};
-use wasmco::store::SledStore;
 
 const CONNECTIONS: usize = 64;
 const PHASE: Duration = Duration::from_secs(5);
@@ -116,15 +113,8 @@ fn report(name: &str, phase: &Phase) {
 
 fn main() {
     let data = tempfile::tempdir().expect("temp dir");
-    let store = SledStore::open(&data.path().join("db")).expect("store");
-    let db = ResourceDb::new(Arc::new(store));
-    populate(&db);
-    let runtime = Runtime::new(RuntimeConfig::new(data.path().join("cache"))).expect("runtime");
-    let state = AppState {
-        db,
-        runtime,
-        controllers: ControllerRegistry::default(),
-    };
+    let state = api::open_state(data.path()).expect("state");
+    populate(&state.db);
 
     let server = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)

@@ -2,6 +2,8 @@
 
 mod api;
 mod contract;
+mod deploy;
 mod hostile;
+mod http;
 mod scenario;
 mod support;

@@ -1,5 +1,6 @@
 //! The REST API (`/v2`), EMCO's paths and bodies.
 
+mod deployments;
 mod error;
 pub mod openapi;
 mod resources;
@@ -11,14 +12,18 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Query, Request, State};
-use axum::http::{Method, StatusCode, Uri};
-use axum::routing::{MethodRouter, get};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::routing::{MethodRouter, get, post};
 
 pub use error::ApiError;
-pub use state::{AppState, ControllerRegistry};
+pub use state::AppState;
 
+use crate::appcontext::ContextStore;
+use crate::builtin;
 use crate::db::ResourceDb;
 use crate::model::Kind;
+use crate::orchestrator::{ControllerRegistry, NoSync, Orchestrator};
+use crate::runtime::LimitOverrides;
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
 use crate::store::{SledStore, StoreError};
 use resources::{ListQuery, PathValues};
@@ -39,6 +44,36 @@ pub fn router(state: AppState) -> Router {
             .route(&kind.collection_route(), collection_routes(kind))
             .route(&kind.item_route(), item_routes(kind));
     }
+    let dig = Kind::DeploymentIntentGroup.item_route();
+    for action in deployments::ACTIONS {
+        router = router.route(
+            &format!("{dig}/{action}"),
+            post(
+                move |State(s): State<AppState>,
+                      path: axum::extract::Path<deployments::DigPath>,
+                      request: Request| {
+                    deployments::act(s, action, path, request)
+                },
+            ),
+        );
+    }
+    router = router.route(
+        &format!("{dig}/context"),
+        get(
+            |State(s): State<AppState>,
+             path: axum::extract::Path<deployments::DigPath>,
+             query: Result<Query<deployments::ContextQuery>, _>,
+             headers: HeaderMap| async move {
+                let query = query.map_err(|e: axum::extract::rejection::QueryRejection| {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        format!("bad query: {}", e.body_text()),
+                    )
+                })?;
+                deployments::context(s, path, query, headers).await
+            },
+        ),
+    );
     router
         .fallback(|method: Method, uri: Uri| async move {
             ApiError::new(
@@ -99,6 +134,12 @@ pub enum ServeError {
         /// Why.
         source: std::io::Error,
     },
+    /// The built-in generic placement controller is missing from this build.
+    #[error("this build has no built-in generic placement controller")]
+    Builtin,
+    /// The built-in generic placement controller does not load.
+    #[error("the built-in generic placement controller does not load: {0}")]
+    Generic(crate::runtime::RegistrationError),
     /// The server stopped with an error.
     #[error("server failed: {0}")]
     Io(#[from] std::io::Error),
@@ -106,16 +147,33 @@ pub enum ServeError {
 
 /// Opens the data directory (store and compile cache) and loads the stored controllers.
 pub fn open_state(data_dir: &Path) -> Result<AppState, ServeError> {
-    let store = SledStore::open(&data_dir.join("db"))?;
+    let store: Arc<dyn crate::store::KvStore> = Arc::new(SledStore::open(&data_dir.join("db"))?);
     let runtime = Runtime::new(RuntimeConfig::new(data_dir.join("cache")))?;
-    let db = ResourceDb::new(Arc::new(store));
+    let db = ResourceDb::new(store.clone());
     let controllers = ControllerRegistry::default();
     let loaded = controllers.load_stored(&db, &runtime)?;
     tracing::info!(controllers = loaded, data_dir = %data_dir.display(), "state loaded");
+    let generic = builtin::builtin("generic-placement").ok_or(ServeError::Builtin)?;
+    let generic = runtime
+        .load(
+            generic.name,
+            generic.kind,
+            generic.wasm,
+            &LimitOverrides::default(),
+        )
+        .map_err(ServeError::Generic)?;
+    let orchestrator = Orchestrator::new(
+        db.clone(),
+        ContextStore::new(store),
+        controllers.clone(),
+        Arc::new(generic),
+        Arc::new(NoSync::default()),
+    );
     Ok(AppState {
         db,
         runtime,
         controllers,
+        orchestrator,
     })
 }
 

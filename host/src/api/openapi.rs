@@ -18,6 +18,11 @@ pub fn operations() -> Vec<(&'static str, String)> {
         ops.push(("put", kind.item_route()));
         ops.push(("delete", kind.item_route()));
     }
+    let dig = Kind::DeploymentIntentGroup.item_route();
+    for action in super::deployments::ACTIONS {
+        ops.push(("post", format!("{dig}/{action}")));
+    }
+    ops.push(("get", format!("{dig}/context")));
     ops
 }
 
@@ -110,6 +115,7 @@ pub fn document() -> Value {
                                      "409": error_responses()["409"]}},
         }));
     }
+    document_deployments(&mut paths);
     paths.insert(
         "/healthz".into(),
         json!({"get": {"summary": "liveness", "responses": {"200": {"description": "alive"}}}}),
@@ -131,4 +137,44 @@ pub fn document() -> Value {
                 "message": {"type": "string"}, "field": {"type": "string"}}}
         }}
     })
+}
+
+/// The DIG actions and the context read-back.
+fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
+    let dig = Kind::DeploymentIntentGroup.item_route();
+    for action in super::deployments::ACTIONS {
+        let route = format!("{dig}/{action}");
+        let errors = error_responses();
+        let mut op = json!({
+            "summary": format!("{action} the deployment intent group"),
+            "parameters": parameters(&route),
+            "responses": {
+                "202": {"description": "done; the DIG's state and history"},
+                "404": errors["404"],
+                "409": merge(&errors["409"], "the DIG's state does not allow this action"),
+                "422": merge(&errors["422"], "a controller or the DIG's inputs failed; nothing changed"),
+            }
+        });
+        if action == "rollback" {
+            op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["revision"], "properties": {"revision": {"type": "integer"}}}}}});
+        }
+        paths.insert(route, json!({ "post": op }));
+    }
+    let route = format!("{dig}/context");
+    let mut params = parameters(&route);
+    for name in ["app", "cluster", "revision"] {
+        params.push(
+            json!({"name": name, "in": "query", "required": false, "schema": {"type": "string"},
+            "description": match name {
+                "cluster" => "provider+cluster, as EMCO writes it",
+                "revision" => "a kept revision instead of the current one",
+                _ => "only this app",
+            }}),
+        );
+    }
+    paths.insert(route, json!({"get": {
+        "summary": "the computed AppContext: per app, its clusters and their final manifests (JSON, or YAML with Accept: application/yaml)",
+        "parameters": params,
+        "responses": {"200": {"description": "the context"}, "404": error_responses()["404"], "422": error_responses()["422"]}}}));
 }

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 use super::error::ApiError;
 use super::state::AppState;
+use crate::appcontext::DeployState;
 use crate::db::{ResourceId, Write};
 use crate::model::{
     self, BodyShape, ControllerSpec, Document, FieldError, FileKind, Kind, LabelBody, Reference,
@@ -157,9 +158,30 @@ fn json_response(body: impl Into<axum::body::Body>) -> Response {
 /// `DELETE` on an item.
 pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Response, ApiError> {
     let id = ResourceId::new(kind, values(path));
+    let dig = (kind == Kind::DeploymentIntentGroup)
+        .then(|| crate::orchestrator::DigRef::from_path(&id.path));
+    if let Some(dig) = &dig {
+        let deployed = state.orchestrator.state(dig)?;
+        if matches!(
+            deployed.state,
+            DeployState::Instantiated | DeployState::Updated
+        ) {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                format!(
+                    "{} is {}; terminate it before deleting it",
+                    id.describe(),
+                    deployed.state
+                ),
+            ));
+        }
+    }
     let db = state.db.clone();
     let deleted = id.clone();
     blocking(move || db.delete(&deleted)).await?;
+    if let Some(dig) = &dig {
+        state.orchestrator.forget(dig)?;
+    }
     if kind == Kind::Controller {
         state.controllers.remove(&id.path[0]);
     }

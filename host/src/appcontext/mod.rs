@@ -2,8 +2,10 @@
 
 pub mod draft;
 pub mod resource;
+pub mod stored;
 
 pub use draft::{
     AppDraft, ClusterIndex, ClusterInfo, DraftContext, EditError, Override, PlacedCluster,
 };
 pub use resource::{ManifestError, Resource, ResourceKey};
+pub use stored::{ContextMeta, ContextStore, DeployState, DigState, StoredContext};

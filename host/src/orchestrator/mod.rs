@@ -1,5 +1,11 @@
-//! Runs the controllers of a deployment over its AppContext.
+//! Runs the controllers of a deployment over its AppContext, and moves DIGs
+//! through their states.
 
+mod deploy;
+mod inputs;
 pub mod pipeline;
+mod registry;
 
+pub use deploy::{ContextHandoff, DigRef, NoSync, Orchestrator, OrchestratorError, SyncEngine};
 pub use pipeline::{ControllerRun, Step, run_controllers};
+pub use registry::ControllerRegistry;

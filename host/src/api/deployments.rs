@@ -1,0 +1,176 @@
+//! DIG actions (`approve`, `instantiate`, `update`, `rollback`, `terminate`)
+//! and reading back the computed context.
+
+use axum::extract::{Path, Query, Request};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::error::ApiError;
+use super::state::AppState;
+use crate::appcontext::stored::{DigState, StoredContext};
+use crate::orchestrator::{DigRef, OrchestratorError};
+
+/// The DIG action routes, relative to a DIG's item path.
+pub const ACTIONS: [&str; 5] = ["approve", "instantiate", "update", "rollback", "terminate"];
+
+/// The path parameters of a DIG.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DigPath {
+    project: String,
+    composite_app: String,
+    composite_app_version: String,
+    deployment_intent_group: String,
+}
+
+impl From<DigPath> for DigRef {
+    fn from(p: DigPath) -> Self {
+        DigRef {
+            project: p.project,
+            composite_app: p.composite_app,
+            version: p.composite_app_version,
+            name: p.deployment_intent_group,
+        }
+    }
+}
+
+impl From<OrchestratorError> for ApiError {
+    fn from(e: OrchestratorError) -> Self {
+        match e {
+            OrchestratorError::Db(db) => db.into(),
+            OrchestratorError::State { .. } => ApiError::new(StatusCode::CONFLICT, e.to_string()),
+            OrchestratorError::Input(_) | OrchestratorError::Controller(_) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+            }
+            OrchestratorError::Context(crate::appcontext::stored::ContextError::NoRevision(_)) => {
+                ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, "revision", e.to_string())
+            }
+            OrchestratorError::Context(_) => ApiError::internal(e),
+        }
+    }
+}
+
+fn state_body(dig: &DigRef, state: &DigState) -> Value {
+    json!({
+        "project": dig.project,
+        "compositeApp": dig.composite_app,
+        "compositeAppVersion": dig.version,
+        "name": dig.name,
+        "deployedStatus": state.state,
+        "revision": state.revision,
+        "states": {"actions": state.actions},
+    })
+}
+
+/// The body of `rollback`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RollbackBody {
+    revision: u64,
+}
+
+/// `POST …/{dig}/{action}`.
+pub async fn act(
+    state: AppState,
+    action: &'static str,
+    path: Path<DigPath>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let dig: DigRef = path.0.into();
+    let revision = if action == "rollback" {
+        let bytes = axum::body::to_bytes(request.into_body(), 1 << 16)
+            .await
+            .map_err(|_| ApiError::too_large(1 << 16))?;
+        let body: RollbackBody = crate::model::parse_json(&bytes, "body")?;
+        Some(body.revision)
+    } else {
+        None
+    };
+    let orchestrator = state.orchestrator.clone();
+    let target = dig.clone();
+    let new_state = tokio::task::spawn_blocking(move || match action {
+        "approve" => orchestrator.approve(&target),
+        "instantiate" => orchestrator.instantiate(&target),
+        "update" => orchestrator.update(&target),
+        "rollback" => orchestrator.rollback(&target, revision.unwrap_or_default()),
+        _ => orchestrator.terminate(&target),
+    })
+    .await
+    .map_err(ApiError::internal)??;
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(state_body(&dig, &new_state)),
+    )
+        .into_response())
+}
+
+/// Filters of `GET …/{dig}/context`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextQuery {
+    app: Option<String>,
+    cluster: Option<String>,
+    revision: Option<u64>,
+}
+
+/// `GET …/{dig}/context`: per app, its clusters and each cluster's final
+/// manifests; JSON, or YAML with `Accept: application/yaml`.
+pub async fn context(
+    state: AppState,
+    path: Path<DigPath>,
+    query: Query<ContextQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let dig: DigRef = path.0.into();
+    let orchestrator = state.orchestrator.clone();
+    let target = dig.clone();
+    let revision = query.revision;
+    let (dig_state, context) =
+        tokio::task::spawn_blocking(move || orchestrator.context(&target, revision))
+            .await
+            .map_err(ApiError::internal)??;
+    let body = context_body(&dig, &dig_state, &context, &query.0);
+    let wants_yaml = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("yaml"));
+    if wants_yaml {
+        let yaml = serde_norway::to_string(&body).map_err(ApiError::internal)?;
+        return Ok(([(header::CONTENT_TYPE, "application/yaml")], yaml).into_response());
+    }
+    Ok(axum::Json(body).into_response())
+}
+
+fn context_body(
+    dig: &DigRef,
+    state: &DigState,
+    context: &StoredContext,
+    query: &ContextQuery,
+) -> Value {
+    let apps: Vec<Value> = context
+        .apps
+        .iter()
+        .filter(|app| query.app.as_deref().is_none_or(|a| a == app.name))
+        .map(|app| {
+            let clusters: Vec<Value> = app
+                .placement
+                .iter()
+                .filter(|p| query.cluster.as_deref().is_none_or(|c| c == p.cluster))
+                .map(|p| {
+                    let (provider, cluster) = p.cluster.split_once('+').unwrap_or(("", &p.cluster));
+                    let resources: Vec<&Value> = app.resources_on(&p.cluster).into_iter().map(|r| &r.manifest).collect();
+                    json!({"clusterProvider": provider, "cluster": cluster, "group": p.group, "resources": resources})
+                })
+                .collect();
+            json!({"name": app.name, "clusters": clusters})
+        })
+        .collect();
+    let mut body = state_body(dig, state);
+    body["revision"] = json!(context.meta.revision);
+    body["appOrder"] = json!(context.meta.app_order);
+    body["dependencies"] = json!(context.meta.dependencies);
+    body["apps"] = json!(apps);
+    body
+}

@@ -1,0 +1,356 @@
+//! A DIG's lifecycle: approve, instantiate, update, rollback, terminate.
+//!
+//! Each action checks the DIG's state first (EMCO's states: Created ->
+//! Approved -> Instantiated -> Updated | Terminated); instantiate and update
+//! build a new AppContext revision and store it with the new state in one
+//! batch, so a failed controller leaves no context and no state change.
+//! Finished contexts go to the sync engine through [`SyncEngine`].
+
+use std::sync::{Arc, Mutex};
+
+use crate::appcontext::stored::{
+    ContextError, ContextMeta, ContextStore, DeployState, DigState, StoredContext,
+};
+use crate::appcontext::{DraftContext, stored};
+use crate::db::{DbError, ResourceDb, ResourceId};
+use crate::model::Kind;
+use crate::runtime::{CallError, Controller};
+
+use super::inputs::{self, Inputs};
+use super::pipeline::{Step, run_controllers};
+use super::registry::ControllerRegistry;
+
+/// A deployment intent group, by its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DigRef {
+    /// Project.
+    pub project: String,
+    /// Composite app.
+    pub composite_app: String,
+    /// Composite app version.
+    pub version: String,
+    /// The DIG's name.
+    pub name: String,
+}
+
+impl DigRef {
+    /// The DIG as a database resource.
+    pub fn id(&self) -> ResourceId {
+        ResourceId::new(
+            Kind::DeploymentIntentGroup,
+            vec![
+                self.project.clone(),
+                self.composite_app.clone(),
+                self.version.clone(),
+                self.name.clone(),
+            ],
+        )
+    }
+
+    /// The DIG at a DIG resource's path (project, composite app, version, name).
+    pub fn from_path(path: &[String]) -> Self {
+        let part = |i: usize| path.get(i).cloned().unwrap_or_default();
+        DigRef {
+            project: part(0),
+            composite_app: part(1),
+            version: part(2),
+            name: part(3),
+        }
+    }
+
+    pub(super) fn version_path(&self) -> Vec<String> {
+        vec![
+            self.project.clone(),
+            self.composite_app.clone(),
+            self.version.clone(),
+        ]
+    }
+
+    /// The key of its contexts and state.
+    pub fn key(&self) -> String {
+        format!(
+            "{}/{}/{}/{}",
+            self.project, self.composite_app, self.version, self.name
+        )
+    }
+}
+
+/// Why an action on a DIG failed.
+#[derive(Debug, thiserror::Error)]
+pub enum OrchestratorError {
+    /// The DIG (or something it names) is missing, or the database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// The action is not allowed in the DIG's state.
+    #[error("cannot {action} deployment intent group {dig}: it is {state}")]
+    State {
+        /// The DIG.
+        dig: String,
+        /// The action asked for.
+        action: &'static str,
+        /// Its state.
+        state: DeployState,
+    },
+    /// The DIG's inputs cannot make a deployment.
+    #[error("{0}")]
+    Input(String),
+    /// A controller failed; nothing was changed.
+    #[error("instantiate failed: {0}")]
+    Controller(#[from] CallError),
+    /// The context store failed.
+    #[error(transparent)]
+    Context(#[from] ContextError),
+}
+
+/// Where finished contexts go: rsync implements it.
+pub trait SyncEngine: Send + Sync {
+    /// A new context revision is current: make the clusters match it.
+    fn deploy(&self, handoff: ContextHandoff);
+    /// The DIG was terminated: remove what revision `revision` deployed.
+    fn terminate(&self, handoff: ContextHandoff);
+}
+
+/// Which context a [`SyncEngine`] is to act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextHandoff {
+    /// The DIG's key.
+    pub dig: String,
+    /// The context revision.
+    pub revision: u64,
+}
+
+/// A sync engine that only records what it was handed, until rsync lands.
+#[derive(Debug, Default)]
+pub struct NoSync {
+    handed: Mutex<Vec<(&'static str, ContextHandoff)>>,
+}
+
+impl NoSync {
+    /// Everything handed so far.
+    pub fn handed(&self) -> Vec<(&'static str, ContextHandoff)> {
+        self.handed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+}
+
+impl SyncEngine for NoSync {
+    fn deploy(&self, handoff: ContextHandoff) {
+        tracing::info!(dig = %handoff.dig, revision = handoff.revision, "context ready for sync");
+        self.handed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(("deploy", handoff));
+    }
+
+    fn terminate(&self, handoff: ContextHandoff) {
+        tracing::info!(dig = %handoff.dig, revision = handoff.revision, "context marked for removal");
+        self.handed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(("terminate", handoff));
+    }
+}
+
+/// DIG actions over the resource database and the context store.
+#[derive(Clone)]
+pub struct Orchestrator {
+    db: ResourceDb,
+    contexts: ContextStore,
+    registry: ControllerRegistry,
+    generic: Arc<Controller>,
+    sync: Arc<dyn SyncEngine>,
+    /// One action per process at a time: they read, compute and write state.
+    actions: Arc<Mutex<()>>,
+}
+
+impl Orchestrator {
+    /// An orchestrator calling `generic` for generic placement intents.
+    pub fn new(
+        db: ResourceDb,
+        contexts: ContextStore,
+        registry: ControllerRegistry,
+        generic: Arc<Controller>,
+        sync: Arc<dyn SyncEngine>,
+    ) -> Self {
+        Orchestrator {
+            db,
+            contexts,
+            registry,
+            generic,
+            sync,
+            actions: Arc::default(),
+        }
+    }
+
+    fn begin(
+        &self,
+        dig: &DigRef,
+    ) -> Result<(std::sync::MutexGuard<'_, ()>, DigState), OrchestratorError> {
+        let guard = self.actions.lock().unwrap_or_else(|p| p.into_inner());
+        self.db.get(&dig.id())?;
+        let state = self.contexts.state(&dig.key())?;
+        Ok((guard, state))
+    }
+
+    fn refuse(dig: &DigRef, action: &'static str, state: DeployState) -> OrchestratorError {
+        OrchestratorError::State {
+            dig: dig.key(),
+            action,
+            state,
+        }
+    }
+
+    /// The DIG's state and history.
+    pub fn state(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
+        self.db.get(&dig.id())?;
+        Ok(self.contexts.state(&dig.key())?)
+    }
+
+    /// Created -> Approved.
+    pub fn approve(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
+        let (_guard, mut state) = self.begin(dig)?;
+        if state.state != DeployState::Created {
+            return Err(Self::refuse(dig, "approve", state.state));
+        }
+        let revision = state.revision;
+        state.enter(DeployState::Approved, revision);
+        self.contexts.put_state(&dig.key(), &state)?;
+        Ok(state)
+    }
+
+    /// Approved or Terminated -> Instantiated, with a new context.
+    pub fn instantiate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
+        let (_guard, state) = self.begin(dig)?;
+        if !matches!(state.state, DeployState::Approved | DeployState::Terminated) {
+            return Err(Self::refuse(dig, "instantiate", state.state));
+        }
+        self.build(dig, state, DeployState::Instantiated)
+    }
+
+    /// Instantiated or Updated -> Updated, with a new context from the current inputs.
+    pub fn update(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
+        let (_guard, state) = self.begin(dig)?;
+        if !matches!(
+            state.state,
+            DeployState::Instantiated | DeployState::Updated
+        ) {
+            return Err(Self::refuse(dig, "update", state.state));
+        }
+        self.build(dig, state, DeployState::Updated)
+    }
+
+    /// Instantiated or Updated -> Updated, back to a kept revision.
+    pub fn rollback(&self, dig: &DigRef, revision: u64) -> Result<DigState, OrchestratorError> {
+        let (_guard, mut state) = self.begin(dig)?;
+        if !matches!(
+            state.state,
+            DeployState::Instantiated | DeployState::Updated
+        ) {
+            return Err(Self::refuse(dig, "roll back", state.state));
+        }
+        self.contexts.read(&dig.key(), revision)?;
+        state.enter(DeployState::Updated, revision);
+        self.contexts.put_state(&dig.key(), &state)?;
+        self.sync.deploy(ContextHandoff {
+            dig: dig.key(),
+            revision,
+        });
+        Ok(state)
+    }
+
+    /// Instantiated or Updated -> Terminated; the context is marked for removal.
+    pub fn terminate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
+        let (_guard, mut state) = self.begin(dig)?;
+        if !matches!(
+            state.state,
+            DeployState::Instantiated | DeployState::Updated
+        ) {
+            return Err(Self::refuse(dig, "terminate", state.state));
+        }
+        let revision = state.revision;
+        state.enter(DeployState::Terminated, revision);
+        self.contexts.put_state(&dig.key(), &state)?;
+        self.sync.terminate(ContextHandoff {
+            dig: dig.key(),
+            revision,
+        });
+        Ok(state)
+    }
+
+    /// The current context (or revision `revision`).
+    pub fn context(
+        &self,
+        dig: &DigRef,
+        revision: Option<u64>,
+    ) -> Result<(DigState, StoredContext), OrchestratorError> {
+        let state = self.state(dig)?;
+        let revision = revision.unwrap_or(state.revision);
+        if revision == 0 {
+            return Err(OrchestratorError::Input(format!(
+                "deployment intent group {} has no context yet (it is {})",
+                dig.key(),
+                state.state
+            )));
+        }
+        let context = self.contexts.read(&dig.key(), revision)?;
+        Ok((state, context))
+    }
+
+    /// Runs the controllers over the DIG's inputs and stores the result as a
+    /// new revision, entering `next` in the same write.
+    fn build(
+        &self,
+        dig: &DigRef,
+        mut state: DigState,
+        next: DeployState,
+    ) -> Result<DigState, OrchestratorError> {
+        let Inputs {
+            release,
+            apps,
+            app_order,
+            dependencies,
+            clusters,
+            steps,
+        } = inputs::gather(&self.db, &self.registry, &self.generic, dig)?;
+        let mut draft = DraftContext::new(apps, clusters);
+        let pipeline: Vec<Step<'_>> = steps
+            .iter()
+            .map(|s| Step {
+                controller: &s.controller,
+                intent: s.intent.clone(),
+            })
+            .collect();
+        let runs = run_controllers(&mut draft, &pipeline)?;
+        for run in &runs {
+            for line in run.log.text.lines() {
+                tracing::info!(controller = %run.controller, "{line}");
+            }
+        }
+        let revision = state.latest + 1;
+        let meta = ContextMeta {
+            project: dig.project.clone(),
+            composite_app: dig.composite_app.clone(),
+            composite_app_version: dig.version.clone(),
+            deployment_intent_group: dig.name.clone(),
+            release,
+            revision,
+            created: stored::now(),
+            app_order,
+            dependencies,
+        };
+        state.enter(next, revision);
+        self.contexts.write(&dig.key(), &meta, &draft, &state)?;
+        self.sync.deploy(ContextHandoff {
+            dig: dig.key(),
+            revision,
+        });
+        Ok(state)
+    }
+
+    /// Forgets a deleted DIG's contexts and state.
+    pub fn forget(&self, dig: &DigRef) -> Result<(), OrchestratorError> {
+        Ok(self.contexts.forget(&dig.key())?)
+    }
+}

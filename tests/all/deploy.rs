@@ -1,0 +1,425 @@
+//! Instantiate end to end through the REST API with the real plugins: the
+//! computed context, controller priorities, a hostile controller, and the
+//! DIG's state machine.
+
+use serde_json::{Value, json};
+
+use crate::http::{Server, doc, expect, fixture, refused, wasm};
+
+const CA: &str = "/v2/projects/shop/composite-apps/store/v1";
+const DIG: &str = "/v2/projects/shop/composite-apps/store/v1/deployment-intent-groups/live";
+
+/// Three clusters, a composite app of two apps, one DIG using gac.
+fn set_up(server: &Server) {
+    expect(
+        server.post("/v2/cluster-providers", doc("edge", json!({}))),
+        201,
+    );
+    for (cluster, labels) in [
+        ("c1", ["edge", "east"]),
+        ("c2", ["edge", "west"]),
+        ("c3", ["edge", "west"]),
+    ] {
+        let path = "/v2/cluster-providers/edge/clusters";
+        expect(
+            server.upload(
+                path,
+                doc(cluster, json!({})),
+                Some(fixture("kubeconfig.yaml")),
+            ),
+            201,
+        );
+        for label in labels {
+            expect(
+                server.post(
+                    &format!("{path}/{cluster}/labels"),
+                    json!({"clusterLabel": label}),
+                ),
+                201,
+            );
+        }
+    }
+    expect(
+        server.upload(
+            "/v2/controllers",
+            doc("gac", json!({"type": "action", "priority": 10})),
+            Some(wasm("gac.wasm")),
+        ),
+        201,
+    );
+    expect(server.post("/v2/projects", doc("shop", json!({}))), 201);
+    expect(
+        server.post(
+            "/v2/projects/shop/composite-apps",
+            doc("store", json!({"compositeAppVersion": "v1"})),
+        ),
+        201,
+    );
+    expect(
+        server.upload(
+            &format!("{CA}/apps"),
+            doc("web", json!({})),
+            Some(fixture("web.yaml")),
+        ),
+        201,
+    );
+    let db = b"apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: db}\nspec: {replicas: 1}\n"
+        .to_vec();
+    expect(
+        server.upload(&format!("{CA}/apps"), doc("db", json!({})), Some(db)),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{CA}/apps/web/dependency"),
+            doc(
+                "needs-db",
+                json!({"app": "db", "opStatus": "Ready", "wait": 0}),
+            ),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{CA}/composite-profiles"),
+            doc("profile", json!({})),
+        ),
+        201,
+    );
+    expect(
+        server.upload(
+            &format!("{CA}/composite-profiles/profile/profiles"),
+            doc("web-profile", json!({"app": "web"})),
+            Some(b"Deployment/web: {spec: {replicas: 2}}\n".to_vec()),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{CA}/deployment-intent-groups"),
+            doc("live", json!({"compositeProfile": "profile", "version": "r1", "overrideValues": [
+                {"app": "db", "values": {"Deployment/db": {"metadata": {"labels": {"tier": "data"}}}}}]})),
+        ),
+        201,
+    );
+    add_placement(server, DIG);
+    expect(
+        server.post(
+            &format!("{DIG}/controller-intents"),
+            doc("c3-replicas", json!({"customizations": [{"app": "web", "target": {"kind": "Deployment", "name": "web"},
+                "patchType": "merge", "patch": {"spec": {"replicas": 5}}, "clusterSpecific": true,
+                "clusterInfo": {"scope": "name", "clusterProvider": "edge", "cluster": "c3"}}]})),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{DIG}/intents"),
+            doc(
+                "intents",
+                json!({"intent": {"genericPlacementIntent": "gpi", "gac": "c3-replicas"}}),
+            ),
+        ),
+        201,
+    );
+}
+
+/// web on every edge cluster (allOf by label), db on one west cluster (anyOf).
+fn add_placement(server: &Server, dig: &str) {
+    expect(
+        server.post(
+            &format!("{dig}/generic-placement-intents"),
+            doc("gpi", json!({})),
+        ),
+        201,
+    );
+    let app_intents = format!("{dig}/generic-placement-intents/gpi/app-intents");
+    let web = json!({"app": "web", "intent": {"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]}});
+    expect(server.post(&app_intents, doc("web", web)), 201);
+    let db = json!({"app": "db", "intent": {"anyOf": [{"clusterProvider": "edge", "clusterLabel": "west"}]}});
+    expect(server.post(&app_intents, doc("db", db)), 201);
+}
+
+fn action(server: &Server, dig: &str, action: &str) -> reqwest::blocking::Response {
+    server
+        .client
+        .post(server.url(&format!("{dig}/{action}")))
+        .send()
+        .unwrap()
+}
+
+/// `{app: {cluster: [manifests]}}` of the current context.
+fn placed(context: &Value) -> Vec<(String, String, Vec<Value>)> {
+    let mut out = Vec::new();
+    for app in context["apps"].as_array().unwrap() {
+        for cluster in app["clusters"].as_array().unwrap() {
+            out.push((
+                app["name"].as_str().unwrap().to_owned(),
+                cluster["cluster"].as_str().unwrap().to_owned(),
+                cluster["resources"].as_array().unwrap().clone(),
+            ));
+        }
+    }
+    out
+}
+
+fn find<'a>(resources: &'a [Value], kind: &str, name: &str) -> &'a Value {
+    resources
+        .iter()
+        .find(|r| r["kind"] == kind && r["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("{kind}/{name} missing from {resources:?}"))
+}
+
+#[test]
+fn instantiate_computes_exactly_the_expected_context() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    set_up(&server);
+    refused(
+        action(&server, DIG, "instantiate"),
+        409,
+        None,
+        "cannot instantiate deployment intent group shop/store/v1/live: it is Created",
+    );
+    let approved = expect(action(&server, DIG, "approve"), 202);
+    assert_eq!(approved["deployedStatus"], "Approved");
+    refused(action(&server, DIG, "approve"), 409, None, "it is Approved");
+    let done = expect(action(&server, DIG, "instantiate"), 202);
+    assert_eq!(done["deployedStatus"], "Instantiated");
+    assert_eq!(done["revision"], 1);
+    let states: Vec<&str> = done["states"]["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["Created", "Approved", "Instantiated"]);
+
+    let context = expect(server.get(&format!("{DIG}/context")), 200);
+    assert_eq!(context["appOrder"], json!(["db", "web"]));
+    let clusters = placed(&context);
+    let where_: Vec<(&str, &str)> = clusters
+        .iter()
+        .map(|(a, c, _)| (a.as_str(), c.as_str()))
+        .collect();
+    assert_eq!(
+        where_,
+        [("db", "c2"), ("web", "c1"), ("web", "c2"), ("web", "c3")]
+    );
+    for (app, cluster, resources) in &clusters {
+        match app.as_str() {
+            "web" => {
+                // The profile set 2 everywhere; gac set 5 on c3 only.
+                let replicas = find(resources, "Deployment", "web")["spec"]["replicas"].clone();
+                assert_eq!(
+                    replicas,
+                    if cluster == "c3" { json!(5) } else { json!(2) },
+                    "{cluster}"
+                );
+                find(resources, "Service", "web");
+                assert_eq!(resources.len(), 2);
+            }
+            _ => {
+                let db = find(resources, "Deployment", "db");
+                assert_eq!(db["metadata"]["labels"]["tier"], "data");
+                assert_eq!(db["spec"]["replicas"], 1);
+            }
+        }
+    }
+    // Filters, and YAML.
+    let only = expect(
+        server.get(&format!("{DIG}/context?app=web&cluster=edge%2Bc3")),
+        200,
+    );
+    assert_eq!(placed(&only).len(), 1);
+    let yaml = server
+        .client
+        .get(server.url(&format!("{DIG}/context?app=db")))
+        .header("accept", "application/yaml")
+        .send()
+        .unwrap();
+    assert_eq!(yaml.headers()["content-type"], "application/yaml");
+    let text = yaml.text().unwrap();
+    assert!(text.contains("tier: data"), "{text}");
+    // Deployed DIGs are not deleted underneath.
+    refused(
+        server.delete(DIG),
+        409,
+        None,
+        "terminate it before deleting it",
+    );
+}
+
+#[test]
+fn the_later_action_controller_wins_and_update_rollback_terminate_follow_the_states() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    set_up(&server);
+    expect(action(&server, DIG, "approve"), 202);
+    expect(action(&server, DIG, "instantiate"), 202);
+    // A second gac, registered later but with a larger priority number: it runs
+    // after the first and its value wins on every cluster, c3 included.
+    expect(
+        server.upload(
+            "/v2/controllers",
+            doc("gac-late", json!({"type": "action", "priority": 20})),
+            Some(wasm("gac.wasm")),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{DIG}/controller-intents"),
+            doc("nine", json!({"customizations": [{"app": "web", "target": {"kind": "Deployment", "name": "web"},
+                "patchType": "merge", "patch": {"spec": {"replicas": 9}}}]})),
+        ),
+        201,
+    );
+    expect(
+        server.put(
+            &format!("{DIG}/intents/intents"),
+            doc("intents", json!({"intent": {"genericPlacementIntent": "gpi", "gac-late": "nine", "gac": "c3-replicas"}})),
+        ),
+        200,
+    );
+    let updated = expect(action(&server, DIG, "update"), 202);
+    assert_eq!(
+        (
+            updated["deployedStatus"].as_str(),
+            updated["revision"].as_u64()
+        ),
+        (Some("Updated"), Some(2))
+    );
+    let replicas = |context: &Value| -> Vec<Value> {
+        placed(context)
+            .iter()
+            .filter(|(app, _, _)| app == "web")
+            .map(|(_, _, r)| find(r, "Deployment", "web")["spec"]["replicas"].clone())
+            .collect()
+    };
+    assert_eq!(
+        replicas(&expect(server.get(&format!("{DIG}/context")), 200)),
+        [json!(9), json!(9), json!(9)]
+    );
+    // Revision 1 is kept; rollback makes it current again.
+    let back = server
+        .client
+        .post(server.url(&format!("{DIG}/rollback")))
+        .json(&json!({"revision": 1}))
+        .send()
+        .unwrap();
+    assert_eq!(expect(back, 202)["revision"], 1);
+    assert_eq!(
+        replicas(&expect(server.get(&format!("{DIG}/context")), 200)),
+        [json!(2), json!(2), json!(5)]
+    );
+    let missing = server
+        .client
+        .post(server.url(&format!("{DIG}/rollback")))
+        .json(&json!({"revision": 7}))
+        .send()
+        .unwrap();
+    refused(missing, 422, Some("revision"), "revision 7 is not kept");
+    // Terminate, and what a terminated DIG refuses.
+    assert_eq!(
+        expect(action(&server, DIG, "terminate"), 202)["deployedStatus"],
+        "Terminated"
+    );
+    refused(
+        action(&server, DIG, "terminate"),
+        409,
+        None,
+        "cannot terminate",
+    );
+    refused(
+        action(&server, DIG, "update"),
+        409,
+        None,
+        "cannot update deployment intent group shop/store/v1/live: it is Terminated",
+    );
+    // It can be instantiated again; the revision keeps counting.
+    assert_eq!(
+        expect(action(&server, DIG, "instantiate"), 202)["revision"],
+        3
+    );
+    refused(
+        action(
+            &server,
+            "/v2/projects/shop/composite-apps/store/v1/deployment-intent-groups/ghost",
+            "approve",
+        ),
+        404,
+        None,
+        "not found",
+    );
+}
+
+#[test]
+fn a_hostile_controller_fails_instantiate_and_leaves_nothing_behind() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    set_up(&server);
+    expect(
+        server.upload(
+            "/v2/controllers",
+            doc(
+                "hostile",
+                json!({"type": "placement", "priority": 5, "limits": {"deadlineMs": 200}}),
+            ),
+            Some(wasm("guest_hostile.wasm")),
+        ),
+        201,
+    );
+    let dig2 = format!("{CA}/deployment-intent-groups/doomed");
+    expect(
+        server.post(
+            &format!("{CA}/deployment-intent-groups"),
+            doc(
+                "doomed",
+                json!({"compositeProfile": "profile", "version": "r1"}),
+            ),
+        ),
+        201,
+    );
+    add_placement(&server, &dig2);
+    expect(
+        server.post(
+            &format!("{dig2}/controller-intents"),
+            doc("spin", json!({"do": "loop"})),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{dig2}/intents"),
+            doc(
+                "intents",
+                json!({"intent": {"genericPlacementIntent": "gpi", "hostile": "spin"}}),
+            ),
+        ),
+        201,
+    );
+    expect(action(&server, &dig2, "approve"), 202);
+    refused(
+        action(&server, &dig2, "instantiate"),
+        422,
+        None,
+        "controller hostile: did not finish within its deadline of 200 ms",
+    );
+    refused(
+        server.get(&format!("{dig2}/context")),
+        422,
+        None,
+        "has no context yet (it is Approved)",
+    );
+    // Nothing half-built in the store: only the state of the approve.
+    drop(server);
+    let store = wasmco::store::SledStore::open(&data.path().join("db")).unwrap();
+    let keys: Vec<String> =
+        wasmco::store::KvStore::scan_prefix(&store, b"ctx/shop/store/v1/doomed/")
+            .unwrap()
+            .into_iter()
+            .map(|(k, _)| String::from_utf8_lossy(&k).into_owned())
+            .collect();
+    assert_eq!(keys, ["ctx/shop/store/v1/doomed/state"]);
+}

@@ -1,0 +1,150 @@
+//! Talking to a `wasmco serve` process over HTTP, for the API tests.
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use reqwest::blocking::{Client, Response, multipart};
+use serde_json::{Value, json};
+
+use crate::support::guest_path;
+
+/// A `wasmco serve` process on a free loopback port.
+pub struct Server {
+    child: Child,
+    pub base: String,
+    pub client: Client,
+}
+
+impl Server {
+    pub fn start(data_dir: &Path) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(data_dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("wasmco serve starts");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("reads the address line");
+        let base = line
+            .trim()
+            .strip_prefix("wasmco API listening on ")
+            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+            .to_owned();
+        Server {
+            child,
+            base,
+            client: Client::new(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    pub fn get(&self, path: &str) -> Response {
+        self.client.get(self.url(path)).send().unwrap()
+    }
+
+    pub fn post(&self, path: &str, body: Value) -> Response {
+        self.client.post(self.url(path)).json(&body).send().unwrap()
+    }
+
+    pub fn put(&self, path: &str, body: Value) -> Response {
+        self.client.put(self.url(path)).json(&body).send().unwrap()
+    }
+
+    pub fn delete(&self, path: &str) -> Response {
+        self.client.delete(self.url(path)).send().unwrap()
+    }
+
+    pub fn upload(&self, path: &str, metadata: Value, file: Option<Vec<u8>>) -> Response {
+        let mut form = multipart::Form::new().text("metadata", metadata.to_string());
+        if let Some(file) = file {
+            form = form.part("file", multipart::Part::bytes(file).file_name("file"));
+        }
+        self.client
+            .post(self.url(path))
+            .multipart(form)
+            .send()
+            .unwrap()
+    }
+
+    /// SIGKILL: no chance to flush anything it had not flushed already.
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sends `head` as is and returns what the server answers before closing.
+pub fn raw_request(base: &str, head: &str) -> String {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.write_all(head.as_bytes()).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let mut answer = Vec::new();
+    let mut buf = [0u8; 4096];
+    while let Ok(n) = stream.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        answer.extend_from_slice(&buf[..n]);
+        if String::from_utf8_lossy(&answer).contains("}") {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+pub fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../tests/fixtures")
+            .join(name),
+    )
+    .unwrap()
+}
+
+pub fn wasm(file: &str) -> Vec<u8> {
+    std::fs::read(guest_path(file)).unwrap()
+}
+
+#[track_caller]
+pub fn expect(response: Response, status: u16) -> Value {
+    let got = response.status().as_u16();
+    let text = response.text().unwrap();
+    assert_eq!(got, status, "body: {text}");
+    if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+/// A 4xx whose JSON body names `field` and says something containing `words`.
+#[track_caller]
+pub fn refused(response: Response, status: u16, field: Option<&str>, words: &str) {
+    let body = expect(response, status);
+    assert_eq!(body["field"].as_str(), field, "{body}");
+    let message = body["message"].as_str().unwrap_or_default();
+    assert!(message.contains(words), "{words:?} not in {message:?}");
+}
+
+pub fn doc(name: &str, spec: Value) -> Value {
+    json!({"metadata": {"name": name, "description": format!("{name} for tests")}, "spec": spec})
+}
