@@ -8,7 +8,7 @@
 //! Controllers' edits are checked first and applied all or none: a batch that
 //! fails leaves the draft exactly as it was.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -78,13 +78,12 @@ impl AppDraft {
 
     /// The clusters the app is placed on, each once, in placement order.
     pub fn clusters(&self) -> Vec<ClusterIndex> {
-        let mut seen = Vec::with_capacity(self.placement.len());
-        for placed in &self.placement {
-            if !seen.contains(&placed.cluster) {
-                seen.push(placed.cluster);
-            }
-        }
-        seen
+        let mut seen = HashSet::with_capacity(self.placement.len());
+        self.placement
+            .iter()
+            .map(|p| p.cluster)
+            .filter(|c| seen.insert(*c))
+            .collect()
     }
 
     fn is_placed_on(&self, cluster: ClusterIndex) -> bool {
@@ -265,18 +264,24 @@ impl DraftContext {
             let app = &mut self.apps[position];
             match edit {
                 PlacementEdit::Place(p) => {
+                    let mut present: HashSet<ClusterIndex> = app
+                        .placement
+                        .iter()
+                        .filter(|placed| placed.group == p.group)
+                        .map(|placed| placed.cluster)
+                        .collect();
                     for &cluster in &p.clusters {
-                        let placed = PlacedCluster {
-                            cluster,
-                            group: p.group.clone(),
-                        };
-                        if !app.placement.contains(&placed) {
-                            app.placement.push(placed);
+                        if present.insert(cluster) {
+                            app.placement.push(PlacedCluster {
+                                cluster,
+                                group: p.group.clone(),
+                            });
                         }
                     }
                 }
                 PlacementEdit::Unplace(u) => {
-                    app.placement.retain(|p| !u.clusters.contains(&p.cluster));
+                    let gone: HashSet<ClusterIndex> = u.clusters.iter().copied().collect();
+                    app.placement.retain(|p| !gone.contains(&p.cluster));
                 }
             }
         }
@@ -288,9 +293,10 @@ impl DraftContext {
     pub fn settle_placement(&mut self) {
         for app in &mut self.apps {
             let mut settled: Vec<PlacedCluster> = Vec::new();
-            let mut groups_done: Vec<&str> = Vec::new();
+            let mut taken: HashSet<ClusterIndex> = HashSet::new();
+            let mut groups_done: HashSet<&str> = HashSet::new();
             for placed in &app.placement {
-                if placed.group.is_none() && !settled.iter().any(|s| s.cluster == placed.cluster) {
+                if placed.group.is_none() && taken.insert(placed.cluster) {
                     settled.push(placed.clone());
                 }
             }
@@ -298,11 +304,7 @@ impl DraftContext {
                 let Some(group) = placed.group.as_deref() else {
                     continue;
                 };
-                if groups_done.contains(&group) {
-                    continue;
-                }
-                groups_done.push(group);
-                if !settled.iter().any(|s| s.cluster == placed.cluster) {
+                if groups_done.insert(group) && taken.insert(placed.cluster) {
                     settled.push(placed.clone());
                 }
             }
