@@ -179,7 +179,7 @@ fn instantiate_computes_exactly_the_expected_context() {
         action(&server, DIG, "instantiate"),
         409,
         None,
-        "cannot instantiate deployment intent group shop/store/v1/live: it is Created",
+        "cannot instantiate deployment intent group shop/store/v1/live: it is Created, and only Approved or Terminated can become Instantiated",
     );
     let approved = expect(action(&server, DIG, "approve"), 202);
     assert_eq!(approved["deployedStatus"], "Approved");
@@ -335,7 +335,7 @@ fn the_later_action_controller_wins_and_update_rollback_terminate_follow_the_sta
         action(&server, DIG, "update"),
         409,
         None,
-        "cannot update deployment intent group shop/store/v1/live: it is Terminated",
+        "cannot update deployment intent group shop/store/v1/live: it is Terminated, and only Instantiated or Updated can become Updated",
     );
     // It can be instantiated again; the revision keeps counting.
     assert_eq!(

@@ -7,7 +7,9 @@
 //! ctx/<dig>/rev/<revision>/meta            ContextMeta: inputs, app order, dependencies
 //! ctx/<dig>/rev/<revision>/app/<app>/base  the app's manifests (once per app)
 //! ctx/<dig>/rev/<revision>/app/<app>/placement  the app's clusters and their anyOf groups
+//! ctx/<dig>/rev/<revision>/app/<app>/order  resorder and resdependency (CRDs before the rest)
 //! ctx/<dig>/rev/<revision>/app/<app>/diff/<provider>+<cluster>  only what differs on that cluster
+//! ctx/<dig>/rev/<revision>/status/…        reserved for rsync's per-resource and per-cluster status
 //! ```
 //!
 //! A revision is written in one batch together with the state that points
@@ -37,9 +39,22 @@ pub enum DeployState {
     Terminated,
 }
 
+impl DeployState {
+    /// The state's name, as the API writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeployState::Created => "Created",
+            DeployState::Approved => "Approved",
+            DeployState::Instantiated => "Instantiated",
+            DeployState::Updated => "Updated",
+            DeployState::Terminated => "Terminated",
+        }
+    }
+}
+
 impl std::fmt::Display for DeployState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        std::fmt::Debug::fmt(self, f)
+        f.write_str(self.name())
     }
 }
 

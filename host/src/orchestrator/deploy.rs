@@ -20,6 +20,9 @@ use super::inputs::{self, Inputs};
 use super::pipeline::{Step, run_controllers};
 use super::registry::ControllerRegistry;
 
+/// The states in which a DIG's context is deployed.
+const DEPLOYED: &[DeployState] = &[DeployState::Instantiated, DeployState::Updated];
+
 /// A deployment intent group, by its path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DigRef {
@@ -82,7 +85,7 @@ pub enum OrchestratorError {
     #[error(transparent)]
     Db(#[from] DbError),
     /// The action is not allowed in the DIG's state.
-    #[error("cannot {action} deployment intent group {dig}: it is {state}")]
+    #[error("cannot {action} deployment intent group {dig}: it is {state}, and only {} can become {next}", .from.join(" or "))]
     State {
         /// The DIG.
         dig: String,
@@ -90,6 +93,10 @@ pub enum OrchestratorError {
         action: &'static str,
         /// Its state.
         state: DeployState,
+        /// The state the action leads to.
+        next: DeployState,
+        /// The states the action is allowed from.
+        from: Vec<&'static str>,
     },
     /// The DIG's inputs cannot make a deployment.
     #[error("{0}")]
@@ -194,12 +201,24 @@ impl Orchestrator {
         Ok((guard, state))
     }
 
-    fn refuse(dig: &DigRef, action: &'static str, state: DeployState) -> OrchestratorError {
-        OrchestratorError::State {
+    /// Refuses `action` unless the DIG is in one of `from`.
+    fn allow(
+        dig: &DigRef,
+        state: &DigState,
+        action: &'static str,
+        from: &[DeployState],
+        next: DeployState,
+    ) -> Result<(), OrchestratorError> {
+        if from.contains(&state.state) {
+            return Ok(());
+        }
+        Err(OrchestratorError::State {
             dig: dig.key(),
             action,
-            state,
-        }
+            state: state.state,
+            next,
+            from: from.iter().map(|s| s.name()).collect(),
+        })
     }
 
     /// The DIG's state and history.
@@ -211,9 +230,13 @@ impl Orchestrator {
     /// Created -> Approved.
     pub fn approve(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (_guard, mut state) = self.begin(dig)?;
-        if state.state != DeployState::Created {
-            return Err(Self::refuse(dig, "approve", state.state));
-        }
+        Self::allow(
+            dig,
+            &state,
+            "approve",
+            &[DeployState::Created],
+            DeployState::Approved,
+        )?;
         let revision = state.revision;
         state.enter(DeployState::Approved, revision);
         self.contexts.put_state(&dig.key(), &state)?;
@@ -223,33 +246,27 @@ impl Orchestrator {
     /// Approved or Terminated -> Instantiated, with a new context.
     pub fn instantiate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (_guard, state) = self.begin(dig)?;
-        if !matches!(state.state, DeployState::Approved | DeployState::Terminated) {
-            return Err(Self::refuse(dig, "instantiate", state.state));
-        }
+        Self::allow(
+            dig,
+            &state,
+            "instantiate",
+            &[DeployState::Approved, DeployState::Terminated],
+            DeployState::Instantiated,
+        )?;
         self.build(dig, state, DeployState::Instantiated)
     }
 
     /// Instantiated or Updated -> Updated, with a new context from the current inputs.
     pub fn update(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (_guard, state) = self.begin(dig)?;
-        if !matches!(
-            state.state,
-            DeployState::Instantiated | DeployState::Updated
-        ) {
-            return Err(Self::refuse(dig, "update", state.state));
-        }
+        Self::allow(dig, &state, "update", DEPLOYED, DeployState::Updated)?;
         self.build(dig, state, DeployState::Updated)
     }
 
     /// Instantiated or Updated -> Updated, back to a kept revision.
     pub fn rollback(&self, dig: &DigRef, revision: u64) -> Result<DigState, OrchestratorError> {
         let (_guard, mut state) = self.begin(dig)?;
-        if !matches!(
-            state.state,
-            DeployState::Instantiated | DeployState::Updated
-        ) {
-            return Err(Self::refuse(dig, "roll back", state.state));
-        }
+        Self::allow(dig, &state, "roll back", DEPLOYED, DeployState::Updated)?;
         self.contexts.read(&dig.key(), revision)?;
         state.enter(DeployState::Updated, revision);
         self.contexts.put_state(&dig.key(), &state)?;
@@ -263,12 +280,7 @@ impl Orchestrator {
     /// Instantiated or Updated -> Terminated; the context is marked for removal.
     pub fn terminate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (_guard, mut state) = self.begin(dig)?;
-        if !matches!(
-            state.state,
-            DeployState::Instantiated | DeployState::Updated
-        ) {
-            return Err(Self::refuse(dig, "terminate", state.state));
-        }
+        Self::allow(dig, &state, "terminate", DEPLOYED, DeployState::Terminated)?;
         let revision = state.revision;
         state.enter(DeployState::Terminated, revision);
         self.contexts.put_state(&dig.key(), &state)?;
