@@ -74,6 +74,16 @@ impl Server {
             .unwrap()
     }
 
+    /// `PUT` as multipart, with only the `metadata` part (the file is kept).
+    pub fn put_metadata(&self, path: &str, metadata: Value) -> Response {
+        let form = multipart::Form::new().text("metadata", metadata.to_string());
+        self.client
+            .put(self.url(path))
+            .multipart(form)
+            .send()
+            .unwrap()
+    }
+
     /// SIGKILL: no chance to flush anything it had not flushed already.
     pub fn kill(mut self) {
         self.child.kill().unwrap();

@@ -237,7 +237,7 @@ async fn read_incoming(
         }
         BodyShape::Document => {
             let bytes = json_bytes(request, info.max_body).await?;
-            let document: Document = model::parse_json(&bytes, "body")?;
+            let document = model::parse_document(&bytes, "body")?;
             checked_document(kind, parent, document, None)
         }
         BodyShape::Multipart(file_kind) => {
@@ -249,7 +249,7 @@ async fn read_incoming(
                     "the multipart request needs a `metadata` part with the JSON document",
                 )
             })?;
-            let document: Document = model::parse_json(&metadata, "metadata")?;
+            let document = model::parse_document(&metadata, "metadata")?;
             if creating && file.is_none() {
                 return Err(ApiError::field(
                     StatusCode::BAD_REQUEST,

@@ -311,14 +311,8 @@ impl ResourceDb {
         if self.exists(id)? {
             return Err(DbError::AlreadyExists(id.clone()));
         }
-        let mut ops = self.check_references(id, &write.references)?;
-        ops.push(BatchOp::Put(id.key(), write.body.to_string().into_bytes()));
-        if let Some(file) = write.file {
-            ops.push(BatchOp::Put(id.key_with("file"), file));
-        }
-        self.store.batch(ops)?;
-        self.lists.invalidate();
-        Ok(())
+        let ops = self.check_references(id, &write.references)?;
+        self.commit(ops, id, write)
     }
 
     /// Replaces an existing resource's body (and file, when given).
@@ -329,6 +323,11 @@ impl ResourceDb {
         }
         let mut ops = self.drop_references(id)?;
         ops.extend(self.check_references(id, &write.references)?);
+        self.commit(ops, id, write)
+    }
+
+    /// Writes `ops` plus `id`'s body and file as one batch.
+    fn commit(&self, mut ops: Vec<BatchOp>, id: &ResourceId, write: Write) -> Result<(), DbError> {
         ops.push(BatchOp::Put(id.key(), write.body.to_string().into_bytes()));
         if let Some(file) = write.file {
             ops.push(BatchOp::Put(id.key_with("file"), file));

@@ -106,6 +106,26 @@ pub fn parse_json<T: DeserializeOwned>(bytes: &[u8], root: &str) -> Result<T, Fi
     })
 }
 
+/// Parses a resource document. A `status` block, which the API adds to what
+/// it returns, is ignored, so a body read with GET can be sent back with PUT.
+pub fn parse_document(bytes: &[u8], root: &str) -> Result<Document, FieldError> {
+    let mut value: Value = serde_json::from_slice(bytes)
+        .map_err(|e| FieldError::new(root, format!("not valid JSON: {e}")))?;
+    match value.as_object_mut() {
+        Some(object) => drop(object.remove("status")),
+        None => return Err(FieldError::new(root, "must be a JSON object")),
+    }
+    serde_path_to_error::deserialize(&value).map_err(|e| {
+        let path = e.path().to_string();
+        let field = if path.is_empty() || path == "." {
+            root.to_owned()
+        } else {
+            path
+        };
+        FieldError::new(field, e.into_inner().to_string())
+    })
+}
+
 fn from_value<T: DeserializeOwned>(value: &Value, prefix: &str) -> Result<T, FieldError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();

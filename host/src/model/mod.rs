@@ -7,6 +7,6 @@ pub mod names;
 
 pub use document::{
     ControllerSpec, Document, FieldError, GENERIC_PLACEMENT_KEY, LabelBody, Metadata, Reference,
-    check_name, check_spec, parse_json,
+    check_name, check_spec, parse_document, parse_json,
 };
 pub use kinds::{BodyShape, FileKind, Kind, KindInfo};
