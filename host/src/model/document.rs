@@ -90,49 +90,50 @@ pub struct Reference {
 /// Parses a JSON object into `T`, naming the field at fault; bad syntax or a
 /// body that is not an object names `root`.
 pub fn parse_json<T: DeserializeOwned>(bytes: &[u8], root: &str) -> Result<T, FieldError> {
-    let value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| FieldError::new(root, format!("not valid JSON: {e}")))?;
-    if !value.is_object() {
-        return Err(FieldError::new(root, "must be a JSON object"));
+    typed(json_object(bytes, root)?, root)
+}
+
+fn json_object(bytes: &[u8], root: &str) -> Result<serde_json::Map<String, Value>, FieldError> {
+    match serde_json::from_slice(bytes) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(_) => Err(FieldError::new(root, "must be a JSON object")),
+        Err(e) => Err(FieldError::new(root, format!("not valid JSON: {e}"))),
     }
-    serde_path_to_error::deserialize(&value).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path.is_empty() || path == "." {
+}
+
+/// A body's object as `T`: fields are named by their path in the body, the
+/// body itself by `root`.
+fn typed<T: DeserializeOwned>(
+    object: serde_json::Map<String, Value>,
+    root: &str,
+) -> Result<T, FieldError> {
+    from_value(&Value::Object(object), "").map_err(|e| {
+        let field = if e.field.is_empty() {
             root.to_owned()
         } else {
-            path
+            e.field
         };
-        FieldError::new(field, e.into_inner().to_string())
+        FieldError::new(field, e.reason)
     })
 }
 
 /// Parses a resource document. A `status` block, which the API adds to what
 /// it returns, is ignored, so a body read with GET can be sent back with PUT.
 pub fn parse_document(bytes: &[u8], root: &str) -> Result<Document, FieldError> {
-    let mut value: Value = serde_json::from_slice(bytes)
-        .map_err(|e| FieldError::new(root, format!("not valid JSON: {e}")))?;
-    match value.as_object_mut() {
-        Some(object) => drop(object.remove("status")),
-        None => return Err(FieldError::new(root, "must be a JSON object")),
-    }
-    serde_path_to_error::deserialize(&value).map_err(|e| {
-        let path = e.path().to_string();
-        let field = if path.is_empty() || path == "." {
-            root.to_owned()
-        } else {
-            path
-        };
-        FieldError::new(field, e.into_inner().to_string())
-    })
+    let mut object = json_object(bytes, root)?;
+    object.remove("status");
+    typed(object, root)
 }
 
+/// `value` as `T`; errors name the field by its path under `prefix`
+/// (`prefix` alone for the value itself).
 fn from_value<T: DeserializeOwned>(value: &Value, prefix: &str) -> Result<T, FieldError> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
-        let field = if path == "." {
-            prefix.to_owned()
-        } else {
-            format!("{prefix}.{path}")
+        let field = match (path.as_str(), prefix.is_empty()) {
+            ("" | ".", _) => prefix.to_owned(),
+            (_, true) => path,
+            (_, false) => format!("{prefix}.{path}"),
         };
         FieldError::new(field, e.into_inner().to_string())
     })
