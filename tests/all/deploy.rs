@@ -423,3 +423,74 @@ fn a_hostile_controller_fails_instantiate_and_leaves_nothing_behind() {
             .collect();
     assert_eq!(keys, ["ctx/shop/store/v1/doomed/state"]);
 }
+
+#[test]
+fn bad_inputs_fail_instantiate_with_the_reason() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    set_up(&server);
+    expect(action(&server, DIG, "approve"), 202);
+    // An override naming a resource the app does not have.
+    expect(
+        server.put(
+            DIG,
+            doc(
+                "live",
+                json!({"compositeProfile": "profile", "version": "r1", "overrideValues": [
+                {"app": "db", "values": {"Service/db": {"spec": {}}}}]}),
+            ),
+        ),
+        200,
+    );
+    refused(
+        action(&server, DIG, "instantiate"),
+        422,
+        None,
+        "app db: override names Service/db, which the app does not have",
+    );
+    // Helm-style values are not ours: the key must be Kind/name.
+    expect(
+        server.put(
+            DIG,
+            doc(
+                "live",
+                json!({"compositeProfile": "profile", "version": "r1", "overrideValues": [
+                {"app": "db", "values": {"replicas": 3}}]}),
+            ),
+        ),
+        200,
+    );
+    refused(
+        action(&server, DIG, "instantiate"),
+        422,
+        None,
+        "override key \"replicas\" must be Kind/name",
+    );
+    // Apps that wait for each other cannot be ordered.
+    expect(
+        server.put(
+            DIG,
+            doc(
+                "live",
+                json!({"compositeProfile": "profile", "version": "r1"}),
+            ),
+        ),
+        200,
+    );
+    expect(
+        server.post(
+            &format!("{CA}/apps/db/dependency"),
+            doc("needs-web", json!({"app": "web"})),
+        ),
+        201,
+    );
+    refused(
+        action(&server, DIG, "instantiate"),
+        422,
+        None,
+        "app dependencies form a cycle among db, web",
+    );
+    // Each failure left the DIG approved and without a context.
+    let state = server.get(&format!("{DIG}/context"));
+    refused(state, 422, None, "has no context yet (it is Approved)");
+}
