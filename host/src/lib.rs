@@ -16,3 +16,4 @@ pub mod model;
 pub mod orchestrator;
 pub mod runtime;
 pub mod store;
+pub mod vcluster;

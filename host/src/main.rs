@@ -40,6 +40,18 @@ enum Command {
         #[arg(long, env = "WASMCO_LISTEN", default_value = "127.0.0.1:9015")]
         listen: std::net::SocketAddr,
     },
+    /// Serve a Kubernetes-API-compatible virtual cluster (in memory).
+    VirtualCluster {
+        /// Address to listen on (port 0 picks a free one).
+        #[arg(long, default_value = "127.0.0.1:0")]
+        listen: std::net::SocketAddr,
+        /// The cluster's name in its kubeconfig.
+        #[arg(long, default_value = "virtual")]
+        name: String,
+        /// Where to write a kubeconfig for it.
+        #[arg(long)]
+        kubeconfig: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -72,6 +84,29 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let outcome = loaded.run(&runtime, base_dir)?;
             print!("{}", render(&outcome));
             Ok(())
+        }
+        Command::VirtualCluster {
+            listen,
+            name,
+            kubeconfig,
+        } => {
+            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            runtime.block_on(async {
+                let cluster = wasmco::vcluster::VirtualCluster::start(&name, listen)
+                    .await
+                    .with_context(|| format!("listening on {listen}"))?;
+                if let Some(path) = &kubeconfig {
+                    cluster
+                        .write_kubeconfig(path)
+                        .with_context(|| format!("writing {}", path.display()))?;
+                }
+                println!(
+                    "virtual cluster {name} listening on http://{}",
+                    cluster.addr()
+                );
+                cluster.wait().await;
+                anyhow::Ok(())
+            })
         }
         Command::Serve { data_dir, listen } => {
             let state = wasmco::api::open_state(&data_dir)

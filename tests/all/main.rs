@@ -7,3 +7,4 @@ mod hostile;
 mod http;
 mod scenario;
 mod support;
+mod vcluster;
