@@ -51,6 +51,9 @@ enum Command {
         /// Where to write a kubeconfig for it.
         #[arg(long)]
         kubeconfig: Option<PathBuf>,
+        /// Milliseconds a workload takes to become ready.
+        #[arg(long, default_value_t = 0)]
+        ready_after_ms: u64,
     },
 }
 
@@ -89,10 +92,15 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             listen,
             name,
             kubeconfig,
+            ready_after_ms,
         } => {
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             runtime.block_on(async {
-                let cluster = wasmco::vcluster::VirtualCluster::start(&name, listen)
+                let behaviour = wasmco::vcluster::Behaviour {
+                    ready_after: std::time::Duration::from_millis(ready_after_ms),
+                    ..Default::default()
+                };
+                let cluster = wasmco::vcluster::VirtualCluster::start(&name, listen, behaviour)
                     .await
                     .with_context(|| format!("listening on {listen}"))?;
                 if let Some(path) = &kubeconfig {

@@ -8,3 +8,4 @@ mod http;
 mod scenario;
 mod support;
 mod vcluster;
+mod vcluster_behaviour;

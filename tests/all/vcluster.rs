@@ -251,16 +251,11 @@ fn objects_follow_the_kubernetes_conventions() {
 
 #[test]
 fn watches_stream_added_modified_and_deleted() {
+    // ConfigMaps: no simulated readiness adds status updates to the stream.
     let cluster = Cluster::start();
     let json = "application/json";
-    let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "shop"}});
-    cluster.send(
-        "POST",
-        "/api/v1/namespaces",
-        json,
-        Some(namespace.to_string()),
-    );
-    let url = format!("{}{DEPLOYMENTS}?watch=true&timeoutSeconds=3", cluster.base);
+    let maps = "/api/v1/namespaces/default/configmaps";
+    let url = format!("{}{maps}?watch=true&timeoutSeconds=3", cluster.base);
     let watcher = std::thread::spawn(move || {
         let response = Client::builder()
             .timeout(None)
@@ -276,20 +271,21 @@ fn watches_stream_added_modified_and_deleted() {
                 format!(
                     "{} {}",
                     event["type"].as_str().unwrap(),
-                    event["object"]["spec"]["replicas"]
+                    event["object"]["data"]["v"].as_str().unwrap()
                 )
             })
             .collect::<Vec<_>>()
     });
     std::thread::sleep(std::time::Duration::from_millis(300));
-    cluster.send("POST", DEPLOYMENTS, json, Some(deployment(1).to_string()));
+    let map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {"v": "1"}});
+    cluster.send("POST", maps, json, Some(map.to_string()));
     cluster.send(
         "PATCH",
-        &format!("{DEPLOYMENTS}/web"),
+        &format!("{maps}/settings"),
         "application/merge-patch+json",
-        Some(r#"{"spec":{"replicas":2}}"#.into()),
+        Some(r#"{"data":{"v":"2"}}"#.into()),
     );
-    cluster.send("DELETE", &format!("{DEPLOYMENTS}/web"), "", None);
+    cluster.send("DELETE", &format!("{maps}/settings"), "", None);
     assert_eq!(
         watcher.join().unwrap(),
         ["ADDED 1", "MODIFIED 2", "DELETED 2"]

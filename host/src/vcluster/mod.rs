@@ -3,8 +3,10 @@
 //! conventions (paths, content types, status codes, `Status` objects,
 //! resourceVersion, watches) closely enough for kube-rs and kubectl.
 //!
-//! Not yet: simulated readiness delays and fault injection (issue #5).
+//! Workloads become ready after a configurable delay, and a test can make
+//! the cluster refuse connections, answer 500 or 429, or add latency.
 
+mod behaviour;
 pub mod catalog;
 pub mod objects;
 mod server;
@@ -13,28 +15,42 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use behaviour::Behaviour;
+
 /// A running virtual cluster.
 pub struct VirtualCluster {
     addr: SocketAddr,
     name: String,
+    shared: Arc<server::Shared>,
     task: tokio::task::JoinHandle<()>,
+}
+
+fn serve(
+    listener: tokio::net::TcpListener,
+    shared: Arc<server::Shared>,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        if let Err(error) = axum::serve(listener, server::router(shared)).await {
+            tracing::error!(%error, "virtual cluster stopped");
+        }
+    })
 }
 
 impl VirtualCluster {
     /// Starts a virtual cluster called `name` on `listen` (port 0 picks one)
     /// on the current tokio runtime.
-    pub async fn start(name: &str, listen: SocketAddr) -> std::io::Result<Self> {
+    pub async fn start(
+        name: &str,
+        listen: SocketAddr,
+        behaviour: Behaviour,
+    ) -> std::io::Result<Self> {
         let (listener, addr) = server::bind(listen).await?;
-        let shared = Arc::new(server::Shared::new(addr.to_string()));
-        let router = server::router(shared);
-        let task = tokio::spawn(async move {
-            if let Err(error) = axum::serve(listener, router).await {
-                tracing::error!(%error, "virtual cluster stopped");
-            }
-        });
+        let shared = Arc::new(server::Shared::new(addr.to_string(), behaviour));
+        let task = serve(listener, shared.clone());
         Ok(VirtualCluster {
             addr,
             name: name.to_owned(),
+            shared,
             task,
         })
     }
@@ -42,6 +58,26 @@ impl VirtualCluster {
     /// Its address.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// Changes how it behaves from the next request on.
+    pub fn set_behaviour(&self, behaviour: Behaviour) {
+        *self.shared.behaviour() = behaviour;
+    }
+
+    /// Stops accepting connections (they are refused) until [`Self::reopen`];
+    /// its objects are kept.
+    pub async fn refuse_connections(&mut self) {
+        self.task.abort();
+        // The aborted server's socket closes asynchronously; wait until it has.
+        let _ = (&mut self.task).await;
+    }
+
+    /// Accepts connections again on the same address.
+    pub async fn reopen(&mut self) -> std::io::Result<()> {
+        let (listener, _) = server::bind(self.addr).await?;
+        self.task = serve(listener, self.shared.clone());
+        Ok(())
     }
 
     /// A kubeconfig that reaches it (plain HTTP on loopback).

@@ -14,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
+use super::behaviour::{Behaviour, ready_status};
 use super::catalog::ResourceType;
 use super::objects::{Event, KubeError, Objects, PatchKind, Selector};
 
@@ -22,15 +23,21 @@ pub(super) struct Shared {
     objects: Mutex<Objects>,
     events: broadcast::Sender<Event>,
     address: String,
+    behaviour: Mutex<Behaviour>,
 }
 
 impl Shared {
-    pub(super) fn new(address: String) -> Self {
+    pub(super) fn new(address: String, behaviour: Behaviour) -> Self {
         Shared {
             objects: Mutex::new(Objects::default()),
             events: broadcast::channel(4096).0,
             address,
+            behaviour: Mutex::new(behaviour),
         }
+    }
+
+    pub(super) fn behaviour(&self) -> MutexGuard<'_, Behaviour> {
+        self.behaviour.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn objects(&self) -> MutexGuard<'_, Objects> {
@@ -41,6 +48,41 @@ impl Shared {
         // No watcher is not an error.
         let _ = self.events.send(event);
     }
+}
+
+/// Publishes a write's event and, for a workload created or changed, makes
+/// it ready after the configured delay (if it has not changed again by then).
+fn record(shared: &Arc<Shared>, ty: &ResourceType, event: Event) {
+    let becomes_ready = event.kind != "DELETED" && ready_status(&event.object).is_some();
+    if becomes_ready {
+        let shared = shared.clone();
+        let ty = ty.clone();
+        let object = event.object.clone();
+        let delay = shared.behaviour().ready_after;
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let meta = &object["metadata"];
+            let (namespace, name) = (
+                meta["namespace"].as_str().unwrap_or(""),
+                meta["name"].as_str().unwrap_or(""),
+            );
+            let mut objects = shared.objects();
+            let Ok(current) = objects.get(&ty, namespace, name) else {
+                return;
+            };
+            if current["metadata"]["generation"] != meta["generation"] {
+                return;
+            }
+            let Some(status) = ready_status(&current) else {
+                return;
+            };
+            if let Ok((_, event)) = objects.set_status(&ty, namespace, name, status) {
+                drop(objects);
+                shared.publish(event);
+            }
+        });
+    }
+    shared.publish(event);
 }
 
 /// The router of one virtual cluster.
@@ -91,6 +133,16 @@ async fn dispatch(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    let (latency, fail_with) = {
+        let behaviour = shared.behaviour();
+        (behaviour.latency, behaviour.fail_with)
+    };
+    if !latency.is_zero() {
+        tokio::time::sleep(latency).await;
+    }
+    if let Some(code) = fail_with {
+        return injected_failure(code);
+    }
     let segments: Vec<&str> = uri
         .path()
         .trim_matches('/')
@@ -110,6 +162,32 @@ async fn dispatch(
         Ok(response) => response,
         Err(error) => failure(&error),
     }
+}
+
+/// The answer of an injected fault: 429 asks to retry after a second.
+fn injected_failure(code: u16) -> Response {
+    let (reason, message) = match code {
+        429 => (
+            "TooManyRequests",
+            "the server has received too many requests and has asked us to try again later",
+        ),
+        _ => (
+            "InternalError",
+            "an error on the server (injected by the virtual cluster) has prevented the request from succeeding",
+        ),
+    };
+    let status = KubeError {
+        code,
+        reason,
+        message: message.into(),
+    };
+    let mut response = failure(&status);
+    if code == 429 {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    }
+    response
 }
 
 fn discovery(shared: &Shared, segments: &[&str]) -> Option<Value> {
@@ -268,7 +346,7 @@ async fn handle(
         ("POST", None) => {
             let (value, _) = parse_body(headers, body)?;
             let (object, event) = shared.objects().create(ty, namespace, value)?;
-            shared.publish(event);
+            record(shared, ty, event);
             ok(StatusCode::CREATED, object)
         }
         ("PUT", Some(name)) => {
@@ -280,7 +358,7 @@ async fn handle(
             } else {
                 shared.objects().replace(ty, namespace, name, value)?
             };
-            shared.publish(event);
+            record(shared, ty, event);
             ok(StatusCode::OK, object)
         }
         ("PATCH", Some(name)) => {
@@ -302,7 +380,7 @@ async fn handle(
             }
             let (object, event, created) =
                 shared.objects().patch(ty, namespace, name, kind, value)?;
-            shared.publish(event);
+            record(shared, ty, event);
             ok(
                 if created {
                     StatusCode::CREATED
