@@ -113,7 +113,7 @@ fn report(name: &str, phase: &Phase) {
 
 fn main() {
     let data = tempfile::tempdir().expect("temp dir");
-    let state = api::open_state(data.path()).expect("state");
+    let state = api::open_state(data.path(), None).expect("state");
     populate(&state.db);
 
     let server = tokio::runtime::Builder::new_multi_thread()

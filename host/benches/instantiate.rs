@@ -66,7 +66,7 @@ fn manifests(app: usize) -> Vec<u8> {
 /// Builds the inputs for `clusters` clusters and instantiates once.
 fn run(clusters: usize) {
     let data = tempfile::tempdir().expect("temp dir");
-    let state = api::open_state(data.path()).expect("state");
+    let state = api::open_state(data.path(), None).expect("state");
     let db = &state.db;
     create(db, Kind::ClusterProvider, &["edge"], json!({}), None);
     let kubeconfig = std::fs::read(concat!(

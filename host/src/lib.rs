@@ -14,6 +14,7 @@ pub mod contract;
 pub mod db;
 pub mod model;
 pub mod orchestrator;
+pub mod rsync;
 pub mod runtime;
 pub mod store;
 pub mod vcluster;

@@ -117,9 +117,9 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             })
         }
         Command::Serve { data_dir, listen } => {
-            let state = wasmco::api::open_state(&data_dir)
-                .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            let state = wasmco::api::open_state(&data_dir, Some(runtime.handle().clone()))
+                .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
             runtime.block_on(async {
                 let listener = wasmco::api::bind(listen).await?;
                 // Tests and scripts read the address (port 0 picks a free one).

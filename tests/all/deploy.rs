@@ -7,26 +7,29 @@ use serde_json::{Value, json};
 use crate::http::{Server, doc, expect, fixture, refused, wasm};
 
 const CA: &str = "/v2/projects/shop/composite-apps/store/v1";
-const DIG: &str = "/v2/projects/shop/composite-apps/store/v1/deployment-intent-groups/live";
+pub const DIG: &str = "/v2/projects/shop/composite-apps/store/v1/deployment-intent-groups/live";
 
 /// Three clusters, a composite app of two apps, one DIG using gac.
 fn set_up(server: &Server) {
+    let kubeconfig = fixture("kubeconfig.yaml");
+    set_up_with(server, [kubeconfig.clone(), kubeconfig.clone(), kubeconfig]);
+}
+
+/// [`set_up`] with the clusters' kubeconfigs.
+pub fn set_up_with(server: &Server, kubeconfigs: [Vec<u8>; 3]) {
     expect(
         server.post("/v2/cluster-providers", doc("edge", json!({}))),
         201,
     );
-    for (cluster, labels) in [
+    let clusters = [
         ("c1", ["edge", "east"]),
         ("c2", ["edge", "west"]),
         ("c3", ["edge", "west"]),
-    ] {
+    ];
+    for ((cluster, labels), kubeconfig) in clusters.into_iter().zip(kubeconfigs) {
         let path = "/v2/cluster-providers/edge/clusters";
         expect(
-            server.upload(
-                path,
-                doc(cluster, json!({})),
-                Some(fixture("kubeconfig.yaml")),
-            ),
+            server.upload(path, doc(cluster, json!({})), Some(kubeconfig)),
             201,
         );
         for label in labels {
@@ -140,7 +143,7 @@ fn add_placement(server: &Server, dig: &str) {
     expect(server.post(&app_intents, doc("db", db)), 201);
 }
 
-fn action(server: &Server, dig: &str, action: &str) -> reqwest::blocking::Response {
+pub fn action(server: &Server, dig: &str, action: &str) -> reqwest::blocking::Response {
     server
         .client
         .post(server.url(&format!("{dig}/{action}")))

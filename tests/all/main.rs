@@ -5,6 +5,7 @@ mod contract;
 mod deploy;
 mod hostile;
 mod http;
+mod rsync;
 mod scenario;
 mod support;
 mod vcluster;

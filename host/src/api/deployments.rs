@@ -174,3 +174,128 @@ fn context_body(
     body["apps"] = json!(apps);
     body
 }
+
+/// Query of `GET …/{dig}/status`, as EMCO has it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusQuery {
+    status: Option<String>,
+    output: Option<String>,
+    app: Option<String>,
+    cluster: Option<String>,
+    resource: Option<String>,
+}
+
+/// `GET …/{dig}/status`: the DIG's state and, per app, cluster and
+/// resource, what rsync did (`status=deployed`) or whether it is ready
+/// (`status=ready`); `output=summary` gives the counts only, `detail` adds
+/// failure messages.
+pub async fn status(
+    state: AppState,
+    path: Path<DigPath>,
+    query: Query<StatusQuery>,
+) -> Result<Response, ApiError> {
+    let dig: DigRef = path.0.into();
+    let ready = match query.status.as_deref() {
+        None | Some("deployed") => false,
+        Some("ready") => true,
+        Some(other) => {
+            return Err(ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "status",
+                format!("{other:?} is not deployed or ready"),
+            ));
+        }
+    };
+    let output = query.output.as_deref().unwrap_or("all");
+    if !matches!(output, "summary" | "all" | "detail") {
+        return Err(ApiError::field(
+            StatusCode::BAD_REQUEST,
+            "output",
+            format!("{output:?} is not summary, all or detail"),
+        ));
+    }
+    let orchestrator = state.orchestrator.clone();
+    let target = dig.clone();
+    let (dig_state, synced) = tokio::task::spawn_blocking(move || orchestrator.status(&target))
+        .await
+        .map_err(ApiError::internal)??;
+    let mut body = state_body(&dig, &dig_state);
+    body["deployedStatus"] = json!(dig_state.state);
+    let mut counts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+    let mut apps = Vec::new();
+    for app in synced.iter().flat_map(|s| &s.context.apps) {
+        if query.app.as_deref().is_some_and(|a| a != app.name) {
+            continue;
+        }
+        let mut clusters = Vec::new();
+        for placement in &app.placement {
+            if query
+                .cluster
+                .as_deref()
+                .is_some_and(|c| c != placement.cluster)
+            {
+                continue;
+            }
+            let synced = synced.as_ref();
+            let mut resources = Vec::new();
+            for resource in app.resources_on(&placement.cluster) {
+                if query
+                    .resource
+                    .as_deref()
+                    .is_some_and(|r| r != resource.key.name)
+                {
+                    continue;
+                }
+                let recorded = synced.and_then(|s| {
+                    s.statuses.get(&(
+                        app.name.clone(),
+                        placement.cluster.clone(),
+                        resource.key.to_string(),
+                    ))
+                });
+                let deployed = recorded.map_or("Pending", |r| r.deployed.as_str());
+                let readiness = recorded.map_or("NotReady", |r| r.ready.as_str());
+                *counts
+                    .entry(if ready { readiness } else { deployed }.to_owned())
+                    .or_default() += 1;
+                let (group, version) = resource
+                    .api_version
+                    .split_once('/')
+                    .unwrap_or(("", &resource.api_version));
+                let mut entry = json!({"GVK": {"Group": group, "Version": version, "Kind": resource.key.kind}, "name": resource.key.name});
+                if ready {
+                    entry["readyStatus"] = json!(readiness);
+                } else {
+                    entry["deployedStatus"] = json!(deployed);
+                }
+                if output == "detail"
+                    && let Some(message) = recorded.and_then(|r| r.message.as_ref())
+                {
+                    entry["message"] = json!(message);
+                }
+                resources.push(entry);
+            }
+            let (provider, cluster) = placement
+                .cluster
+                .split_once('+')
+                .unwrap_or(("", &placement.cluster));
+            let connectivity = synced
+                .and_then(|s| s.connectivity.get(&placement.cluster))
+                .map_or("Unknown", String::as_str);
+            clusters.push(json!({"clusterProvider": provider, "cluster": cluster, "connectivity": connectivity, "resources": resources}));
+        }
+        apps.push(json!({"name": app.name, "clusters": clusters}));
+    }
+    if ready {
+        let all_ready = counts.keys().all(|k| k == "Ready") && !counts.is_empty();
+        body["readyStatus"] = json!(if all_ready { "Ready" } else { "NotReady" });
+        body["readyCounts"] = json!(counts);
+    } else {
+        body["deployedCounts"] = json!(counts);
+    }
+    if output != "summary" {
+        body["apps"] = json!(apps);
+    }
+    Ok(axum::Json(body).into_response())
+}

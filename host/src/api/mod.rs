@@ -58,6 +58,22 @@ pub fn router(state: AppState) -> Router {
         );
     }
     router = router.route(
+        &format!("{dig}/status"),
+        get(
+            |State(s): State<AppState>,
+             path: axum::extract::Path<deployments::DigPath>,
+             query: Result<Query<deployments::StatusQuery>, _>| async move {
+                let query = query.map_err(|e: axum::extract::rejection::QueryRejection| {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        format!("bad query: {}", e.body_text()),
+                    )
+                })?;
+                deployments::status(s, path, query).await
+            },
+        ),
+    );
+    router = router.route(
         &format!("{dig}/context"),
         get(
             |State(s): State<AppState>,
@@ -146,7 +162,12 @@ pub enum ServeError {
 }
 
 /// Opens the data directory (store and compile cache) and loads the stored controllers.
-pub fn open_state(data_dir: &Path) -> Result<AppState, ServeError> {
+/// `sync` runs rsync on that runtime; without it, finished contexts are only
+/// recorded (for tools that build contexts and deploy nothing).
+pub fn open_state(
+    data_dir: &Path,
+    sync: Option<tokio::runtime::Handle>,
+) -> Result<AppState, ServeError> {
     let store: Arc<dyn crate::store::KvStore> = Arc::new(SledStore::open(&data_dir.join("db"))?);
     let runtime = Runtime::new(RuntimeConfig::new(data_dir.join("cache")))?;
     let db = ResourceDb::new(store.clone());
@@ -162,12 +183,22 @@ pub fn open_state(data_dir: &Path) -> Result<AppState, ServeError> {
             &LimitOverrides::default(),
         )
         .map_err(ServeError::Generic)?;
+    let contexts = ContextStore::new(store);
+    let engine: Arc<dyn crate::orchestrator::SyncEngine> = match sync {
+        Some(handle) => Arc::new(crate::rsync::Rsync::new(
+            db.clone(),
+            contexts.clone(),
+            handle,
+            crate::rsync::RsyncConfig::default(),
+        )),
+        None => Arc::new(NoSync::default()),
+    };
     let orchestrator = Orchestrator::new(
         db.clone(),
-        ContextStore::new(store),
+        contexts,
         controllers.clone(),
         Arc::new(generic),
-        Arc::new(NoSync::default()),
+        engine,
     );
     Ok(AppState {
         db,

@@ -23,6 +23,7 @@ pub fn operations() -> Vec<(&'static str, String)> {
         ops.push(("post", format!("{dig}/{action}")));
     }
     ops.push(("get", format!("{dig}/context")));
+    ops.push(("get", format!("{dig}/status")));
     ops
 }
 
@@ -161,6 +162,21 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
         }
         paths.insert(route, json!({ "post": op }));
     }
+    let route = format!("{dig}/status");
+    let mut params = parameters(&route);
+    for (name, description) in [
+        ("status", "deployed (default) or ready"),
+        ("output", "summary, all (default) or detail"),
+        ("app", "only this app"),
+        ("cluster", "provider+cluster"),
+        ("resource", "only resources of this name"),
+    ] {
+        params.push(json!({"name": name, "in": "query", "required": false, "schema": {"type": "string"}, "description": description}));
+    }
+    paths.insert(route, json!({"get": {
+        "summary": "what rsync did with the DIG's current context, per app, cluster and resource (EMCO's status shape)",
+        "parameters": params,
+        "responses": {"200": {"description": "the status"}, "404": error_responses()["404"]}}}));
     let route = format!("{dig}/context");
     let mut params = parameters(&route);
     for name in ["app", "cluster", "revision"] {

@@ -214,6 +214,53 @@ pub struct StoredContext {
     pub apps: Vec<StoredApp>,
 }
 
+/// What rsync last did with one resource on one cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceStatus {
+    /// `apiVersion` of the object.
+    pub api_version: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// Pending, Applied, Failed or Deleted.
+    pub deployed: String,
+    /// Ready or NotReady.
+    pub ready: String,
+    /// Why it failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl ResourceStatus {
+    fn of(resource: &Resource, deployed: &str, message: Option<String>) -> Self {
+        ResourceStatus {
+            api_version: resource.api_version.clone(),
+            kind: resource.key.kind.clone(),
+            name: resource.key.name.clone(),
+            deployed: deployed.to_owned(),
+            ready: "NotReady".to_owned(),
+            message,
+        }
+    }
+
+    /// Applied, not yet ready.
+    pub fn applied(resource: &Resource) -> Self {
+        Self::of(resource, "Applied", None)
+    }
+
+    /// Failed, with why.
+    pub fn failed(resource: &Resource, message: String) -> Self {
+        Self::of(resource, "Failed", Some(message))
+    }
+
+    /// Deleted from its cluster.
+    pub fn deleted(resource: &Resource) -> Self {
+        Self::of(resource, "Deleted", None)
+    }
+}
+
 /// The context store failed or holds something it cannot read.
 #[derive(Debug, thiserror::Error)]
 pub enum ContextError {
@@ -400,6 +447,91 @@ impl ContextStore {
             });
         }
         Ok(StoredContext { meta, apps })
+    }
+
+    /// Records the status of resources of `app` on `cluster`, in one write.
+    pub fn put_statuses(
+        &self,
+        dig: &str,
+        revision: u64,
+        app: &str,
+        cluster: &str,
+        statuses: &[(String, ResourceStatus)],
+    ) -> Result<(), ContextError> {
+        let ops = statuses
+            .iter()
+            .map(|(key, status)| {
+                BatchOp::Put(
+                    format!("ctx/{dig}/rev/{revision:010}/status/{app}/{cluster}/{key}")
+                        .into_bytes(),
+                    json(status),
+                )
+            })
+            .collect();
+        Ok(self.store.batch(ops)?)
+    }
+
+    /// Records whether rsync reaches `cluster` (Available or Retrying).
+    pub fn put_connectivity(
+        &self,
+        dig: &str,
+        revision: u64,
+        cluster: &str,
+        state: &str,
+    ) -> Result<(), ContextError> {
+        let key = format!("ctx/{dig}/rev/{revision:010}/connectivity/{cluster}");
+        if self.store.get(key.as_bytes())?.as_deref() == Some(state.as_bytes()) {
+            return Ok(());
+        }
+        Ok(self.store.put(key.as_bytes(), state.as_bytes())?)
+    }
+
+    /// Every recorded resource status of a revision: (app, cluster, `name+Kind`) → status.
+    pub fn statuses(
+        &self,
+        dig: &str,
+        revision: u64,
+    ) -> Result<BTreeMap<(String, String, String), ResourceStatus>, ContextError> {
+        let prefix = format!("ctx/{dig}/rev/{revision:010}/status/");
+        let mut out = BTreeMap::new();
+        for (key, value) in self.store.scan_prefix(prefix.as_bytes())? {
+            let key = String::from_utf8_lossy(&key).into_owned();
+            let mut parts = key[prefix.len()..].splitn(3, '/');
+            let (Some(app), Some(cluster), Some(resource)) =
+                (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let status = serde_json::from_slice(&value).map_err(|e| ContextError::Corrupt {
+                key: key.clone(),
+                reason: e.to_string(),
+            })?;
+            out.insert(
+                (app.to_owned(), cluster.to_owned(), resource.to_owned()),
+                status,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Per cluster, whether rsync reaches it.
+    pub fn connectivity(
+        &self,
+        dig: &str,
+        revision: u64,
+    ) -> Result<BTreeMap<String, String>, ContextError> {
+        let prefix = format!("ctx/{dig}/rev/{revision:010}/connectivity/");
+        Ok(self
+            .store
+            .scan_prefix(prefix.as_bytes())?
+            .into_iter()
+            .map(|(k, v)| {
+                (
+                    String::from_utf8_lossy(&k[prefix.len()..]).into_owned(),
+                    String::from_utf8_lossy(&v).into_owned(),
+                )
+            })
+            .collect())
     }
 
     /// Removes everything stored for the DIG (its contexts and state).

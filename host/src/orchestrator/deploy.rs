@@ -109,6 +109,20 @@ pub enum OrchestratorError {
     Context(#[from] ContextError),
 }
 
+/// A context and what rsync recorded for it.
+#[derive(Debug, Clone)]
+pub struct SyncedContext {
+    /// The context.
+    pub context: StoredContext,
+    /// (app, `provider+cluster`, `name+Kind`) → status.
+    pub statuses: std::collections::BTreeMap<
+        (String, String, String),
+        crate::appcontext::stored::ResourceStatus,
+    >,
+    /// `provider+cluster` → Available or Retrying.
+    pub connectivity: std::collections::BTreeMap<String, String>,
+}
+
 /// Where finished contexts go: rsync implements it.
 pub trait SyncEngine: Send + Sync {
     /// A new context revision is current: make the clusters match it.
@@ -359,6 +373,30 @@ impl Orchestrator {
             revision,
         });
         Ok(state)
+    }
+
+    /// The DIG's state and, when it has a context, the context with what
+    /// rsync recorded for it: resource statuses and cluster connectivity.
+    pub fn status(
+        &self,
+        dig: &DigRef,
+    ) -> Result<(DigState, Option<SyncedContext>), OrchestratorError> {
+        let state = self.state(dig)?;
+        if state.revision == 0 {
+            return Ok((state, None));
+        }
+        let key = dig.key();
+        let context = self.contexts.read(&key, state.revision)?;
+        let statuses = self.contexts.statuses(&key, state.revision)?;
+        let connectivity = self.contexts.connectivity(&key, state.revision)?;
+        Ok((
+            state,
+            Some(SyncedContext {
+                context,
+                statuses,
+                connectivity,
+            }),
+        ))
     }
 
     /// Forgets a deleted DIG's contexts and state.

@@ -1,0 +1,397 @@
+//! rsync: makes clusters match an AppContext revision, and records the
+//! status of every resource and cluster in the store.
+//!
+//! Apps go in app order; an app that others wait for as `Ready` is waited
+//! for (plus the dependency's `wait`) before they start. An app's clusters
+//! are synced in parallel (bounded); a cluster's resources in order (CRDs
+//! first). A cluster that cannot be reached is retried with bounded
+//! exponential backoff and jitter while the others go on.
+
+pub mod target;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::sync::{Mutex, Semaphore};
+
+use crate::appcontext::stored::{ContextStore, ResourceStatus, StoredApp, StoredContext};
+use crate::appcontext::{DeployState, Resource};
+use crate::db::{ResourceDb, ResourceId};
+use crate::model::Kind;
+use crate::orchestrator::{ContextHandoff, SyncEngine};
+
+pub use target::{DirectoryTarget, KubeTarget, SyncError, SyncTarget};
+
+/// Labels every applied object carries.
+pub const DIG_LABEL: &str = "wasmco.io/deployment-intent-group";
+/// See [`DIG_LABEL`].
+pub const APP_LABEL: &str = "wasmco.io/app";
+/// See [`DIG_LABEL`].
+pub const CONTEXT_LABEL: &str = "wasmco.io/context-revision";
+
+/// How rsync paces itself.
+#[derive(Debug, Clone)]
+pub struct RsyncConfig {
+    /// Clusters synced at once.
+    pub parallel_clusters: usize,
+    /// How long a resource may take to become ready before it is reported not ready.
+    pub ready_timeout: Duration,
+    /// First and largest retry delay for an unreachable cluster.
+    pub backoff: (Duration, Duration),
+    /// Attempts at an unreachable cluster before its resources are marked Failed.
+    pub attempts: u32,
+}
+
+impl Default for RsyncConfig {
+    fn default() -> Self {
+        RsyncConfig {
+            parallel_clusters: 16,
+            ready_timeout: Duration::from_secs(60),
+            backoff: (Duration::from_millis(100), Duration::from_secs(5)),
+            attempts: 30,
+        }
+    }
+}
+
+/// The sync engine; cheap to clone.
+#[derive(Clone)]
+pub struct Rsync {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    db: ResourceDb,
+    contexts: ContextStore,
+    runtime: tokio::runtime::Handle,
+    targets: Mutex<HashMap<String, Arc<dyn SyncTarget>>>,
+    parallel: Arc<Semaphore>,
+    config: RsyncConfig,
+}
+
+impl Rsync {
+    /// An engine running its work on `runtime`.
+    pub fn new(
+        db: ResourceDb,
+        contexts: ContextStore,
+        runtime: tokio::runtime::Handle,
+        config: RsyncConfig,
+    ) -> Self {
+        let parallel = Arc::new(Semaphore::new(config.parallel_clusters.max(1)));
+        Rsync {
+            inner: Arc::new(Inner {
+                db,
+                contexts,
+                runtime,
+                targets: Mutex::default(),
+                parallel,
+                config,
+            }),
+        }
+    }
+}
+
+impl SyncEngine for Rsync {
+    fn deploy(&self, handoff: ContextHandoff) {
+        let inner = self.inner.clone();
+        self.inner.runtime.spawn(async move {
+            if let Err(error) = inner.deploy(&handoff).await {
+                tracing::error!(dig = %handoff.dig, revision = handoff.revision, %error, "sync failed");
+            }
+        });
+    }
+
+    fn terminate(&self, handoff: ContextHandoff) {
+        let inner = self.inner.clone();
+        self.inner.runtime.spawn(async move {
+            if let Err(error) = inner.terminate(&handoff).await {
+                tracing::error!(dig = %handoff.dig, revision = handoff.revision, %error, "terminate failed");
+            }
+        });
+    }
+}
+
+/// Why a whole sync could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RsyncError {
+    /// The context could not be read or its status written.
+    #[error(transparent)]
+    Context(#[from] crate::appcontext::stored::ContextError),
+}
+
+fn labels(handoff: &ContextHandoff, app: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        (DIG_LABEL.to_owned(), handoff.dig.replace('/', ".")),
+        (APP_LABEL.to_owned(), app.to_owned()),
+        (CONTEXT_LABEL.to_owned(), handoff.revision.to_string()),
+    ])
+}
+
+impl Inner {
+    /// The target of `provider+cluster`, made from its stored kubeconfig once.
+    async fn target(&self, cluster: &str) -> Result<Arc<dyn SyncTarget>, SyncError> {
+        if let Some(target) = self.targets.lock().await.get(cluster) {
+            return Ok(target.clone());
+        }
+        let (provider, name) = cluster.split_once('+').unwrap_or(("", cluster));
+        let id = ResourceId::new(Kind::Cluster, vec![provider.to_owned(), name.to_owned()]);
+        let kubeconfig = self
+            .db
+            .file(&id)
+            .map_err(|e| SyncError::Config(e.to_string()))?
+            .ok_or_else(|| SyncError::Config(format!("cluster {cluster} has no kubeconfig")))?;
+        let target: Arc<dyn SyncTarget> =
+            Arc::new(KubeTarget::from_kubeconfig(&String::from_utf8_lossy(&kubeconfig)).await?);
+        self.targets
+            .lock()
+            .await
+            .insert(cluster.to_owned(), target.clone());
+        Ok(target)
+    }
+
+    /// Whether `revision` is still the DIG's current, deployed revision.
+    fn current(&self, handoff: &ContextHandoff) -> bool {
+        self.contexts
+            .state(&handoff.dig)
+            .map(|s| {
+                s.revision == handoff.revision
+                    && matches!(s.state, DeployState::Instantiated | DeployState::Updated)
+            })
+            .unwrap_or(false)
+    }
+
+    async fn deploy(self: &Arc<Self>, handoff: &ContextHandoff) -> Result<(), RsyncError> {
+        let context = self.contexts.read(&handoff.dig, handoff.revision)?;
+        for app_name in &context.meta.app_order {
+            let Some(app) = context.apps.iter().find(|a| &a.name == app_name) else {
+                continue;
+            };
+            let waited_on = waited_on(&context, app_name);
+            let mut tasks = Vec::new();
+            for placement in &app.placement {
+                let inner = self.clone();
+                let handoff = handoff.clone();
+                let app = app.clone();
+                let cluster = placement.cluster.clone();
+                tasks.push(tokio::spawn(async move {
+                    let _permit = inner.parallel.clone().acquire_owned().await;
+                    inner.sync_cluster(&handoff, &app, &cluster).await
+                }));
+            }
+            for task in tasks {
+                match task.await {
+                    Ok(result) => result?,
+                    Err(error) => tracing::error!(%error, "cluster sync task failed"),
+                }
+            }
+            if let Some(wait) = waited_on {
+                tokio::time::sleep(Duration::from_secs(wait)).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies `app`'s resources on `cluster` in order, then waits (bounded)
+    /// for them to be ready, recording status as it goes.
+    async fn sync_cluster(
+        &self,
+        handoff: &ContextHandoff,
+        app: &StoredApp,
+        cluster: &str,
+    ) -> Result<(), RsyncError> {
+        let resources: Vec<Resource> = app.resources_on(cluster).into_iter().cloned().collect();
+        let labels = labels(handoff, &app.name);
+        let mut statuses: Vec<(String, ResourceStatus)> = Vec::new();
+        for resource in &resources {
+            let outcome = self
+                .with_retries(handoff, cluster, |target| {
+                    let resource = resource.clone();
+                    let labels = labels.clone();
+                    async move { target.apply(&resource, &labels).await }
+                })
+                .await;
+            let status = match outcome {
+                Ok(()) => ResourceStatus::applied(resource),
+                Err(error) => ResourceStatus::failed(resource, error.to_string()),
+            };
+            statuses.push((resource.key.to_string(), status));
+        }
+        self.contexts.put_statuses(
+            &handoff.dig,
+            handoff.revision,
+            &app.name,
+            cluster,
+            &statuses,
+        )?;
+        let deadline = tokio::time::Instant::now() + self.config.ready_timeout;
+        for (key, status) in &mut statuses {
+            let Some(resource) = resources.iter().find(|r| r.key.to_string() == *key) else {
+                continue;
+            };
+            if status.deployed != "Applied" {
+                continue;
+            }
+            while tokio::time::Instant::now() < deadline && self.current(handoff) {
+                let ready = match self.target(cluster).await {
+                    Ok(target) => target.ready(resource).await.unwrap_or(false),
+                    Err(_) => false,
+                };
+                if ready {
+                    status.ready = "Ready".into();
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+        self.contexts.put_statuses(
+            &handoff.dig,
+            handoff.revision,
+            &app.name,
+            cluster,
+            &statuses,
+        )?;
+        Ok(())
+    }
+
+    /// Runs `attempt` against the cluster's target, retrying transient
+    /// failures with bounded exponential backoff and jitter; the cluster is
+    /// marked Retrying meanwhile and Available once it answers.
+    async fn with_retries<F, Fut>(
+        &self,
+        handoff: &ContextHandoff,
+        cluster: &str,
+        attempt: F,
+    ) -> Result<(), SyncError>
+    where
+        F: Fn(Arc<dyn SyncTarget>) -> Fut,
+        Fut: std::future::Future<Output = Result<(), SyncError>>,
+    {
+        let (mut delay, ceiling) = self.config.backoff;
+        let mut tries = 0;
+        loop {
+            let result = match self.target(cluster).await {
+                Ok(target) => attempt(target).await,
+                Err(error) => Err(error),
+            };
+            match result {
+                Ok(()) => {
+                    let _ = self.contexts.put_connectivity(
+                        &handoff.dig,
+                        handoff.revision,
+                        cluster,
+                        "Available",
+                    );
+                    return Ok(());
+                }
+                Err(error)
+                    if error.is_transient()
+                        && tries + 1 < self.config.attempts
+                        && self.current(handoff) =>
+                {
+                    tries += 1;
+                    let _ = self.contexts.put_connectivity(
+                        &handoff.dig,
+                        handoff.revision,
+                        cluster,
+                        "Retrying",
+                    );
+                    tracing::warn!(%cluster, %error, attempt = tries, "cluster not reachable; retrying");
+                    let jitter = delay.mul_f64(rand_fraction() * 0.5);
+                    tokio::time::sleep(delay + jitter).await;
+                    delay = (delay * 2).min(ceiling);
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    async fn terminate(self: &Arc<Self>, handoff: &ContextHandoff) -> Result<(), RsyncError> {
+        let context = self.contexts.read(&handoff.dig, handoff.revision)?;
+        for app_name in context.meta.app_order.iter().rev() {
+            let Some(app) = context.apps.iter().find(|a| &a.name == app_name) else {
+                continue;
+            };
+            let mut tasks = Vec::new();
+            for placement in &app.placement {
+                let inner = self.clone();
+                let handoff = handoff.clone();
+                let app = app.clone();
+                let cluster = placement.cluster.clone();
+                tasks.push(tokio::spawn(async move {
+                    inner.remove_from_cluster(&handoff, &app, &cluster).await
+                }));
+            }
+            for task in tasks {
+                match task.await {
+                    Ok(result) => result?,
+                    Err(error) => tracing::error!(%error, "cluster terminate task failed"),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Deletes `app`'s resources from `cluster` in reverse order and waits
+    /// (bounded) until each is gone.
+    async fn remove_from_cluster(
+        &self,
+        handoff: &ContextHandoff,
+        app: &StoredApp,
+        cluster: &str,
+    ) -> Result<(), RsyncError> {
+        let mut statuses = Vec::new();
+        for resource in app.resources_on(cluster).into_iter().rev() {
+            let deadline = tokio::time::Instant::now() + self.config.ready_timeout;
+            let mut status = ResourceStatus::failed(resource, "not deleted in time".into());
+            while tokio::time::Instant::now() < deadline {
+                let gone = match self.target(cluster).await {
+                    Ok(target) => target.delete(resource).await,
+                    Err(error) => Err(error),
+                };
+                match gone {
+                    Ok(true) => {
+                        status = ResourceStatus::deleted(resource);
+                        break;
+                    }
+                    Ok(false) => {}
+                    Err(error) if !error.is_transient() => {
+                        status = ResourceStatus::failed(resource, error.to_string());
+                        break;
+                    }
+                    Err(_) => {}
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            statuses.push((resource.key.to_string(), status));
+        }
+        self.contexts.put_statuses(
+            &handoff.dig,
+            handoff.revision,
+            &app.name,
+            cluster,
+            &statuses,
+        )?;
+        Ok(())
+    }
+}
+
+/// Seconds to wait after `app` when a later app waits for it as Ready.
+fn waited_on(context: &StoredContext, app: &str) -> Option<u64> {
+    context
+        .meta
+        .dependencies
+        .values()
+        .flatten()
+        .filter(|d| d.app == app)
+        .map(|d| d.wait)
+        .max()
+}
+
+/// A fraction in [0, 1) for jitter; the clock's nanoseconds are random enough.
+fn rand_fraction() -> f64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
+    f64::from(nanos % 1000) / 1000.0
+}

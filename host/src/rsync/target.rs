@@ -1,0 +1,265 @@
+//! Where rsync puts resources: a Kubernetes API (through kube-rs) or a
+//! directory of YAML files.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::discovery::{ApiCapabilities, Scope};
+use serde_json::Value;
+
+use crate::appcontext::Resource;
+
+/// The field manager of every server-side apply.
+pub const FIELD_MANAGER: &str = "wasmco";
+
+/// Why a target could not do what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// The cluster could not be reached (worth retrying).
+    #[error("cluster unreachable: {0}")]
+    Unreachable(String),
+    /// The cluster answered with an error.
+    #[error("{0}")]
+    Refused(String),
+    /// The cluster's kubeconfig is unusable.
+    #[error("kubeconfig: {0}")]
+    Config(String),
+}
+
+impl SyncError {
+    /// Whether trying again later may succeed.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            SyncError::Unreachable(_) => true,
+            SyncError::Refused(message) => message.starts_with("429") || message.starts_with("5"),
+            SyncError::Config(_) => false,
+        }
+    }
+}
+
+fn classify(error: kube::Error) -> SyncError {
+    match error {
+        kube::Error::Api(status) => SyncError::Refused(format!(
+            "{} {}: {}",
+            status.code, status.reason, status.message
+        )),
+        other => SyncError::Unreachable(other.to_string()),
+    }
+}
+
+/// One cluster, as rsync drives it.
+#[async_trait::async_trait]
+pub trait SyncTarget: Send + Sync {
+    /// Applies `resource` with `labels` added.
+    async fn apply(
+        &self,
+        resource: &Resource,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<(), SyncError>;
+    /// Whether `resource` is ready, read from the cluster.
+    async fn ready(&self, resource: &Resource) -> Result<bool, SyncError>;
+    /// Deletes `resource`; `Ok(true)` once it is gone.
+    async fn delete(&self, resource: &Resource) -> Result<bool, SyncError>;
+}
+
+/// A cluster reached through its kubeconfig.
+pub struct KubeTarget {
+    client: kube::Client,
+    kinds: Mutex<HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)>>,
+}
+
+impl KubeTarget {
+    /// A client from a stored kubeconfig.
+    pub async fn from_kubeconfig(yaml: &str) -> Result<Self, SyncError> {
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(yaml)
+            .map_err(|e| SyncError::Config(e.to_string()))?;
+        let config = kube::Config::from_custom_kubeconfig(
+            kubeconfig,
+            &kube::config::KubeConfigOptions::default(),
+        )
+        .await
+        .map_err(|e| SyncError::Config(e.to_string()))?;
+        let client =
+            kube::Client::try_from(config).map_err(|e| SyncError::Config(e.to_string()))?;
+        Ok(KubeTarget {
+            client,
+            kinds: Mutex::default(),
+        })
+    }
+
+    async fn api(&self, resource: &Resource) -> Result<Api<DynamicObject>, SyncError> {
+        let (group, version) = match resource.api_version.split_once('/') {
+            Some((group, version)) => (group, version),
+            None => ("", resource.api_version.as_str()),
+        };
+        let gvk = GroupVersionKind::gvk(group, version, &resource.key.kind);
+        let known = self
+            .kinds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&gvk)
+            .cloned();
+        let (api_resource, capabilities) = match known {
+            Some(found) => found,
+            None => {
+                let found = kube::discovery::pinned_kind(&self.client, &gvk)
+                    .await
+                    .map_err(classify)?;
+                self.kinds
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(gvk, found.clone());
+                found
+            }
+        };
+        Ok(match capabilities.scope {
+            Scope::Cluster => Api::all_with(self.client.clone(), &api_resource),
+            Scope::Namespaced => Api::namespaced_with(
+                self.client.clone(),
+                resource.namespace.as_deref().unwrap_or("default"),
+                &api_resource,
+            ),
+        })
+    }
+}
+
+#[async_trait::async_trait]
+impl SyncTarget for KubeTarget {
+    async fn apply(
+        &self,
+        resource: &Resource,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<(), SyncError> {
+        let api = self.api(resource).await?;
+        let mut manifest = resource.manifest.clone();
+        let metadata = &mut manifest["metadata"];
+        for (key, value) in labels {
+            metadata["labels"][key] = Value::String(value.clone());
+        }
+        let params = PatchParams::apply(FIELD_MANAGER).force();
+        api.patch(&resource.key.name, &params, &Patch::Apply(&manifest))
+            .await
+            .map(drop)
+            .map_err(classify)
+    }
+
+    async fn ready(&self, resource: &Resource) -> Result<bool, SyncError> {
+        let api = self.api(resource).await?;
+        let Some(object) = api.get_opt(&resource.key.name).await.map_err(classify)? else {
+            return Ok(false);
+        };
+        Ok(is_ready(
+            &resource.key.kind,
+            &serde_json::to_value(&object).unwrap_or_default(),
+        ))
+    }
+
+    async fn delete(&self, resource: &Resource) -> Result<bool, SyncError> {
+        let api = self.api(resource).await?;
+        match api
+            .delete(&resource.key.name, &DeleteParams::default())
+            .await
+        {
+            Ok(_) => Ok(api
+                .get_opt(&resource.key.name)
+                .await
+                .map_err(classify)?
+                .is_none()),
+            Err(kube::Error::Api(status)) if status.code == 404 => Ok(true),
+            Err(error) => Err(classify(error)),
+        }
+    }
+}
+
+/// Readiness as the cluster reports it: workloads rolled out, Jobs complete,
+/// Pods ready, CRDs established; anything else once it exists.
+pub fn is_ready(kind: &str, object: &Value) -> bool {
+    let status = &object["status"];
+    let condition = |name: &str| {
+        status["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|c| c["type"] == name && c["status"] == "True")
+    };
+    let generation_seen =
+        || status["observedGeneration"].as_i64() >= object["metadata"]["generation"].as_i64();
+    let wanted = object["spec"]["replicas"].as_i64().unwrap_or(1);
+    match kind {
+        "Deployment" => {
+            generation_seen() && status["availableReplicas"].as_i64().unwrap_or(0) >= wanted
+        }
+        "StatefulSet" => {
+            generation_seen() && status["readyReplicas"].as_i64().unwrap_or(0) >= wanted
+        }
+        "DaemonSet" => {
+            generation_seen()
+                && status["numberReady"].as_i64().unwrap_or(-1)
+                    >= status["desiredNumberScheduled"].as_i64().unwrap_or(0)
+        }
+        "Job" => condition("Complete"),
+        "Pod" => condition("Ready"),
+        "CustomResourceDefinition" => condition("Established"),
+        _ => true,
+    }
+}
+
+/// A directory: the manifests per cluster as YAML files, for dry runs and GitOps.
+pub struct DirectoryTarget {
+    dir: PathBuf,
+}
+
+impl DirectoryTarget {
+    /// Writes under `dir` (created when missing).
+    pub fn new(dir: PathBuf) -> Self {
+        DirectoryTarget { dir }
+    }
+
+    fn path(&self, resource: &Resource) -> PathBuf {
+        let namespace = resource.namespace.as_deref().unwrap_or("_cluster");
+        self.dir.join(namespace).join(format!(
+            "{}-{}.yaml",
+            resource.key.kind.to_lowercase(),
+            resource.key.name
+        ))
+    }
+}
+
+#[async_trait::async_trait]
+impl SyncTarget for DirectoryTarget {
+    async fn apply(
+        &self,
+        resource: &Resource,
+        labels: &BTreeMap<String, String>,
+    ) -> Result<(), SyncError> {
+        let mut manifest = resource.manifest.clone();
+        for (key, value) in labels {
+            manifest["metadata"]["labels"][key] = Value::String(value.clone());
+        }
+        let path = self.path(resource);
+        let yaml =
+            serde_norway::to_string(&manifest).map_err(|e| SyncError::Refused(e.to_string()))?;
+        let io = |e: std::io::Error| SyncError::Refused(format!("{}: {e}", path.display()));
+        if let Some(parent) = path.parent() {
+            tokio::fs::create_dir_all(parent).await.map_err(io)?;
+        }
+        tokio::fs::write(&path, yaml).await.map_err(io)
+    }
+
+    async fn ready(&self, resource: &Resource) -> Result<bool, SyncError> {
+        Ok(tokio::fs::try_exists(self.path(resource))
+            .await
+            .unwrap_or(false))
+    }
+
+    async fn delete(&self, resource: &Resource) -> Result<bool, SyncError> {
+        match tokio::fs::remove_file(self.path(resource)).await {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
+            Err(e) => Err(SyncError::Refused(e.to_string())),
+        }
+    }
+}
