@@ -54,6 +54,9 @@ enum Command {
         /// Milliseconds a workload takes to become ready.
         #[arg(long, default_value_t = 0)]
         ready_after_ms: u64,
+        /// Milliseconds added to every request.
+        #[arg(long, default_value_t = 0)]
+        latency_ms: u64,
     },
 }
 
@@ -93,11 +96,13 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             name,
             kubeconfig,
             ready_after_ms,
+            latency_ms,
         } => {
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             runtime.block_on(async {
                 let behaviour = wasmco::vcluster::Behaviour {
                     ready_after: std::time::Duration::from_millis(ready_after_ms),
+                    latency: std::time::Duration::from_millis(latency_ms),
                     ..Default::default()
                 };
                 let cluster = wasmco::vcluster::VirtualCluster::start(&name, listen, behaviour)

@@ -22,13 +22,21 @@ struct Virtual {
 
 impl Virtual {
     fn start(name: &str) -> Virtual {
+        Self::start_slow(name, 0)
+    }
+
+    /// A cluster that takes `latency_ms` for every request.
+    fn start_slow(name: &str, latency_ms: u64) -> Virtual {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kubeconfig");
+        let latency = latency_ms.to_string();
         let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
             .args([
                 "virtual-cluster",
                 "--ready-after-ms",
                 "100",
+                "--latency-ms",
+                &latency,
                 "--name",
                 name,
                 "--kubeconfig",
@@ -140,4 +148,149 @@ fn instantiate_deploys_to_the_right_clusters_and_terminate_removes_it() {
             c.object(WEB).is_none() && c.object(WEB_SERVICE).is_none() && c.object(DB).is_none()
         })
     });
+}
+
+fn put_db_placement(server: &Server, label: &str) {
+    let path = format!("{DIG}/generic-placement-intents/gpi/app-intents/db");
+    let intent = serde_json::json!({"app": "db", "intent": {"anyOf": [{"clusterProvider": "edge", "clusterLabel": label}]}});
+    expect(server.put(&path, crate::http::doc("db", intent)), 200);
+}
+
+#[test]
+fn update_and_rollback_converge() {
+    let clusters = [
+        Virtual::start("c1"),
+        Virtual::start("c2"),
+        Virtual::start("c3"),
+    ];
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
+    expect(action(&server, DIG, "approve"), 202);
+    expect(action(&server, DIG, "instantiate"), 202);
+    wait_for("db on c2", || clusters[1].object(DB).is_some());
+    // db moves from the west (c2) to the east (c1): added there, deleted here.
+    put_db_placement(&server, "east");
+    expect(action(&server, DIG, "update"), 202);
+    wait_for("db moved to c1", || {
+        clusters[0].object(DB).is_some() && clusters[1].object(DB).is_none()
+    });
+    assert!(clusters[2].object(DB).is_none());
+    // Rolling back to revision 1 moves it back.
+    let back = server
+        .client
+        .post(server.url(&format!("{DIG}/rollback")))
+        .json(&serde_json::json!({"revision": 1}))
+        .send()
+        .unwrap();
+    expect(back, 202);
+    wait_for("db back on c2", || {
+        clusters[1].object(DB).is_some() && clusters[0].object(DB).is_none()
+    });
+    // web was never dropped: it stayed on every cluster throughout.
+    assert!(clusters.iter().all(|c| c.object(WEB).is_some()));
+}
+
+#[test]
+fn a_server_killed_mid_apply_resumes_and_converges() {
+    // Every request to these clusters takes 150 ms: the kill lands mid-apply.
+    let clusters = [
+        Virtual::start_slow("c1", 150),
+        Virtual::start_slow("c2", 150),
+        Virtual::start_slow("c3", 150),
+    ];
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
+    expect(action(&server, DIG, "approve"), 202);
+    expect(action(&server, DIG, "instantiate"), 202);
+    std::thread::sleep(Duration::from_millis(400));
+    server.kill();
+    let uids_before: Vec<Option<Value>> = clusters
+        .iter()
+        .map(|c| c.object(WEB).map(|w| w["metadata"]["uid"].clone()))
+        .collect();
+    let partial = uids_before.iter().filter(|u| u.is_some()).count();
+    assert!(
+        partial < 3,
+        "the apply had already finished; the test proves nothing"
+    );
+    let server = Server::start(data.path());
+    let status = |query: &str| expect(server.get(&format!("{DIG}/status?{query}")), 200);
+    wait_for("the restarted server to finish", || {
+        status("status=ready")["readyStatus"] == "Ready"
+    });
+    for (cluster, uid_before) in clusters.iter().zip(&uids_before) {
+        let web = cluster.object(WEB).expect("web deployed");
+        // What was applied before the kill was updated in place, not made again.
+        if let Some(uid) = uid_before {
+            assert_eq!(&web["metadata"]["uid"], uid);
+        }
+        assert_eq!(web["metadata"]["labels"]["wasmco.io/app"], "web");
+        let list: Value = Client::new()
+            .get(format!("{}/apis/apps/v1/namespaces/default/deployments?labelSelector=wasmco.io%2Fapp%3Dweb", cluster.base))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        assert_eq!(list["items"].as_array().unwrap().len(), 1);
+    }
+}
+
+#[test]
+fn a_cluster_refusing_connections_is_retried_and_converges() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let behaviour = wasmco::vcluster::Behaviour {
+        ready_after: Duration::from_millis(100),
+        ..Default::default()
+    };
+    let mut flaky = runtime
+        .block_on(wasmco::vcluster::VirtualCluster::start(
+            "c3",
+            "127.0.0.1:0".parse().unwrap(),
+            behaviour,
+        ))
+        .unwrap();
+    runtime.block_on(flaky.refuse_connections());
+    let (c1, c2) = (Virtual::start("c1"), Virtual::start("c2"));
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    set_up_with(
+        &server,
+        [
+            c1.kubeconfig.clone(),
+            c2.kubeconfig.clone(),
+            flaky.kubeconfig().into_bytes(),
+        ],
+    );
+    expect(action(&server, DIG, "approve"), 202);
+    expect(action(&server, DIG, "instantiate"), 202);
+    // The other clusters go on while c3 is retried.
+    wait_for("c1 and c2", || {
+        c1.object(WEB).is_some() && c2.object(WEB).is_some()
+    });
+    let connectivity = || {
+        let status = expect(
+            server.get(&format!("{DIG}/status?app=web&cluster=edge%2Bc3")),
+            200,
+        );
+        status["apps"][0]["clusters"][0]["connectivity"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    wait_for("c3 to be marked Retrying", || connectivity() == "Retrying");
+    runtime.block_on(flaky.reopen()).unwrap();
+    let status = |query: &str| expect(server.get(&format!("{DIG}/status?{query}")), 200);
+    wait_for("everything ready once c3 answers", || {
+        status("status=ready")["readyStatus"] == "Ready"
+    });
+    assert_eq!(connectivity(), "Available");
+    let web: Value = Client::new()
+        .get(format!("http://{}{WEB}", flaky.addr()))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    assert_eq!(web["spec"]["replicas"], 5);
 }

@@ -156,6 +156,9 @@ pub enum ServeError {
     /// The built-in generic placement controller does not load.
     #[error("the built-in generic placement controller does not load: {0}")]
     Generic(crate::runtime::RegistrationError),
+    /// Deployments could not be taken up again.
+    #[error("cannot resume deployments: {0}")]
+    Resume(String),
     /// The server stopped with an error.
     #[error("server failed: {0}")]
     Io(#[from] std::io::Error),
@@ -185,12 +188,19 @@ pub fn open_state(
         .map_err(ServeError::Generic)?;
     let contexts = ContextStore::new(store);
     let engine: Arc<dyn crate::orchestrator::SyncEngine> = match sync {
-        Some(handle) => Arc::new(crate::rsync::Rsync::new(
-            db.clone(),
-            contexts.clone(),
-            handle,
-            crate::rsync::RsyncConfig::default(),
-        )),
+        Some(handle) => {
+            let rsync = crate::rsync::Rsync::new(
+                db.clone(),
+                contexts.clone(),
+                handle,
+                crate::rsync::RsyncConfig::default(),
+            );
+            let resumed = rsync
+                .resume()
+                .map_err(|e| ServeError::Resume(e.to_string()))?;
+            tracing::info!(resumed, "deployments taken up again");
+            Arc::new(rsync)
+        }
         None => Arc::new(NoSync::default()),
     };
     let orchestrator = Orchestrator::new(

@@ -534,6 +534,22 @@ impl ContextStore {
             .collect())
     }
 
+    /// Every DIG with a state, and that state.
+    pub fn states(&self) -> Result<Vec<(String, DigState)>, ContextError> {
+        let mut states = Vec::new();
+        self.store.visit_prefix(b"ctx/", &mut |key, value| {
+            let key = String::from_utf8_lossy(key);
+            if let Some(dig) = key
+                .strip_prefix("ctx/")
+                .and_then(|k| k.strip_suffix("/state"))
+                && let Ok(state) = serde_json::from_slice(value)
+            {
+                states.push((dig.to_owned(), state));
+            }
+        })?;
+        Ok(states)
+    }
+
     /// Removes everything stored for the DIG (its contexts and state).
     pub fn forget(&self, dig: &str) -> Result<(), ContextError> {
         let ops = self

@@ -138,6 +138,9 @@ pub struct ContextHandoff {
     pub dig: String,
     /// The context revision.
     pub revision: u64,
+    /// The revision deployed before (update, rollback): what it has and the
+    /// new one does not is to be deleted.
+    pub previous: Option<u64>,
 }
 
 /// A sync engine that only records what it was handed, until rsync lands.
@@ -282,11 +285,13 @@ impl Orchestrator {
         let (_guard, mut state) = self.begin(dig)?;
         Self::allow(dig, &state, "roll back", DEPLOYED, DeployState::Updated)?;
         self.contexts.read(&dig.key(), revision)?;
+        let previous = Some(state.revision).filter(|&p| p != revision);
         state.enter(DeployState::Updated, revision);
         self.contexts.put_state(&dig.key(), &state)?;
         self.sync.deploy(ContextHandoff {
             dig: dig.key(),
             revision,
+            previous,
         });
         Ok(state)
     }
@@ -301,6 +306,7 @@ impl Orchestrator {
         self.sync.terminate(ContextHandoff {
             dig: dig.key(),
             revision,
+            previous: None,
         });
         Ok(state)
     }
@@ -355,6 +361,8 @@ impl Orchestrator {
             }
         }
         let revision = state.latest + 1;
+        // What an update replaces; a (re-)instantiate starts from nothing deployed.
+        let previous = Some(state.revision).filter(|&p| p != 0 && next == DeployState::Updated);
         let meta = ContextMeta {
             project: dig.project.clone(),
             composite_app: dig.composite_app.clone(),
@@ -371,6 +379,7 @@ impl Orchestrator {
         self.sync.deploy(ContextHandoff {
             dig: dig.key(),
             revision,
+            previous,
         });
         Ok(state)
     }

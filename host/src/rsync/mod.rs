@@ -91,6 +91,32 @@ impl Rsync {
     }
 }
 
+impl Rsync {
+    /// Takes up, after a restart, every DIG whose context was deployed or
+    /// terminated: applies and deletes are idempotent, so finished work is
+    /// confirmed and unfinished work completed, with no duplicate objects.
+    pub fn resume(&self) -> Result<usize, RsyncError> {
+        let mut resumed = 0;
+        for (dig, state) in self.inner.contexts.states()? {
+            if state.revision == 0 {
+                continue;
+            }
+            let handoff = ContextHandoff {
+                dig,
+                revision: state.revision,
+                previous: None,
+            };
+            match state.state {
+                DeployState::Instantiated | DeployState::Updated => self.deploy(handoff),
+                DeployState::Terminated => self.terminate(handoff),
+                DeployState::Created | DeployState::Approved => continue,
+            }
+            resumed += 1;
+        }
+        Ok(resumed)
+    }
+}
+
 impl SyncEngine for Rsync {
     fn deploy(&self, handoff: ContextHandoff) {
         let inner = self.inner.clone();
@@ -186,6 +212,54 @@ impl Inner {
             }
             if let Some(wait) = waited_on {
                 tokio::time::sleep(Duration::from_secs(wait)).await;
+            }
+        }
+        if let Some(previous) = handoff.previous {
+            self.remove_dropped(handoff, previous, &context).await?;
+        }
+        Ok(())
+    }
+
+    /// After an update or rollback: deletes what revision `previous` put on
+    /// a cluster and the new context no longer has there.
+    async fn remove_dropped(
+        self: &Arc<Self>,
+        handoff: &ContextHandoff,
+        previous: u64,
+        current: &StoredContext,
+    ) -> Result<(), RsyncError> {
+        let old = self.contexts.read(&handoff.dig, previous)?;
+        for app in &old.apps {
+            let new_app = current.apps.iter().find(|a| a.name == app.name);
+            for placement in &app.placement {
+                let kept: Vec<String> = new_app
+                    .filter(|a| a.placement.iter().any(|p| p.cluster == placement.cluster))
+                    .map(|a| {
+                        a.resources_on(&placement.cluster)
+                            .iter()
+                            .map(|r| r.key.to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let dropped: Vec<Resource> = app
+                    .resources_on(&placement.cluster)
+                    .into_iter()
+                    .filter(|r| !kept.contains(&r.key.to_string()))
+                    .cloned()
+                    .collect();
+                if dropped.is_empty() {
+                    continue;
+                }
+                let mut dropped_app = app.clone();
+                dropped_app.base = dropped;
+                dropped_app.diffs.clear();
+                let record = ContextHandoff {
+                    dig: handoff.dig.clone(),
+                    revision: previous,
+                    previous: None,
+                };
+                self.remove_from_cluster(&record, &dropped_app, &placement.cluster)
+                    .await?;
             }
         }
         Ok(())
