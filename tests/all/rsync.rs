@@ -17,6 +17,7 @@ struct Virtual {
     child: Child,
     base: String,
     kubeconfig: Vec<u8>,
+    kubeconfig_path: std::path::PathBuf,
     _dir: tempfile::TempDir,
 }
 
@@ -55,6 +56,7 @@ impl Virtual {
             child,
             base,
             kubeconfig,
+            kubeconfig_path: path,
             _dir: dir,
         }
     }
@@ -141,6 +143,32 @@ fn instantiate_deploys_to_the_right_clusters_and_terminate_removes_it() {
         "data"
     );
     assert!(clusters[2].object(DB).is_none());
+
+    // kubectl sees them too, through the cluster's kubeconfig.
+    let kubectl = Command::new("kubectl")
+        .args([
+            "get",
+            "deployments",
+            "--all-namespaces",
+            "-l",
+            "wasmco.io/app",
+            "-o",
+            "name",
+        ])
+        .env("KUBECONFIG", &clusters[1].kubeconfig_path)
+        .output()
+        .expect("kubectl runs (Debian: apt-get install kubernetes-client)");
+    assert!(
+        kubectl.status.success(),
+        "{}",
+        String::from_utf8_lossy(&kubectl.stderr)
+    );
+    let mut listed: Vec<String> = String::from_utf8_lossy(&kubectl.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    listed.sort();
+    assert_eq!(listed, ["deployment.apps/db", "deployment.apps/web"]);
 
     expect(action(&server, DIG, "terminate"), 202);
     wait_for("every object to be gone", || {
@@ -293,4 +321,89 @@ fn a_cluster_refusing_connections_is_retried_and_converges() {
         .json()
         .unwrap();
     assert_eq!(web["spec"]["replicas"], 5);
+}
+
+#[test]
+fn crds_go_first_and_their_kinds_follow() {
+    use crate::http::doc;
+    use serde_json::json;
+    let cluster = Virtual::start("solo");
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    expect(
+        server.post("/v2/cluster-providers", doc("lab", json!({}))),
+        201,
+    );
+    expect(
+        server.upload(
+            "/v2/cluster-providers/lab/clusters",
+            doc("solo", json!({})),
+            Some(cluster.kubeconfig.clone()),
+        ),
+        201,
+    );
+    expect(server.post("/v2/projects", doc("p", json!({}))), 201);
+    expect(
+        server.post(
+            "/v2/projects/p/composite-apps",
+            doc("ca", json!({"compositeAppVersion": "v1"})),
+        ),
+        201,
+    );
+    let ca = "/v2/projects/p/composite-apps/ca/v1";
+    // The custom resource comes first in the file; the CRD must still be applied first.
+    let manifests = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec: {size: 3}\n---\n\
+        apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n\
+        spec: {group: example.com, scope: Namespaced, names: {plural: widgets, singular: widget, kind: Widget},\n  \
+        versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]}\n";
+    expect(
+        server.upload(
+            &format!("{ca}/apps"),
+            doc("widgets", json!({})),
+            Some(manifests.as_bytes().to_vec()),
+        ),
+        201,
+    );
+    expect(
+        server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
+        201,
+    );
+    let dig = format!("{ca}/deployment-intent-groups/d");
+    expect(
+        server.post(
+            &format!("{ca}/deployment-intent-groups"),
+            doc("d", json!({"compositeProfile": "prof", "version": "r1"})),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{dig}/generic-placement-intents"),
+            doc("gpi", json!({})),
+        ),
+        201,
+    );
+    let intent = json!({"app": "widgets", "intent": {"allOf": [{"clusterProvider": "lab", "cluster": "solo"}]}});
+    expect(
+        server.post(
+            &format!("{dig}/generic-placement-intents/gpi/app-intents"),
+            doc("w", intent),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{dig}/intents"),
+            doc("i", json!({"intent": {"genericPlacementIntent": "gpi"}})),
+        ),
+        201,
+    );
+    expect(action(&server, &dig, "approve"), 202);
+    expect(action(&server, &dig, "instantiate"), 202);
+    let status = || expect(server.get(&format!("{dig}/status?status=ready")), 200);
+    wait_for("the widget", || status()["readyStatus"] == "Ready");
+    let widget = cluster
+        .object("/apis/example.com/v1/namespaces/default/widgets/w1")
+        .expect("widget applied");
+    assert_eq!(widget["spec"]["size"], 3);
 }

@@ -288,6 +288,10 @@ impl Inner {
                 Ok(()) => ResourceStatus::applied(resource),
                 Err(error) => ResourceStatus::failed(resource, error.to_string()),
             };
+            // What follows a CRD may be of its kind: wait until it is Established.
+            if resource.key.kind == "CustomResourceDefinition" && status.deployed == "Applied" {
+                self.wait_ready(handoff, cluster, resource).await;
+            }
             statuses.push((resource.key.to_string(), status));
         }
         self.contexts.put_statuses(
@@ -297,24 +301,12 @@ impl Inner {
             cluster,
             &statuses,
         )?;
-        let deadline = tokio::time::Instant::now() + self.config.ready_timeout;
         for (key, status) in &mut statuses {
             let Some(resource) = resources.iter().find(|r| r.key.to_string() == *key) else {
                 continue;
             };
-            if status.deployed != "Applied" {
-                continue;
-            }
-            while tokio::time::Instant::now() < deadline && self.current(handoff) {
-                let ready = match self.target(cluster).await {
-                    Ok(target) => target.ready(resource).await.unwrap_or(false),
-                    Err(_) => false,
-                };
-                if ready {
-                    status.ready = "Ready".into();
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
+            if status.deployed == "Applied" && self.wait_ready(handoff, cluster, resource).await {
+                status.ready = "Ready".into();
             }
         }
         self.contexts.put_statuses(
@@ -325,6 +317,25 @@ impl Inner {
             &statuses,
         )?;
         Ok(())
+    }
+
+    /// Polls until `resource` is ready on `cluster` (bounded); whether it is.
+    async fn wait_ready(
+        &self,
+        handoff: &ContextHandoff,
+        cluster: &str,
+        resource: &Resource,
+    ) -> bool {
+        let deadline = tokio::time::Instant::now() + self.config.ready_timeout;
+        while tokio::time::Instant::now() < deadline && self.current(handoff) {
+            if let Ok(target) = self.target(cluster).await {
+                if target.ready(resource).await.unwrap_or(false) {
+                    return true;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        false
     }
 
     /// Runs `attempt` against the cluster's target, retrying transient
