@@ -328,10 +328,10 @@ impl Inner {
     ) -> bool {
         let deadline = tokio::time::Instant::now() + self.config.ready_timeout;
         while tokio::time::Instant::now() < deadline && self.current(handoff) {
-            if let Ok(target) = self.target(cluster).await {
-                if target.ready(resource).await.unwrap_or(false) {
-                    return true;
-                }
+            if let Ok(target) = self.target(cluster).await
+                && target.ready(resource).await.unwrap_or(false)
+            {
+                return true;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
