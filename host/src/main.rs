@@ -39,6 +39,10 @@ enum Command {
         /// Address to listen on.
         #[arg(long, env = "WASMCO_LISTEN", default_value = "127.0.0.1:9015")]
         listen: std::net::SocketAddr,
+        /// Write deployments as YAML files under this directory (one folder
+        /// per cluster) instead of applying them: dry runs and GitOps.
+        #[arg(long)]
+        sync_to_directory: Option<PathBuf>,
     },
     /// Serve a Kubernetes-API-compatible virtual cluster (in memory).
     VirtualCluster {
@@ -121,9 +125,17 @@ fn run(cli: Cli) -> anyhow::Result<()> {
                 anyhow::Ok(())
             })
         }
-        Command::Serve { data_dir, listen } => {
+        Command::Serve {
+            data_dir,
+            listen,
+            sync_to_directory,
+        } => {
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-            let state = wasmco::api::open_state(&data_dir, Some(runtime.handle().clone()))
+            let rsync = wasmco::rsync::RsyncConfig {
+                directory: sync_to_directory,
+                ..Default::default()
+            };
+            let state = wasmco::api::open_state(&data_dir, Some((runtime.handle().clone(), rsync)))
                 .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
             runtime.block_on(async {
                 let listener = wasmco::api::bind(listen).await?;

@@ -18,9 +18,15 @@ pub struct Server {
 
 impl Server {
     pub fn start(data_dir: &Path) -> Server {
+        Self::start_with(data_dir, &[])
+    }
+
+    /// [`Self::start`] with more arguments for `wasmco serve`.
+    pub fn start_with(data_dir: &Path, extra: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

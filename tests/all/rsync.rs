@@ -407,3 +407,34 @@ fn crds_go_first_and_their_kinds_follow() {
         .expect("widget applied");
     assert_eq!(widget["spec"]["size"], 3);
 }
+
+#[test]
+fn a_directory_target_writes_each_clusters_manifests() {
+    let data = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let server = Server::start_with(
+        data.path(),
+        &["--sync-to-directory", out.path().to_str().unwrap()],
+    );
+    let kubeconfig = crate::http::fixture("kubeconfig.yaml");
+    set_up_with(
+        &server,
+        [kubeconfig.clone(), kubeconfig.clone(), kubeconfig],
+    );
+    expect(action(&server, DIG, "approve"), 202);
+    expect(action(&server, DIG, "instantiate"), 202);
+    let file = |cluster: &str, name: &str| out.path().join(format!("edge+{cluster}/{name}.yaml"));
+    let status = || expect(server.get(&format!("{DIG}/status?status=ready")), 200);
+    wait_for("the files", || status()["readyStatus"] == "Ready");
+    let web = std::fs::read_to_string(file("c3", "deployment-web")).unwrap();
+    assert!(
+        web.contains("replicas: 5") && web.contains("wasmco.io/app: web"),
+        "{web}"
+    );
+    assert!(file("c2", "deployment-db").exists());
+    assert!(!file("c1", "deployment-db").exists());
+    expect(action(&server, DIG, "terminate"), 202);
+    wait_for("the files to go", || {
+        !file("c1", "deployment-web").exists() && !file("c2", "deployment-db").exists()
+    });
+}

@@ -169,7 +169,7 @@ pub enum ServeError {
 /// recorded (for tools that build contexts and deploy nothing).
 pub fn open_state(
     data_dir: &Path,
-    sync: Option<tokio::runtime::Handle>,
+    sync: Option<(tokio::runtime::Handle, crate::rsync::RsyncConfig)>,
 ) -> Result<AppState, ServeError> {
     let store: Arc<dyn crate::store::KvStore> = Arc::new(SledStore::open(&data_dir.join("db"))?);
     let runtime = Runtime::new(RuntimeConfig::new(data_dir.join("cache")))?;
@@ -188,13 +188,8 @@ pub fn open_state(
         .map_err(ServeError::Generic)?;
     let contexts = ContextStore::new(store);
     let engine: Arc<dyn crate::orchestrator::SyncEngine> = match sync {
-        Some(handle) => {
-            let rsync = crate::rsync::Rsync::new(
-                db.clone(),
-                contexts.clone(),
-                handle,
-                crate::rsync::RsyncConfig::default(),
-            );
+        Some((handle, config)) => {
+            let rsync = crate::rsync::Rsync::new(db.clone(), contexts.clone(), handle, config);
             let resumed = rsync
                 .resume()
                 .map_err(|e| ServeError::Resume(e.to_string()))?;

@@ -41,6 +41,9 @@ pub struct RsyncConfig {
     pub backoff: (Duration, Duration),
     /// Attempts at an unreachable cluster before its resources are marked Failed.
     pub attempts: u32,
+    /// Write each cluster's manifests under this directory instead of
+    /// applying them (dry runs, GitOps).
+    pub directory: Option<std::path::PathBuf>,
 }
 
 impl Default for RsyncConfig {
@@ -50,6 +53,7 @@ impl Default for RsyncConfig {
             ready_timeout: Duration::from_secs(60),
             backoff: (Duration::from_millis(100), Duration::from_secs(5)),
             attempts: 30,
+            directory: None,
         }
     }
 }
@@ -158,6 +162,15 @@ impl Inner {
     async fn target(&self, cluster: &str) -> Result<Arc<dyn SyncTarget>, SyncError> {
         if let Some(target) = self.targets.lock().await.get(cluster) {
             return Ok(target.clone());
+        }
+        if let Some(directory) = &self.config.directory {
+            let target: Arc<dyn SyncTarget> =
+                Arc::new(DirectoryTarget::new(directory.join(cluster)));
+            self.targets
+                .lock()
+                .await
+                .insert(cluster.to_owned(), target.clone());
+            return Ok(target);
         }
         let (provider, name) = cluster.split_once('+').unwrap_or(("", cluster));
         let id = ResourceId::new(Kind::Cluster, vec![provider.to_owned(), name.to_owned()]);

@@ -218,13 +218,18 @@ impl DirectoryTarget {
         DirectoryTarget { dir }
     }
 
+    /// `<namespace>/<kind>-<name>.yaml`, or `<kind>-<name>.yaml` for objects
+    /// the manifest gives no namespace.
     fn path(&self, resource: &Resource) -> PathBuf {
-        let namespace = resource.namespace.as_deref().unwrap_or("_cluster");
-        self.dir.join(namespace).join(format!(
+        let file = format!(
             "{}-{}.yaml",
             resource.key.kind.to_lowercase(),
             resource.key.name
-        ))
+        );
+        match &resource.namespace {
+            Some(namespace) => self.dir.join(namespace).join(file),
+            None => self.dir.join(file),
+        }
     }
 }
 
