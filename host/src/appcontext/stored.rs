@@ -468,7 +468,8 @@ impl ContextStore {
                 )
             })
             .collect();
-        Ok(self.store.batch(ops)?)
+        // Progress only: after a crash rsync applies the context again anyway.
+        Ok(self.store.batch_lazy(ops)?)
     }
 
     /// Records whether rsync reaches `cluster` (Available or Retrying).
@@ -483,7 +484,10 @@ impl ContextStore {
         if self.store.get(key.as_bytes())?.as_deref() == Some(state.as_bytes()) {
             return Ok(());
         }
-        Ok(self.store.put(key.as_bytes(), state.as_bytes())?)
+        Ok(self.store.batch_lazy(vec![BatchOp::Put(
+            key.into_bytes(),
+            state.as_bytes().to_vec(),
+        )])?)
     }
 
     /// Every recorded resource status of a revision: (app, cluster, `name+Kind`) → status.

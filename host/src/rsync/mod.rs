@@ -318,7 +318,10 @@ impl Inner {
             let Some(resource) = resources.iter().find(|r| r.key.to_string() == *key) else {
                 continue;
             };
-            if status.deployed == "Applied" && self.wait_ready(handoff, cluster, resource).await {
+            if status.deployed == "Applied"
+                && (target::ready_once_applied(&resource.key.kind)
+                    || self.wait_ready(handoff, cluster, resource).await)
+            {
                 status.ready = "Ready".into();
             }
         }

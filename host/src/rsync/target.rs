@@ -174,6 +174,14 @@ impl SyncTarget for KubeTarget {
     }
 }
 
+/// Whether objects of `kind` are ready as soon as they exist (no status to wait for).
+pub fn ready_once_applied(kind: &str) -> bool {
+    !matches!(
+        kind,
+        "Deployment" | "StatefulSet" | "DaemonSet" | "Job" | "Pod" | "CustomResourceDefinition"
+    )
+}
+
 /// Readiness as the cluster reports it: workloads rolled out, Jobs complete,
 /// Pods ready, CRDs established; anything else once it exists.
 pub fn is_ready(kind: &str, object: &Value) -> bool {

@@ -67,6 +67,12 @@ pub trait KvStore: Send + Sync + 'static {
     ) -> Result<(), StoreError>;
     /// Applies all of `ops` or none, durably.
     fn batch(&self, ops: Vec<BatchOp>) -> Result<(), StoreError>;
+    /// Applies all of `ops` or none, without waiting for the disk: for data
+    /// that can be derived again after a crash (rsync's progress), where an
+    /// fsync per write would cost more than the work it records.
+    fn batch_lazy(&self, ops: Vec<BatchOp>) -> Result<(), StoreError> {
+        self.batch(ops)
+    }
     /// Bytes the store takes on disk.
     fn size_on_disk(&self) -> Result<u64, StoreError>;
 }

@@ -63,6 +63,11 @@ impl KvStore for SledStore {
     }
 
     fn batch(&self, ops: Vec<BatchOp>) -> Result<(), StoreError> {
+        self.batch_lazy(ops)?;
+        self.durable()
+    }
+
+    fn batch_lazy(&self, ops: Vec<BatchOp>) -> Result<(), StoreError> {
         let mut batch = sled::Batch::default();
         for op in ops {
             match op {
@@ -70,8 +75,7 @@ impl KvStore for SledStore {
                 BatchOp::Delete(k) => batch.remove(k),
             }
         }
-        self.db.apply_batch(batch).map_err(io("batch"))?;
-        self.durable()
+        self.db.apply_batch(batch).map_err(io("batch"))
     }
 
     fn size_on_disk(&self) -> Result<u64, StoreError> {
