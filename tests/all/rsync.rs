@@ -28,14 +28,20 @@ impl Virtual {
 
     /// A cluster that takes `latency_ms` for every request.
     fn start_slow(name: &str, latency_ms: u64) -> Virtual {
+        Self::start_with(name, latency_ms, 100)
+    }
+
+    /// A cluster whose workloads take `ready_ms` to become ready.
+    fn start_with(name: &str, latency_ms: u64, ready_ms: u64) -> Virtual {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("kubeconfig");
         let latency = latency_ms.to_string();
+        let ready = ready_ms.to_string();
         let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
             .args([
                 "virtual-cluster",
                 "--ready-after-ms",
-                "100",
+                &ready,
                 "--latency-ms",
                 &latency,
                 "--name",
@@ -437,4 +443,31 @@ fn a_directory_target_writes_each_clusters_manifests() {
     wait_for("the files to go", || {
         !file("c1", "deployment-web").exists() && !file("c2", "deployment-db").exists()
     });
+}
+
+#[test]
+fn an_app_waits_for_the_app_it_depends_on_to_be_ready() {
+    // Workloads take 2 s to become ready; web depends on db being Ready.
+    let clusters = [
+        Virtual::start_with("c1", 0, 2000),
+        Virtual::start_with("c2", 0, 2000),
+        Virtual::start_with("c3", 0, 2000),
+    ];
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
+    expect(action(&server, DIG, "approve"), 202);
+    expect(action(&server, DIG, "instantiate"), 202);
+    wait_for("db on c2", || clusters[1].object(DB).is_some());
+    // While db is not ready, web is nowhere.
+    assert!(
+        clusters.iter().all(|c| c.object(WEB).is_none()),
+        "web went out before db was ready"
+    );
+    wait_for("web", || clusters.iter().all(|c| c.object(WEB).is_some()));
+    let db = clusters[1].object(DB).unwrap();
+    assert_eq!(
+        db["status"]["availableReplicas"], 1,
+        "db was ready before web started"
+    );
 }
