@@ -206,23 +206,7 @@ impl Inner {
                 continue;
             };
             let waited_on = waited_on(&context, app_name);
-            let mut tasks = Vec::new();
-            for placement in &app.placement {
-                let inner = self.clone();
-                let handoff = handoff.clone();
-                let app = app.clone();
-                let cluster = placement.cluster.clone();
-                tasks.push(tokio::spawn(async move {
-                    let _permit = inner.parallel.clone().acquire_owned().await;
-                    inner.sync_cluster(&handoff, &app, &cluster).await
-                }));
-            }
-            for task in tasks {
-                match task.await {
-                    Ok(result) => result?,
-                    Err(error) => tracing::error!(%error, "cluster sync task failed"),
-                }
-            }
+            self.each_cluster(handoff, app, Work::Sync).await?;
             if let Some(wait) = waited_on {
                 tokio::time::sleep(Duration::from_secs(wait)).await;
             }
@@ -412,21 +396,37 @@ impl Inner {
             let Some(app) = context.apps.iter().find(|a| &a.name == app_name) else {
                 continue;
             };
-            let mut tasks = Vec::new();
-            for placement in &app.placement {
-                let inner = self.clone();
-                let handoff = handoff.clone();
-                let app = app.clone();
-                let cluster = placement.cluster.clone();
-                tasks.push(tokio::spawn(async move {
-                    inner.remove_from_cluster(&handoff, &app, &cluster).await
-                }));
-            }
-            for task in tasks {
-                match task.await {
-                    Ok(result) => result?,
-                    Err(error) => tracing::error!(%error, "cluster terminate task failed"),
+            self.each_cluster(handoff, app, Work::Remove).await?;
+        }
+        Ok(())
+    }
+
+    /// Does `work` for `app` on each of its clusters in parallel, at most
+    /// `parallel_clusters` at a time.
+    async fn each_cluster(
+        self: &Arc<Self>,
+        handoff: &ContextHandoff,
+        app: &StoredApp,
+        work: Work,
+    ) -> Result<(), RsyncError> {
+        let mut tasks = Vec::new();
+        for placement in &app.placement {
+            let inner = self.clone();
+            let handoff = handoff.clone();
+            let app = app.clone();
+            let cluster = placement.cluster.clone();
+            tasks.push(tokio::spawn(async move {
+                let _permit = inner.parallel.clone().acquire_owned().await;
+                match work {
+                    Work::Sync => inner.sync_cluster(&handoff, &app, &cluster).await,
+                    Work::Remove => inner.remove_from_cluster(&handoff, &app, &cluster).await,
                 }
+            }));
+        }
+        for task in tasks {
+            match task.await {
+                Ok(result) => result?,
+                Err(error) => tracing::error!(%error, "cluster task failed"),
             }
         }
         Ok(())
@@ -474,6 +474,13 @@ impl Inner {
         )?;
         Ok(())
     }
+}
+
+/// What [`Inner::each_cluster`] does on a cluster.
+#[derive(Debug, Clone, Copy)]
+enum Work {
+    Sync,
+    Remove,
 }
 
 /// Seconds to wait after `app` when a later app waits for it as Ready.
