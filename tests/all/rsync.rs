@@ -203,11 +203,31 @@ fn update_and_rollback_converge() {
     expect(action(&server, DIG, "approve"), 202);
     expect(action(&server, DIG, "instantiate"), 202);
     wait_for("db on c2", || clusters[1].object(DB).is_some());
+    // An object of ours that no revision lists (what a crash between an
+    // apply and its context's write would leave): the update finds it by
+    // its labels and removes it.
+    let orphan = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+        "metadata": {"name": "orphan", "labels": {"wasmco.io/deployment-intent-group": "shop.store.v1.live", "wasmco.io/app": "web"}},
+        "spec": {"replicas": 1}});
+    let created = Client::new()
+        .post(format!(
+            "{}/apis/apps/v1/namespaces/default/deployments",
+            clusters[0].base
+        ))
+        .json(&orphan)
+        .send()
+        .unwrap();
+    assert_eq!(created.status(), 201);
     // db moves from the west (c2) to the east (c1): added there, deleted here.
     put_db_placement(&server, "east");
     expect(action(&server, DIG, "update"), 202);
     wait_for("db moved to c1", || {
         clusters[0].object(DB).is_some() && clusters[1].object(DB).is_none()
+    });
+    wait_for("the orphan removed", || {
+        clusters[0]
+            .object("/apis/apps/v1/namespaces/default/deployments/orphan")
+            .is_none()
     });
     assert!(clusters[2].object(DB).is_none());
     // Rolling back to revision 1 moves it back.

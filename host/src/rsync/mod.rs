@@ -238,12 +238,15 @@ impl Inner {
                             .collect()
                     })
                     .unwrap_or_default();
-                let dropped: Vec<Resource> = app
-                    .resources_on(&placement.cluster)
-                    .into_iter()
-                    .filter(|r| !kept.contains(&r.key.to_string()))
-                    .cloned()
-                    .collect();
+                let dropped = self
+                    .leftovers(
+                        handoff,
+                        &app.name,
+                        &placement.cluster,
+                        app.resources_on(&placement.cluster),
+                        &kept,
+                    )
+                    .await;
                 if dropped.is_empty() {
                     continue;
                 }
@@ -260,6 +263,50 @@ impl Inner {
             }
         }
         Ok(())
+    }
+
+    /// What is on `cluster` for `app` and not in `kept`: found by our labels,
+    /// for every kind the previous revision had there (which also finds
+    /// objects a crash left behind), or from that revision itself where the
+    /// target cannot list.
+    async fn leftovers(
+        &self,
+        handoff: &ContextHandoff,
+        app: &str,
+        cluster: &str,
+        previous: Vec<&Resource>,
+        kept: &[String],
+    ) -> Vec<Resource> {
+        let selector = format!(
+            "{DIG_LABEL}={},{APP_LABEL}={app}",
+            handoff.dig.replace('/', ".")
+        );
+        let mut found: Vec<Resource> = Vec::new();
+        let mut kinds_seen: Vec<(String, String)> = Vec::new();
+        for like in &previous {
+            let kind = (like.api_version.clone(), like.key.kind.clone());
+            if kinds_seen.contains(&kind) {
+                continue;
+            }
+            kinds_seen.push(kind);
+            let listed = match self.target(cluster).await {
+                Ok(target) => target.list_labelled(like, &selector).await,
+                Err(error) => Err(error),
+            };
+            match listed {
+                Ok(Some(objects)) => found.extend(objects),
+                // The target cannot list, or did not answer: the previous revision says what was there.
+                _ => found.extend(
+                    previous
+                        .iter()
+                        .filter(|r| r.key.kind == like.key.kind)
+                        .map(|r| (*r).clone()),
+                ),
+            }
+        }
+        found.retain(|r| !kept.contains(&r.key.to_string()));
+        found.dedup_by(|a, b| a.key == b.key && a.namespace == b.namespace);
+        found
     }
 
     /// Applies `app`'s resources on `cluster` in order, then waits (bounded)

@@ -63,6 +63,16 @@ pub trait SyncTarget: Send + Sync {
     async fn ready(&self, resource: &Resource) -> Result<bool, SyncError>;
     /// Deletes `resource`; `Ok(true)` once it is gone.
     async fn delete(&self, resource: &Resource) -> Result<bool, SyncError>;
+    /// The objects of `like`'s kind, in every namespace, whose labels match
+    /// `selector`; `None` when the target cannot list.
+    async fn list_labelled(
+        &self,
+        like: &Resource,
+        selector: &str,
+    ) -> Result<Option<Vec<Resource>>, SyncError> {
+        let _ = (like, selector);
+        Ok(None)
+    }
 }
 
 /// A cluster reached through its kubeconfig.
@@ -90,7 +100,27 @@ impl KubeTarget {
         })
     }
 
+    async fn api_resource(&self, resource: &Resource) -> Result<ApiResource, SyncError> {
+        Ok(self.kind_of(resource).await?.0)
+    }
+
     async fn api(&self, resource: &Resource) -> Result<Api<DynamicObject>, SyncError> {
+        let (api_resource, capabilities) = self.kind_of(resource).await?;
+        Ok(match capabilities.scope {
+            Scope::Cluster => Api::all_with(self.client.clone(), &api_resource),
+            Scope::Namespaced => Api::namespaced_with(
+                self.client.clone(),
+                resource.namespace.as_deref().unwrap_or("default"),
+                &api_resource,
+            ),
+        })
+    }
+
+    /// The API type of `resource`'s kind, discovered once per kind.
+    async fn kind_of(
+        &self,
+        resource: &Resource,
+    ) -> Result<(ApiResource, ApiCapabilities), SyncError> {
         let (group, version) = match resource.api_version.split_once('/') {
             Some((group, version)) => (group, version),
             None => ("", resource.api_version.as_str()),
@@ -115,14 +145,7 @@ impl KubeTarget {
                 found
             }
         };
-        Ok(match capabilities.scope {
-            Scope::Cluster => Api::all_with(self.client.clone(), &api_resource),
-            Scope::Namespaced => Api::namespaced_with(
-                self.client.clone(),
-                resource.namespace.as_deref().unwrap_or("default"),
-                &api_resource,
-            ),
-        })
+        Ok((api_resource, capabilities))
     }
 }
 
@@ -155,6 +178,31 @@ impl SyncTarget for KubeTarget {
             &resource.key.kind,
             &serde_json::to_value(&object).unwrap_or_default(),
         ))
+    }
+
+    async fn list_labelled(
+        &self,
+        like: &Resource,
+        selector: &str,
+    ) -> Result<Option<Vec<Resource>>, SyncError> {
+        // Every namespace: a dropped object may sit in any of them.
+        let all: Api<DynamicObject> =
+            Api::all_with(self.client.clone(), &self.api_resource(like).await?);
+        let list = all
+            .list(&kube::api::ListParams::default().labels(selector))
+            .await
+            .map_err(classify)?;
+        let found = list
+            .items
+            .into_iter()
+            .filter_map(|object| {
+                let mut manifest = serde_json::to_value(&object).ok()?;
+                manifest["apiVersion"] = Value::String(like.api_version.clone());
+                manifest["kind"] = Value::String(like.key.kind.clone());
+                Resource::from_manifest(manifest).ok()
+            })
+            .collect();
+        Ok(Some(found))
     }
 
     async fn delete(&self, resource: &Resource) -> Result<bool, SyncError> {
