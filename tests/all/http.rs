@@ -164,3 +164,91 @@ pub fn refused(response: Response, status: u16, field: Option<&str>, words: &str
 pub fn doc(name: &str, spec: Value) -> Value {
     json!({"metadata": {"name": name, "description": format!("{name} for tests")}, "spec": spec})
 }
+
+/// A `wasmco virtual-cluster` process.
+pub struct Virtual {
+    child: Child,
+    pub base: String,
+    pub kubeconfig: Vec<u8>,
+    pub kubeconfig_path: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Virtual {
+    pub fn start(name: &str) -> Virtual {
+        Self::start_slow(name, 0)
+    }
+
+    /// A cluster that takes `latency_ms` for every request.
+    pub fn start_slow(name: &str, latency_ms: u64) -> Virtual {
+        Self::start_with(name, latency_ms, 100)
+    }
+
+    /// A cluster whose workloads take `ready_ms` to become ready.
+    pub fn start_with(name: &str, latency_ms: u64, ready_ms: u64) -> Virtual {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("kubeconfig");
+        let latency = latency_ms.to_string();
+        let ready = ready_ms.to_string();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
+            .args([
+                "virtual-cluster",
+                "--ready-after-ms",
+                &ready,
+                "--latency-ms",
+                &latency,
+                "--name",
+                name,
+                "--kubeconfig",
+            ])
+            .arg(&path)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let base = line.trim().rsplit(' ').next().unwrap().to_owned();
+        let kubeconfig = std::fs::read(&path).unwrap();
+        Virtual {
+            child,
+            base,
+            kubeconfig,
+            kubeconfig_path: path,
+            _dir: dir,
+        }
+    }
+
+    /// Sends a request as is.
+    pub fn send(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: &str,
+        body: Option<String>,
+    ) -> Response {
+        let mut request =
+            Client::new().request(method.parse().unwrap(), format!("{}{path}", self.base));
+        if let Some(body) = body {
+            request = request.header("content-type", content_type).body(body);
+        }
+        request.send().unwrap()
+    }
+
+    /// The object at `path`, if it exists.
+    pub fn object(&self, path: &str) -> Option<Value> {
+        let response = Client::new()
+            .get(format!("{}{path}", self.base))
+            .send()
+            .unwrap();
+        (response.status() == 200).then(|| response.json().unwrap())
+    }
+}
+
+impl Drop for Virtual {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -2,87 +2,14 @@
 //! every placed object lands with its content and labels in the right
 //! clusters and nowhere else, status reaches Ready, terminate removes it all.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use reqwest::blocking::Client;
 use serde_json::Value;
 
 use crate::deploy::{DIG, action, set_up_with};
-use crate::http::{Server, expect};
-
-/// A `wasmco virtual-cluster` process.
-struct Virtual {
-    child: Child,
-    base: String,
-    kubeconfig: Vec<u8>,
-    kubeconfig_path: std::path::PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl Virtual {
-    fn start(name: &str) -> Virtual {
-        Self::start_slow(name, 0)
-    }
-
-    /// A cluster that takes `latency_ms` for every request.
-    fn start_slow(name: &str, latency_ms: u64) -> Virtual {
-        Self::start_with(name, latency_ms, 100)
-    }
-
-    /// A cluster whose workloads take `ready_ms` to become ready.
-    fn start_with(name: &str, latency_ms: u64, ready_ms: u64) -> Virtual {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("kubeconfig");
-        let latency = latency_ms.to_string();
-        let ready = ready_ms.to_string();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
-            .args([
-                "virtual-cluster",
-                "--ready-after-ms",
-                &ready,
-                "--latency-ms",
-                &latency,
-                "--name",
-                name,
-                "--kubeconfig",
-            ])
-            .arg(&path)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let base = line.trim().rsplit(' ').next().unwrap().to_owned();
-        let kubeconfig = std::fs::read(&path).unwrap();
-        Virtual {
-            child,
-            base,
-            kubeconfig,
-            kubeconfig_path: path,
-            _dir: dir,
-        }
-    }
-
-    /// The object at `path`, if it exists.
-    fn object(&self, path: &str) -> Option<Value> {
-        let response = Client::new()
-            .get(format!("{}{path}", self.base))
-            .send()
-            .unwrap();
-        (response.status() == 200).then(|| response.json().unwrap())
-    }
-}
-
-impl Drop for Virtual {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use crate::http::{Server, Virtual, expect};
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
@@ -93,6 +20,16 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// A server with the shop set up on `clusters`, approved and instantiated.
+fn instantiated(clusters: &[Virtual; 3]) -> (tempfile::TempDir, Server) {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
+    expect(action(&server, DIG, "approve"), 202);
+    expect(action(&server, DIG, "instantiate"), 202);
+    (data, server)
 }
 
 const WEB: &str = "/apis/apps/v1/namespaces/default/deployments/web";
@@ -106,11 +43,7 @@ fn instantiate_deploys_to_the_right_clusters_and_terminate_removes_it() {
         Virtual::start("c2"),
         Virtual::start("c3"),
     ];
-    let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path());
-    set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
-    expect(action(&server, DIG, "approve"), 202);
-    expect(action(&server, DIG, "instantiate"), 202);
+    let (_data, server) = instantiated(&clusters);
 
     let status = |query: &str| expect(server.get(&format!("{DIG}/status?{query}")), 200);
     wait_for("every resource to be ready", || {
@@ -197,11 +130,7 @@ fn update_and_rollback_converge() {
         Virtual::start("c2"),
         Virtual::start("c3"),
     ];
-    let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path());
-    set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
-    expect(action(&server, DIG, "approve"), 202);
-    expect(action(&server, DIG, "instantiate"), 202);
+    let (_data, server) = instantiated(&clusters);
     wait_for("db on c2", || clusters[1].object(DB).is_some());
     // An object of ours that no revision lists (what a crash between an
     // apply and its context's write would leave): the update finds it by
@@ -253,11 +182,7 @@ fn a_server_killed_mid_apply_resumes_and_converges() {
         Virtual::start_slow("c2", 150),
         Virtual::start_slow("c3", 150),
     ];
-    let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path());
-    set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
-    expect(action(&server, DIG, "approve"), 202);
-    expect(action(&server, DIG, "instantiate"), 202);
+    let (data, server) = instantiated(&clusters);
     std::thread::sleep(Duration::from_millis(400));
     server.kill();
     let uids_before: Vec<Option<Value>> = clusters
@@ -473,11 +398,7 @@ fn an_app_waits_for_the_app_it_depends_on_to_be_ready() {
         Virtual::start_with("c2", 0, 2000),
         Virtual::start_with("c3", 0, 2000),
     ];
-    let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path());
-    set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
-    expect(action(&server, DIG, "approve"), 202);
-    expect(action(&server, DIG, "instantiate"), 202);
+    let (_data, _server) = instantiated(&clusters);
     wait_for("db on c2", || clusters[1].object(DB).is_some());
     // While db is not ready, web is nowhere.
     assert!(

@@ -3,67 +3,18 @@
 //! objects, label selectors, watches.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 
 use reqwest::blocking::{Client, Response};
 use serde_json::{Value, json};
 
-struct Cluster {
-    child: Child,
-    base: String,
-    client: Client,
-    kubeconfig: std::path::PathBuf,
-    _dir: tempfile::TempDir,
+use crate::http::Virtual;
+
+fn start() -> Virtual {
+    Virtual::start_with("edge-1", 0, 0)
 }
 
-impl Cluster {
-    fn start() -> Cluster {
-        let dir = tempfile::tempdir().unwrap();
-        let kubeconfig = dir.path().join("kubeconfig");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
-            .args(["virtual-cluster", "--name", "edge-1", "--kubeconfig"])
-            .arg(&kubeconfig)
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let base = line
-            .trim()
-            .strip_prefix("virtual cluster edge-1 listening on ")
-            .unwrap()
-            .to_owned();
-        Cluster {
-            child,
-            base,
-            client: Client::new(),
-            kubeconfig,
-            _dir: dir,
-        }
-    }
-
-    fn send(&self, method: &str, path: &str, content_type: &str, body: Option<String>) -> Response {
-        let mut request = self
-            .client
-            .request(method.parse().unwrap(), format!("{}{path}", self.base));
-        if let Some(body) = body {
-            request = request.header("content-type", content_type).body(body);
-        }
-        request.send().unwrap()
-    }
-
-    fn get(&self, path: &str) -> (u16, Value) {
-        answer(self.send("GET", path, "", None))
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+fn get(cluster: &Virtual, path: &str) -> (u16, Value) {
+    answer(cluster.send("GET", path, "", None))
 }
 
 fn answer(response: Response) -> (u16, Value) {
@@ -83,11 +34,11 @@ const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/shop/deployments";
 
 #[test]
 fn discovery_and_kubeconfig_describe_the_cluster() {
-    let cluster = Cluster::start();
-    let (code, version) = cluster.get("/version");
+    let cluster = start();
+    let (code, version) = get(&cluster, "/version");
     assert_eq!((code, version["major"].as_str()), (200, Some("1")));
-    assert_eq!(cluster.get("/api").1["versions"], json!(["v1"]));
-    let groups = cluster.get("/apis").1;
+    assert_eq!(get(&cluster, "/api").1["versions"], json!(["v1"]));
+    let groups = get(&cluster, "/apis").1;
     let names: Vec<&str> = groups["groups"]
         .as_array()
         .unwrap()
@@ -103,7 +54,7 @@ fn discovery_and_kubeconfig_describe_the_cluster() {
     ] {
         assert!(names.contains(&group), "{group} missing from {names:?}");
     }
-    let apps = cluster.get("/apis/apps/v1").1;
+    let apps = get(&cluster, "/apis/apps/v1").1;
     assert!(
         apps["resources"]
             .as_array()
@@ -111,7 +62,7 @@ fn discovery_and_kubeconfig_describe_the_cluster() {
             .iter()
             .any(|r| r["name"] == "deployments" && r["namespaced"] == true)
     );
-    let text = std::fs::read_to_string(&cluster.kubeconfig).unwrap();
+    let text = std::fs::read_to_string(&cluster.kubeconfig_path).unwrap();
     let config = kube::config::Kubeconfig::from_yaml(&text).unwrap();
     assert_eq!(
         config.clusters[0]
@@ -126,7 +77,7 @@ fn discovery_and_kubeconfig_describe_the_cluster() {
 
 #[test]
 fn objects_follow_the_kubernetes_conventions() {
-    let cluster = Cluster::start();
+    let cluster = start();
     let json = "application/json";
     // Namespaced objects need their namespace.
     let (code, status) =
@@ -157,7 +108,7 @@ fn objects_follow_the_kubernetes_conventions() {
         (code, dup["reason"].as_str(), dup["code"].as_u64()),
         (409, Some("AlreadyExists"), Some(409))
     );
-    let (code, missing) = cluster.get(&format!("{DEPLOYMENTS}/db"));
+    let (code, missing) = get(&cluster, &format!("{DEPLOYMENTS}/db"));
     assert_eq!(
         (code, missing["message"].as_str()),
         (404, Some("deployments.apps \"db\" not found"))
@@ -221,10 +172,13 @@ fn objects_follow_the_kubernetes_conventions() {
         (415, Some("UnsupportedMediaType"))
     );
     // Lists with label selectors, across namespaces.
-    let (_, list) = cluster.get(&format!("{DEPLOYMENTS}?labelSelector=app%3Dweb"));
+    let (_, list) = get(&cluster, &format!("{DEPLOYMENTS}?labelSelector=app%3Dweb"));
     assert_eq!(list["kind"], "DeploymentList");
     assert_eq!(list["items"].as_array().unwrap().len(), 1);
-    let (_, all) = cluster.get("/apis/apps/v1/deployments?labelSelector=app%20in%20(web,api)");
+    let (_, all) = get(
+        &cluster,
+        "/apis/apps/v1/deployments?labelSelector=app%20in%20(web,api)",
+    );
     assert_eq!(all["items"].as_array().unwrap().len(), 2);
     // The status subresource changes status only.
     let status = cluster.send(
@@ -246,13 +200,13 @@ fn objects_follow_the_kubernetes_conventions() {
         answer(cluster.send("DELETE", &format!("{DEPLOYMENTS}/web"), "", None)).0,
         200
     );
-    assert_eq!(cluster.get(&format!("{DEPLOYMENTS}/web")).0, 404);
+    assert_eq!(get(&cluster, &format!("{DEPLOYMENTS}/web")).0, 404);
 }
 
 #[test]
 fn watches_stream_added_modified_and_deleted() {
     // ConfigMaps: no simulated readiness adds status updates to the stream.
-    let cluster = Cluster::start();
+    let cluster = start();
     let json = "application/json";
     let maps = "/api/v1/namespaces/default/configmaps";
     let url = format!("{}{maps}?watch=true&timeoutSeconds=3", cluster.base);
