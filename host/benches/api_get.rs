@@ -14,8 +14,11 @@ use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;
 use serde_json::json;
 
+mod support;
+
+use support::create;
 use wasmco::api;
-use wasmco::db::{ResourceDb, ResourceId, Write};
+use wasmco::db::ResourceDb;
 use wasmco::model::Kind;
 
 const CONNECTIONS: usize = 64;
@@ -24,30 +27,10 @@ const TARGET_RPS: f64 = 30_000.0;
 const TARGET_P99: Duration = Duration::from_millis(5);
 
 fn populate(db: &ResourceDb) {
-    let write = |kind, path: &[&str], body| {
-        let id = ResourceId::new(kind, path.iter().map(|s| s.to_string()).collect());
-        db.create(
-            &id,
-            Write {
-                body,
-                references: Vec::new(),
-                file: None,
-            },
-        )
-        .expect("create");
-    };
-    write(
-        Kind::ClusterProvider,
-        &["edge"],
-        json!({"metadata": {"name": "edge"}, "spec": {}}),
-    );
+    create(db, Kind::ClusterProvider, &["edge"], json!({}), None);
     for i in 0..100 {
         let name = format!("cluster-{i:03}");
-        write(
-            Kind::Cluster,
-            &["edge", &name],
-            json!({"metadata": {"name": name, "description": "an edge cluster in the benchmark"}, "spec": {}}),
-        );
+        create(db, Kind::Cluster, &["edge", &name], json!({}), None);
     }
 }
 

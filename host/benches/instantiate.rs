@@ -10,8 +10,10 @@ use std::time::Instant;
 
 use serde_json::json;
 
+mod support;
+
+use support::create;
 use wasmco::api;
-use wasmco::db::{ResourceDb, ResourceId, Write};
 use wasmco::model::Kind;
 use wasmco::orchestrator::DigRef;
 use wasmco::runtime::{ControllerKind, LimitOverrides};
@@ -20,31 +22,6 @@ const APPS: usize = 10;
 const RESOURCES: usize = 5;
 const TARGET_SECONDS: f64 = 1.0;
 const TARGET_RSS_MB: f64 = 300.0;
-
-fn create(
-    db: &ResourceDb,
-    kind: Kind,
-    path: &[&str],
-    spec: serde_json::Value,
-    file: Option<Vec<u8>>,
-) {
-    let name = path.last().copied().unwrap_or_default();
-    let body = if kind == Kind::ClusterLabel {
-        json!({ "clusterLabel": name })
-    } else {
-        json!({"metadata": {"name": name}, "spec": spec})
-    };
-    let id = ResourceId::new(kind, path.iter().map(|s| s.to_string()).collect());
-    db.create(
-        &id,
-        Write {
-            body,
-            references: Vec::new(),
-            file,
-        },
-    )
-    .expect("create");
-}
 
 /// `v` followed by `extra`.
 fn with<'a>(v: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {

@@ -9,8 +9,10 @@ use std::time::{Duration, Instant};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
+mod support;
+
+use support::create;
 use wasmco::api;
-use wasmco::db::{ResourceDb, ResourceId, Write};
 use wasmco::model::Kind;
 use wasmco::orchestrator::DigRef;
 use wasmco::rsync::RsyncConfig;
@@ -20,23 +22,6 @@ const CLUSTERS: usize = 50;
 const OBJECTS: usize = 100;
 const KUBECTL_CLUSTERS: usize = 3;
 const KUBECTL_SINGLE: usize = 30;
-
-fn create(db: &ResourceDb, kind: Kind, path: &[&str], body: Value, file: Option<Vec<u8>>) {
-    let id = ResourceId::new(kind, path.iter().map(|s| s.to_string()).collect());
-    db.create(
-        &id,
-        Write {
-            body,
-            references: Vec::new(),
-            file,
-        },
-    )
-    .expect("create");
-}
-
-fn doc(name: &str, spec: Value) -> Value {
-    json!({"metadata": {"name": name}, "spec": spec})
-}
 
 fn config_map(prefix: &str, i: usize) -> Value {
     json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -70,27 +55,21 @@ fn main() {
     )
     .expect("state");
     let db = &state.db;
-    create(
-        db,
-        Kind::ClusterProvider,
-        &["edge"],
-        doc("edge", json!({})),
-        None,
-    );
+    create(db, Kind::ClusterProvider, &["edge"], json!({}), None);
     for (i, cluster) in clusters.iter().enumerate() {
         let name = format!("v{i:02}");
         create(
             db,
             Kind::Cluster,
             &["edge", &name],
-            doc(&name, json!({})),
+            json!({}),
             Some(cluster.kubeconfig().into_bytes()),
         );
         create(
             db,
             Kind::ClusterLabel,
             &["edge", &name, "edge"],
-            json!({"clusterLabel": "edge"}),
+            json!({}),
             None,
         );
     }
@@ -103,40 +82,40 @@ fn main() {
         })
         .collect();
     let v = ["p", "ca", "v1"];
-    create(db, Kind::Project, &["p"], doc("p", json!({})), None);
+    create(db, Kind::Project, &["p"], json!({}), None);
     create(
         db,
         Kind::CompositeApp,
         &v,
-        doc("ca", json!({"compositeAppVersion": "v1"})),
+        json!({"compositeAppVersion": "v1"}),
         None,
     );
     create(
         db,
         Kind::App,
         &["p", "ca", "v1", "cfg"],
-        doc("cfg", json!({})),
+        json!({}),
         Some(manifests.into_bytes()),
     );
     create(
         db,
         Kind::CompositeProfile,
         &["p", "ca", "v1", "prof"],
-        doc("prof", json!({})),
+        json!({}),
         None,
     );
     create(
         db,
         Kind::DeploymentIntentGroup,
         &["p", "ca", "v1", "d"],
-        doc("d", json!({"compositeProfile": "prof", "version": "r1"})),
+        json!({"compositeProfile": "prof", "version": "r1"}),
         None,
     );
     create(
         db,
         Kind::GenericPlacementIntent,
         &["p", "ca", "v1", "d", "gpi"],
-        doc("gpi", json!({})),
+        json!({}),
         None,
     );
     let intent = json!({"app": "cfg", "intent": {"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]}});
@@ -144,14 +123,14 @@ fn main() {
         db,
         Kind::GenericAppIntent,
         &["p", "ca", "v1", "d", "gpi", "cfg"],
-        doc("cfg", intent),
+        intent,
         None,
     );
     create(
         db,
         Kind::DigIntent,
         &["p", "ca", "v1", "d", "i"],
-        doc("i", json!({"intent": {"genericPlacementIntent": "gpi"}})),
+        json!({"intent": {"genericPlacementIntent": "gpi"}}),
         None,
     );
     let dig = DigRef {
