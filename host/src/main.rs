@@ -3,11 +3,16 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use std::io::{IsTerminal, Write};
+
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
+use wasmco::cli::client::{ApiClient, resolve_server};
+use wasmco::cli::resources::{Output, Scope};
 use wasmco::cli::scenario::{Scenario, render};
-use wasmco::runtime::{Runtime, RuntimeConfig};
+use wasmco::cli::{apply, controller, dev, emcoctl, resources, status};
+use wasmco::runtime::{ControllerKind, Runtime, RuntimeConfig};
 
 #[derive(Parser)]
 #[command(
@@ -16,8 +21,103 @@ use wasmco::runtime::{Runtime, RuntimeConfig};
     about = "Multi-cluster orchestration with WebAssembly controllers"
 )]
 struct Cli {
+    /// The wasmco API the client verbs talk to (default: the config file's
+    /// `server`, else http://127.0.0.1:9015).
+    #[arg(long, global = true, env = "WASMCO_SERVER")]
+    server: Option<String>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// Where the emcoctl documents come from.
+#[derive(clap::Args)]
+struct DocumentArgs {
+    /// A file of emcoctl documents, or a directory of them (`*.yaml`, in
+    /// name order); repeatable.
+    #[arg(short = 'f', long = "file", required = true)]
+    files: Vec<PathBuf>,
+    /// Values for the documents' Go-template placeholders (`{{.ProjectName}}`);
+    /// a directory's own `values.yaml` is used when this is not given.
+    #[arg(short = 'v', long = "values")]
+    values: Option<PathBuf>,
+    /// Stop at the first document that fails.
+    #[arg(short = 's', long = "stop-on-error")]
+    stop_on_error: bool,
+}
+
+/// Which DIG a DIG verb acts on.
+#[derive(clap::Args)]
+struct DigArgs {
+    /// The DIG's name (found in every project when unique) or its path
+    /// (`projects/P/composite-apps/CA/V/deployment-intent-groups/D`).
+    dig: String,
+    #[command(flatten)]
+    scope: Scope,
+}
+
+#[derive(Subcommand)]
+enum ControllerCommand {
+    /// Write a new controller crate from the template; it builds as is.
+    New {
+        /// The controller's (and crate's) name.
+        name: String,
+        /// Placement (chooses clusters) or action (changes resources).
+        #[arg(long = "type", value_enum)]
+        kind: KindArg,
+        /// Where to write it (default: ./NAME).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Build a controller crate into a `.wasm` component and print its path.
+    Build {
+        /// The crate's directory.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Register a controller (or replace it): a `.wasm`, or a crate
+    /// directory, built first.
+    Upload {
+        /// The component or crate.
+        path: PathBuf,
+        /// Its name (default: the file's or directory's name).
+        #[arg(long)]
+        name: Option<String>,
+        /// Placement or action (default: what the component exports).
+        #[arg(long = "type", value_enum)]
+        kind: Option<KindArg>,
+        /// Lower runs first within its kind.
+        #[arg(long, default_value_t = 10)]
+        priority: u32,
+    },
+    /// List the registered controllers.
+    List,
+    /// Run a controller once against a fixture, with no server, and print
+    /// its edits.
+    Test {
+        /// The component.
+        wasm: PathBuf,
+        /// The fixture (JSON or YAML): clusters, apps, optional placement, intent.
+        #[arg(long)]
+        input: PathBuf,
+        /// Where compiled controllers are cached.
+        #[arg(long, env = "WASMCO_CACHE_DIR", default_value = ".wasmco/cache")]
+        cache_dir: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum KindArg {
+    Placement,
+    Action,
+}
+
+impl From<KindArg> for ControllerKind {
+    fn from(kind: KindArg) -> Self {
+        match kind {
+            KindArg::Placement => ControllerKind::Placement,
+            KindArg::Action => ControllerKind::Action,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -43,6 +143,87 @@ enum Command {
         /// per cluster) instead of applying them: dry runs and GitOps.
         #[arg(long)]
         sync_to_directory: Option<PathBuf>,
+    },
+    /// Start a development orchestrator: the API on 127.0.0.1:9015, the
+    /// built-in controllers, three virtual clusters, and hot reload of
+    /// `.wasm` controllers.
+    Dev {
+        /// Where its data lives between runs.
+        #[arg(long, env = "WASMCO_DATA_DIR", default_value = ".wasmco")]
+        data_dir: PathBuf,
+        /// Keep nothing: data in a temporary directory removed at exit.
+        #[arg(long)]
+        ephemeral: bool,
+        /// The API's address; the clusters take the next three ports.
+        #[arg(long, default_value = "127.0.0.1:9015")]
+        listen: std::net::SocketAddr,
+        /// Milliseconds a workload takes to become ready in the clusters.
+        #[arg(long, default_value_t = 1500)]
+        ready_after_ms: u64,
+        /// The directory of `.wasm` controllers to hot-reload
+        /// (default: DATA_DIR/controllers).
+        #[arg(long)]
+        controllers: Option<PathBuf>,
+        /// Apply this example (a name under examples/, or a directory) and
+        /// show its status.
+        #[arg(long)]
+        example: Option<String>,
+    },
+    /// Create or replace what emcoctl documents describe, and post their actions.
+    Apply(DocumentArgs),
+    /// Delete what emcoctl documents describe, in reverse order
+    /// (terminating a DIG they instantiated first).
+    Delete {
+        #[command(flatten)]
+        documents: DocumentArgs,
+        /// How long to wait for a terminate to finish.
+        #[arg(long, default_value = "2m", value_parser = humantime::parse_duration)]
+        timeout: std::time::Duration,
+    },
+    /// Show resources: a kind (`clusters`, `projects`, `digs`, …) or a
+    /// collection path, with its parents given by flags.
+    Get {
+        /// The kind or path.
+        kind: String,
+        /// One resource's name.
+        name: Option<String>,
+        /// Output format.
+        #[arg(short, long, value_enum, default_value = "table")]
+        output: Output,
+        #[command(flatten)]
+        scope: Scope,
+    },
+    /// Approve a DIG (Created -> Approved).
+    Approve(DigArgs),
+    /// Instantiate a DIG: work out its AppContext and deploy it.
+    Instantiate(DigArgs),
+    /// Terminate a DIG: remove what it deployed.
+    Terminate(DigArgs),
+    /// Update a DIG to its current inputs.
+    Update(DigArgs),
+    /// Roll a DIG back to an earlier context revision.
+    Rollback {
+        #[command(flatten)]
+        dig: DigArgs,
+        /// The revision to go back to.
+        #[arg(long)]
+        revision: u64,
+    },
+    /// Show a DIG's status, refreshing until its last action has finished.
+    Status {
+        #[command(flatten)]
+        dig: DigArgs,
+        /// Show it once and return.
+        #[arg(long)]
+        once: bool,
+        /// Give up waiting after this long.
+        #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+        timeout: std::time::Duration,
+    },
+    /// Write, build, register, list and try controllers.
+    Controller {
+        #[command(subcommand)]
+        command: ControllerCommand,
     },
     /// Serve a Kubernetes-API-compatible virtual cluster (in memory).
     VirtualCluster {
@@ -82,7 +263,88 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
+    let server = cli.server;
+    let client =
+        || -> anyhow::Result<ApiClient> { Ok(ApiClient::new(resolve_server(server.clone())?)) };
+    let mut stdout = std::io::stdout().lock();
     match cli.command {
+        Command::Dev {
+            data_dir,
+            ephemeral,
+            listen,
+            ready_after_ms,
+            controllers,
+            example,
+        } => {
+            let example = example.as_deref().map(dev::find_example).transpose()?;
+            drop(stdout);
+            let options = dev::DevOptions {
+                data_dir: (!ephemeral).then_some(data_dir),
+                listen,
+                ready_after: std::time::Duration::from_millis(ready_after_ms),
+                controllers_dir: controllers,
+                example,
+                progress: std::io::stderr().is_terminal(),
+            };
+            let console: dev::Console =
+                std::sync::Arc::new(std::sync::Mutex::new(std::io::stdout()));
+            let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+            runtime.block_on(dev::run(options, console))?;
+            Ok(())
+        }
+        Command::Apply(args) => {
+            let documents = emcoctl::load(&args.files, args.values.as_deref())?;
+            let options = apply::RunOptions {
+                stop_on_error: args.stop_on_error,
+                terminate_timeout: std::time::Duration::ZERO,
+            };
+            let tally = apply::apply(&client()?, &documents, options, &mut stdout)?;
+            finish(tally)
+        }
+        Command::Delete { documents, timeout } => {
+            let loaded = emcoctl::load(&documents.files, documents.values.as_deref())?;
+            let options = apply::RunOptions {
+                stop_on_error: documents.stop_on_error,
+                terminate_timeout: timeout,
+            };
+            let tally = apply::delete(&client()?, &loaded, options, &mut stdout)?;
+            finish(tally)
+        }
+        Command::Get {
+            kind,
+            name,
+            output,
+            scope,
+        } => {
+            let text = resources::get(&client()?, &kind, name.as_deref(), &scope, output)?;
+            writeln!(stdout, "{}", text.trim_end())?;
+            Ok(())
+        }
+        Command::Approve(dig) => act(&client()?, &dig, "approve", &mut stdout),
+        Command::Instantiate(dig) => act(&client()?, &dig, "instantiate", &mut stdout),
+        Command::Terminate(dig) => act(&client()?, &dig, "terminate", &mut stdout),
+        Command::Update(dig) => act(&client()?, &dig, "update", &mut stdout),
+        Command::Rollback { dig, revision } => {
+            let client = client()?;
+            let path = resources::find_dig(&client, &dig.dig, &dig.scope)?;
+            let answer = client.post(
+                &format!("{path}/rollback"),
+                &serde_json::json!({ "revision": revision }),
+            )?;
+            report_state(&mut stdout, "rollback", &path, &answer)
+        }
+        Command::Status { dig, once, timeout } => {
+            let client = client()?;
+            let path = resources::find_dig(&client, &dig.dig, &dig.scope)?;
+            let options = status::WatchOptions {
+                watch: !once,
+                timeout,
+                progress: std::io::stderr().is_terminal(),
+            };
+            status::show(&client, &path, &options, &mut stdout)?;
+            Ok(())
+        }
+        Command::Controller { command } => run_controller(command, client, &mut stdout),
         Command::Run {
             scenario,
             cache_dir,
@@ -146,4 +408,114 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
     }
+}
+
+/// Fails the command when any document failed, after its report.
+fn finish(tally: apply::Tally) -> anyhow::Result<()> {
+    if tally.failed > 0 {
+        anyhow::bail!("{tally}");
+    }
+    println!("{tally}");
+    Ok(())
+}
+
+fn act(client: &ApiClient, dig: &DigArgs, action: &str, out: &mut dyn Write) -> anyhow::Result<()> {
+    let path = resources::find_dig(client, &dig.dig, &dig.scope)?;
+    let answer = client.post(&format!("{path}/{action}"), &serde_json::Value::Null)?;
+    report_state(out, action, &path, &answer)
+}
+
+fn report_state(
+    out: &mut dyn Write,
+    action: &str,
+    path: &str,
+    answer: &serde_json::Value,
+) -> anyhow::Result<()> {
+    writeln!(
+        out,
+        "{action}: {} is {} (revision {}); `wasmco status {}` follows it",
+        path.trim_start_matches("v2/"),
+        answer["deployedStatus"].as_str().unwrap_or("?"),
+        answer["revision"],
+        answer["name"].as_str().unwrap_or(path),
+    )?;
+    Ok(())
+}
+
+fn run_controller(
+    command: ControllerCommand,
+    client: impl Fn() -> anyhow::Result<ApiClient>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    match command {
+        ControllerCommand::New { name, kind, dir } => {
+            let dir = dir.unwrap_or_else(|| PathBuf::from(&name));
+            controller::new_crate(&dir, &name, kind.into())?;
+            writeln!(
+                out,
+                "wrote {}; next: `wasmco controller build {}`",
+                dir.display(),
+                dir.display()
+            )?;
+        }
+        ControllerCommand::Build { dir } => {
+            let wasm = controller::build_crate(&dir)?;
+            writeln!(out, "{}", wasm.display())?;
+        }
+        ControllerCommand::Upload {
+            path,
+            name,
+            kind,
+            priority,
+        } => {
+            let name = match name {
+                Some(name) => name,
+                None => path
+                    .canonicalize()
+                    .ok()
+                    .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().replace('_', "-")))
+                    .context("give the controller's name with --name")?,
+            };
+            let (file, wasm) = controller::component_bytes(&path)?;
+            let registration = controller::Registration {
+                name: name.clone(),
+                kind: kind.map(ControllerKind::from),
+                priority,
+            };
+            let new = controller::upload(&client()?, &registration, wasm)?;
+            writeln!(
+                out,
+                "{} controller {name} from {}",
+                if new { "registered" } else { "replaced" },
+                file.display()
+            )?;
+        }
+        ControllerCommand::List => {
+            let text = resources::get(
+                &client()?,
+                "controllers",
+                None,
+                &Scope::default(),
+                Output::Table,
+            )?;
+            writeln!(out, "{}", text.trim_end())?;
+        }
+        ControllerCommand::Test {
+            wasm,
+            input,
+            cache_dir,
+        } => {
+            let bytes =
+                std::fs::read(&wasm).with_context(|| format!("reading {}", wasm.display()))?;
+            let text = std::fs::read_to_string(&input)
+                .with_context(|| format!("reading {}", input.display()))?;
+            let fixture: controller::Fixture = serde_norway::from_str(&text)
+                .with_context(|| format!("{} is not a controller fixture", input.display()))?;
+            let runtime =
+                Runtime::new(RuntimeConfig::new(cache_dir)).context("starting the wasm runtime")?;
+            let report = controller::test(&runtime, &bytes, &fixture)?;
+            writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        }
+    }
+    Ok(())
 }

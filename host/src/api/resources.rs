@@ -92,7 +92,13 @@ pub async fn update(
         file,
     };
     let db = state.db.clone();
+    let changed = id.clone();
     blocking(move || db.update(&id, write)).await?;
+    if kind == Kind::Cluster {
+        state
+            .orchestrator
+            .cluster_changed(&changed.path[0], &changed.path[1]);
+    }
     if let Some(controller) = controller {
         state.controllers.insert(controller);
     }
@@ -184,6 +190,9 @@ pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Res
     }
     if kind == Kind::Controller {
         state.controllers.remove(&id.path[0]);
+    }
+    if kind == Kind::Cluster {
+        state.orchestrator.cluster_changed(&id.path[0], &id.path[1]);
     }
     Ok(StatusCode::NO_CONTENT.into_response())
 }

@@ -332,6 +332,25 @@ impl Kind {
         route
     }
 
+    /// The kind whose collection (`item == false`) or item route `path`
+    /// (relative to `/v2`, e.g. `projects/p/composite-apps`) is.
+    pub fn from_path(path: &str, item: bool) -> Option<Kind> {
+        let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+        Kind::ALL.into_iter().find(|kind| {
+            let route = if item {
+                kind.item_route()
+            } else {
+                kind.collection_route()
+            };
+            let pattern: Vec<&str> = route.trim_start_matches("/v2/").split('/').collect();
+            pattern.len() == segments.len()
+                && pattern
+                    .iter()
+                    .zip(&segments)
+                    .all(|(p, s)| !s.is_empty() && (p.starts_with('{') || p == s))
+        })
+    }
+
     /// How many path values name its parent.
     pub fn parent_arity(self) -> usize {
         self.ancestors().iter().map(|k| k.own_params().len()).sum()
@@ -360,5 +379,18 @@ mod tests {
             "/v2/cluster-providers/{clusterProvider}/clusters/{cluster}/labels"
         );
         assert_eq!(Kind::GenericAppIntent.parent_arity(), 5);
+        assert_eq!(
+            Kind::from_path("projects/p/composite-apps", false),
+            Some(Kind::CompositeApp)
+        );
+        assert_eq!(
+            Kind::from_path("projects/p/composite-apps/ca/v1", true),
+            Some(Kind::CompositeApp)
+        );
+        assert_eq!(
+            Kind::from_path("cluster-providers/p/clusters/c/labels", false),
+            Some(Kind::ClusterLabel)
+        );
+        assert_eq!(Kind::from_path("projects/p/networks", false), None);
     }
 }

@@ -129,6 +129,9 @@ pub trait SyncEngine: Send + Sync {
     fn deploy(&self, handoff: ContextHandoff);
     /// The DIG was terminated: remove what revision `revision` deployed.
     fn terminate(&self, handoff: ContextHandoff);
+    /// Cluster `provider+cluster` was changed or deleted: forget what was
+    /// made from its old kubeconfig.
+    fn cluster_changed(&self, _cluster: &str) {}
 }
 
 /// Which context a [`SyncEngine`] is to act on.
@@ -406,6 +409,12 @@ impl Orchestrator {
                 connectivity,
             }),
         ))
+    }
+
+    /// A cluster's kubeconfig changed (or the cluster was deleted); the
+    /// next sync reads the stored one again.
+    pub fn cluster_changed(&self, provider: &str, cluster: &str) {
+        self.sync.cluster_changed(&format!("{provider}+{cluster}"));
     }
 
     /// Forgets a deleted DIG's contexts and state.

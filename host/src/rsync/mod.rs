@@ -139,6 +139,14 @@ impl SyncEngine for Rsync {
             }
         });
     }
+
+    fn cluster_changed(&self, cluster: &str) {
+        let inner = self.inner.clone();
+        let cluster = cluster.to_owned();
+        self.inner.runtime.spawn(async move {
+            inner.targets.lock().await.remove(&cluster);
+        });
+    }
 }
 
 /// Why a whole sync could not run.

@@ -57,6 +57,33 @@ impl ControllerKind {
     }
 }
 
+impl ControllerKind {
+    /// The kind a component says it is by its top-level exports, read
+    /// without compiling it; `None` when it exports neither world.
+    pub fn exported_by(wasm: &[u8]) -> Option<ControllerKind> {
+        use wasmparser::Payload;
+        let mut depth = 0usize;
+        for payload in wasmparser::Parser::new(0).parse_all(wasm) {
+            match payload.ok()? {
+                Payload::ModuleSection { .. } | Payload::ComponentSection { .. } => depth += 1,
+                Payload::End(_) => depth = depth.saturating_sub(1),
+                Payload::ComponentExportSection(exports) if depth == 0 => {
+                    for export in exports {
+                        let name = export.ok()?.name.name;
+                        for kind in [ControllerKind::Placement, ControllerKind::Action] {
+                            if name == kind.export() {
+                                return Some(kind);
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
 impl std::fmt::Display for ControllerKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {

@@ -1,0 +1,248 @@
+//! The CLI's side of the REST API: where the server is, and requests whose
+//! failures a person can act on.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use reqwest::blocking::{Client, RequestBuilder, multipart};
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Where the CLI finds the API when nothing else says.
+pub const DEFAULT_SERVER: &str = "http://127.0.0.1:9015";
+
+/// Why a request did not get the answer asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// Nothing answers at the address.
+    #[error(
+        "cannot reach the wasmco API at {server} ({reason}); start one with `wasmco dev`, \
+         or point the CLI elsewhere with --server or WASMCO_SERVER"
+    )]
+    Unreachable {
+        /// The address tried.
+        server: String,
+        /// What the connection attempt said.
+        reason: String,
+    },
+    /// The server answered with an error.
+    #[error("{method} {path}: {status}: {message}{}", field.as_ref().map(|f| format!(" (field `{f}`)")).unwrap_or_default())]
+    Api {
+        /// The request's method.
+        method: String,
+        /// The request's path.
+        path: String,
+        /// The HTTP status.
+        status: StatusCode,
+        /// The server's message.
+        message: String,
+        /// The field the server named, when it named one.
+        field: Option<String>,
+    },
+    /// Any other transport failure.
+    #[error("{method} {path}: {source}")]
+    Http {
+        /// The request's method.
+        method: String,
+        /// The request's path.
+        path: String,
+        /// Why.
+        source: reqwest::Error,
+    },
+    /// The config file could not be used.
+    #[error("config file {path}: {reason}")]
+    Config {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+impl ClientError {
+    /// The HTTP status, when the server answered with an error.
+    pub fn status(&self) -> Option<StatusCode> {
+        match self {
+            ClientError::Api { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+}
+
+/// The CLI's config file (`$WASMCO_CONFIG`, else `~/.config/wasmco/config.yaml`).
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    server: Option<String>,
+}
+
+/// Where the API is: the flag (or `WASMCO_SERVER`, which clap folds into
+/// it), else the config file, else [`DEFAULT_SERVER`].
+pub fn resolve_server(flag: Option<String>) -> Result<String, ClientError> {
+    if let Some(server) = flag {
+        return Ok(server);
+    }
+    let path = match std::env::var_os("WASMCO_CONFIG") {
+        Some(path) => Some(PathBuf::from(path)),
+        None => {
+            std::env::var_os("HOME").map(|home| Path::new(&home).join(".config/wasmco/config.yaml"))
+        }
+    };
+    let Some(path) = path.filter(|p| p.exists()) else {
+        return Ok(DEFAULT_SERVER.to_owned());
+    };
+    let text = std::fs::read_to_string(&path).map_err(|e| ClientError::Config {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    let config: ConfigFile = serde_norway::from_str(&text).map_err(|e| ClientError::Config {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    Ok(config.server.unwrap_or_else(|| DEFAULT_SERVER.to_owned()))
+}
+
+/// A file sent as the multipart `file` part.
+#[derive(Debug)]
+pub struct Upload {
+    /// The name the server sees.
+    pub file_name: String,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// A client of one wasmco API.
+#[derive(Debug, Clone)]
+pub struct ApiClient {
+    server: String,
+    http: Client,
+}
+
+impl ApiClient {
+    /// A client of the API at `server` (`http://host:port`).
+    pub fn new(server: impl Into<String>) -> Self {
+        let server = server.into().trim_end_matches('/').to_owned();
+        let http = Client::builder()
+            .connect_timeout(Duration::from_secs(5))
+            .timeout(Duration::from_secs(300))
+            .build()
+            .unwrap_or_default();
+        ApiClient { server, http }
+    }
+
+    /// The API's address.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}/{}", self.server, path.trim_start_matches('/'))
+    }
+
+    /// `GET path` as JSON.
+    pub fn get(&self, path: &str) -> Result<Value, ClientError> {
+        self.send("GET", path, self.http.get(self.url(path)))
+    }
+
+    /// `POST path` with a JSON body.
+    pub fn post(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
+        self.send("POST", path, self.http.post(self.url(path)).json(body))
+    }
+
+    /// `PUT path` with a JSON body.
+    pub fn put(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
+        self.send("PUT", path, self.http.put(self.url(path)).json(body))
+    }
+
+    /// `DELETE path`.
+    pub fn delete(&self, path: &str) -> Result<(), ClientError> {
+        self.send("DELETE", path, self.http.delete(self.url(path)))
+            .map(drop)
+    }
+
+    /// `POST` (or `PUT` with `replace`) of a multipart resource: its document
+    /// as the `metadata` part and, when given, the `file` part.
+    pub fn upload(
+        &self,
+        path: &str,
+        replace: bool,
+        metadata: &Value,
+        file: Option<Upload>,
+    ) -> Result<Value, ClientError> {
+        let mut form = multipart::Form::new().text("metadata", metadata.to_string());
+        if let Some(file) = file {
+            form = form.part(
+                "file",
+                multipart::Part::bytes(file.bytes).file_name(file.file_name),
+            );
+        }
+        let (method, request) = if replace {
+            ("PUT", self.http.put(self.url(path)))
+        } else {
+            ("POST", self.http.post(self.url(path)))
+        };
+        self.send(method, path, request.multipart(form))
+    }
+
+    fn send(
+        &self,
+        method: &str,
+        path: &str,
+        request: RequestBuilder,
+    ) -> Result<Value, ClientError> {
+        let response = request.send().map_err(|source| {
+            if source.is_connect() {
+                ClientError::Unreachable {
+                    server: self.server.clone(),
+                    reason: root_cause(&source),
+                }
+            } else {
+                ClientError::Http {
+                    method: method.to_owned(),
+                    path: path.to_owned(),
+                    source,
+                }
+            }
+        })?;
+        let status = response.status();
+        let text = response.text().map_err(|source| ClientError::Http {
+            method: method.to_owned(),
+            path: path.to_owned(),
+            source,
+        })?;
+        let body: Value = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        if status.is_success() {
+            return Ok(body);
+        }
+        let message = match &body {
+            Value::Object(o) => o
+                .get("message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .unwrap_or_else(|| body.to_string()),
+            Value::String(s) => s.clone(),
+            _ => status.canonical_reason().unwrap_or("error").to_owned(),
+        };
+        Err(ClientError::Api {
+            method: method.to_owned(),
+            path: path.to_owned(),
+            status,
+            message,
+            field: body.get("field").and_then(Value::as_str).map(str::to_owned),
+        })
+    }
+}
+
+/// The innermost cause ("Connection refused"), which is what a person acts on.
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    cause.to_string()
+}

@@ -1,0 +1,270 @@
+//! `wasmco status DIG`: the DIG's state and every resource's, refreshed
+//! until the last action has finished (everything Ready after an
+//! instantiate or update, everything Deleted after a terminate).
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use serde_json::Value;
+
+use super::CliError;
+use super::client::ApiClient;
+
+/// One look at a DIG.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// Created, Approved, Instantiated, Updated or Terminated.
+    pub state: String,
+    /// The context revision.
+    pub revision: u64,
+    /// Per app: `(cluster, resource, deployed, ready)`.
+    pub apps: BTreeMap<String, Vec<ResourceRow>>,
+}
+
+/// One resource on one cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResourceRow {
+    /// `provider+cluster`.
+    pub cluster: String,
+    /// `Kind/name`.
+    pub resource: String,
+    /// Pending, Applied, Failed or Deleted.
+    pub deployed: String,
+    /// Ready or NotReady.
+    pub ready: String,
+}
+
+impl Snapshot {
+    /// Reads the DIG's deployed and ready status.
+    pub fn read(client: &ApiClient, dig: &str) -> Result<Snapshot, CliError> {
+        let ready = client.get(&format!("{dig}/status?status=ready"))?;
+        let deployed = client.get(&format!("{dig}/status?status=deployed"))?;
+        let mut apps: BTreeMap<String, Vec<ResourceRow>> = BTreeMap::new();
+        for (ready_app, deployed_app) in items(&ready["apps"]).iter().zip(items(&deployed["apps"]))
+        {
+            let name = ready_app["name"].as_str().unwrap_or_default().to_owned();
+            let rows = apps.entry(name).or_default();
+            for (ready_cluster, deployed_cluster) in items(&ready_app["clusters"])
+                .iter()
+                .zip(items(&deployed_app["clusters"]))
+            {
+                let cluster = format!(
+                    "{}+{}",
+                    text(&ready_cluster["clusterProvider"]),
+                    text(&ready_cluster["cluster"])
+                );
+                for (r, d) in items(&ready_cluster["resources"])
+                    .iter()
+                    .zip(items(&deployed_cluster["resources"]))
+                {
+                    rows.push(ResourceRow {
+                        cluster: cluster.clone(),
+                        resource: format!("{}/{}", text(&r["GVK"]["Kind"]), text(&r["name"])),
+                        deployed: text(&d["deployedStatus"]).to_owned(),
+                        ready: text(&r["readyStatus"]).to_owned(),
+                    });
+                }
+            }
+        }
+        Ok(Snapshot {
+            state: text(&ready["deployedStatus"]).to_owned(),
+            revision: ready["revision"].as_u64().unwrap_or_default(),
+            apps,
+        })
+    }
+
+    fn rows(&self) -> impl Iterator<Item = &ResourceRow> {
+        self.apps.values().flatten()
+    }
+
+    /// The last action has finished: after a terminate everything is
+    /// Deleted; after an instantiate or update everything is Ready; a DIG
+    /// that was never deployed has nothing to wait for.
+    pub fn settled(&self) -> bool {
+        match self.state.as_str() {
+            "Terminated" => self.rows().all(|r| r.deployed == "Deleted"),
+            "Instantiated" | "Updated" => self.rows().all(|r| r.ready == "Ready"),
+            _ => true,
+        }
+    }
+
+    fn counts(&self, rows: &[ResourceRow]) -> (u64, u64) {
+        let done = rows
+            .iter()
+            .filter(|r| match self.state.as_str() {
+                "Terminated" => r.deployed == "Deleted",
+                _ => r.ready == "Ready",
+            })
+            .count();
+        (done as u64, rows.len() as u64)
+    }
+
+    fn goal(&self) -> &'static str {
+        if self.state == "Terminated" {
+            "deleted"
+        } else {
+            "ready"
+        }
+    }
+
+    /// One line per app: `web: 4/6 ready`.
+    fn summary(&self) -> String {
+        let apps: Vec<String> = self
+            .apps
+            .iter()
+            .map(|(app, rows)| {
+                let (done, total) = self.counts(rows);
+                format!("{app} {done}/{total} {}", self.goal())
+            })
+            .collect();
+        format!(
+            "{} (revision {}): {}",
+            self.state,
+            self.revision,
+            if apps.is_empty() {
+                "no apps placed".to_owned()
+            } else {
+                apps.join(", ")
+            }
+        )
+    }
+
+    /// Every resource as a table.
+    pub fn table(&self) -> String {
+        let mut table =
+            super::resources::new_table(["APP", "CLUSTER", "RESOURCE", "DEPLOYED", "READY"]);
+        for (app, rows) in &self.apps {
+            for row in rows {
+                table.add_row([
+                    app.as_str(),
+                    row.cluster.as_str(),
+                    row.resource.as_str(),
+                    row.deployed.as_str(),
+                    row.ready.as_str(),
+                ]);
+            }
+        }
+        table.to_string()
+    }
+}
+
+fn items(value: &Value) -> &[Value] {
+    value.as_array().map(Vec::as_slice).unwrap_or_default()
+}
+
+fn text(value: &Value) -> &str {
+    value.as_str().unwrap_or_default()
+}
+
+/// How `status` behaves.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// Keep refreshing until settled.
+    pub watch: bool,
+    /// Give up after this long.
+    pub timeout: Duration,
+    /// Draw progress bars (on a terminal) rather than plain lines.
+    pub progress: bool,
+}
+
+/// Shows the DIG's status; with `watch`, refreshes until it settles.
+/// Returns the last snapshot; a timeout is an error.
+pub fn show(
+    client: &ApiClient,
+    dig: &str,
+    options: &WatchOptions,
+    out: &mut dyn Write,
+) -> Result<Snapshot, CliError> {
+    let mut snapshot = Snapshot::read(client, dig)?;
+    let lines = options.watch && !options.progress && !snapshot.settled();
+    if options.watch && !snapshot.settled() {
+        snapshot = if options.progress {
+            watch_with_bars(client, dig, snapshot, options.timeout)?
+        } else {
+            watch_with_lines(client, dig, snapshot, options.timeout, out)?
+        };
+    }
+    if !lines {
+        writeln!(out, "{}", snapshot.summary())?;
+    }
+    writeln!(out, "{}", snapshot.table())?;
+    Ok(snapshot)
+}
+
+const REFRESH: Duration = Duration::from_millis(250);
+
+fn watch_with_lines(
+    client: &ApiClient,
+    dig: &str,
+    mut snapshot: Snapshot,
+    timeout: Duration,
+    out: &mut dyn Write,
+) -> Result<Snapshot, CliError> {
+    let deadline = Instant::now() + timeout;
+    let mut last = String::new();
+    loop {
+        let line = snapshot.summary();
+        if line != last {
+            writeln!(out, "{line}")?;
+            out.flush()?;
+            last = line;
+        }
+        if snapshot.settled() {
+            return Ok(snapshot);
+        }
+        if Instant::now() > deadline {
+            return Err(timed_out(dig, timeout, &snapshot));
+        }
+        std::thread::sleep(REFRESH);
+        snapshot = Snapshot::read(client, dig)?;
+    }
+}
+
+fn watch_with_bars(
+    client: &ApiClient,
+    dig: &str,
+    mut snapshot: Snapshot,
+    timeout: Duration,
+) -> Result<Snapshot, CliError> {
+    let deadline = Instant::now() + timeout;
+    let bars = MultiProgress::with_draw_target(ProgressDrawTarget::stderr());
+    let style = ProgressStyle::with_template("{prefix:>16} [{bar:30}] {pos}/{len} {msg}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    let mut per_app: BTreeMap<String, ProgressBar> = BTreeMap::new();
+    loop {
+        for (app, rows) in &snapshot.apps {
+            let bar = per_app.entry(app.clone()).or_insert_with(|| {
+                bars.add(
+                    ProgressBar::new(0)
+                        .with_style(style.clone())
+                        .with_prefix(app.clone()),
+                )
+            });
+            let (done, total) = snapshot.counts(rows);
+            bar.set_length(total);
+            bar.set_position(done);
+            bar.set_message(format!("{} ({})", snapshot.goal(), snapshot.state));
+        }
+        if snapshot.settled() {
+            per_app.values().for_each(ProgressBar::finish);
+            return Ok(snapshot);
+        }
+        if Instant::now() > deadline {
+            per_app.values().for_each(ProgressBar::abandon);
+            return Err(timed_out(dig, timeout, &snapshot));
+        }
+        std::thread::sleep(REFRESH);
+        snapshot = Snapshot::read(client, dig)?;
+    }
+}
+
+fn timed_out(dig: &str, timeout: Duration, snapshot: &Snapshot) -> CliError {
+    CliError::Usage(format!(
+        "{dig} did not settle within {}: {}",
+        humantime::format_duration(timeout),
+        snapshot.summary()
+    ))
+}
