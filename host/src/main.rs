@@ -50,7 +50,8 @@ struct DocumentArgs {
 struct DigArgs {
     /// The DIG's name (found in every project when unique) or its path
     /// (`projects/P/composite-apps/CA/V/deployment-intent-groups/D`).
-    dig: String,
+    #[arg(value_name = "DIG")]
+    name: String,
     #[command(flatten)]
     scope: Scope,
 }
@@ -326,7 +327,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Update(dig) => act(&client()?, &dig, "update", &mut stdout),
         Command::Rollback { dig, revision } => {
             let client = client()?;
-            let path = resources::find_dig(&client, &dig.dig, &dig.scope)?;
+            let path = resources::find_dig(&client, &dig.name, &dig.scope)?;
             let answer = client.post(
                 &format!("{path}/rollback"),
                 &serde_json::json!({ "revision": revision }),
@@ -335,7 +336,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Status { dig, once, timeout } => {
             let client = client()?;
-            let path = resources::find_dig(&client, &dig.dig, &dig.scope)?;
+            let path = resources::find_dig(&client, &dig.name, &dig.scope)?;
             let options = status::WatchOptions {
                 watch: !once,
                 timeout,
@@ -420,7 +421,7 @@ fn finish(tally: apply::Tally) -> anyhow::Result<()> {
 }
 
 fn act(client: &ApiClient, dig: &DigArgs, action: &str, out: &mut dyn Write) -> anyhow::Result<()> {
-    let path = resources::find_dig(client, &dig.dig, &dig.scope)?;
+    let path = resources::find_dig(client, &dig.name, &dig.scope)?;
     let answer = client.post(&format!("{path}/{action}"), &serde_json::Value::Null)?;
     report_state(out, action, &path, &answer)
 }
@@ -518,4 +519,13 @@ fn run_controller(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

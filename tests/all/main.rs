@@ -1,6 +1,7 @@
 //! wasmco's integration tests: one binary, a module per concern.
 
 mod api;
+mod cli;
 mod contract;
 mod deploy;
 mod hostile;

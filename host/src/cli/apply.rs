@@ -26,8 +26,10 @@ pub struct RunOptions {
 pub struct Tally {
     /// Documents that changed something.
     pub done: usize,
-    /// Documents with nothing to do, or that wasmco does not have.
+    /// Documents with nothing to do.
     pub skipped: usize,
+    /// Documents for things wasmco does not have.
+    pub unsupported: usize,
     /// Documents that failed.
     pub failed: usize,
 }
@@ -36,8 +38,8 @@ impl std::fmt::Display for Tally {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} done, {} skipped, {} failed",
-            self.done, self.skipped, self.failed
+            "{} done, {} skipped, {} unsupported, {} failed",
+            self.done, self.skipped, self.unsupported, self.failed
         )
     }
 }
@@ -45,6 +47,7 @@ impl std::fmt::Display for Tally {
 enum Outcome {
     Done(String),
     Skipped(String),
+    Unsupported(String),
 }
 
 /// Applies `documents` in order: creates each resource (replacing one that
@@ -93,6 +96,20 @@ fn run<'a>(
                     "skipped", document.anchor, document.origin
                 )?;
             }
+            Ok(Outcome::Unsupported(why)) => {
+                tally.unsupported += 1;
+                writeln!(
+                    out,
+                    "{:<12}{} ({}): {why}",
+                    "unsupported", document.anchor, document.origin
+                )?;
+                if options.stop_on_error {
+                    out.flush()?;
+                    return Err(CliError::Usage(format!(
+                        "stopped at the first document wasmco cannot apply (-s): {tally}"
+                    )));
+                }
+            }
             Err(error) => {
                 tally.failed += 1;
                 writeln!(
@@ -115,7 +132,7 @@ fn run<'a>(
 
 fn apply_one(client: &ApiClient, document: &Document) -> Result<Outcome, CliError> {
     match document.operation() {
-        Operation::Unsupported { reason } => Ok(Outcome::Skipped(reason)),
+        Operation::Unsupported { reason } => Ok(Outcome::Unsupported(reason)),
         Operation::Action { dig, action, body } => {
             match client.post(&format!("v2/{dig}/{action}"), &body) {
                 Ok(answer) => Ok(Outcome::Done(format!(
@@ -195,7 +212,7 @@ fn delete_one(
     terminate_timeout: Duration,
 ) -> Result<Outcome, CliError> {
     match document.operation() {
-        Operation::Unsupported { reason } => Ok(Outcome::Skipped(reason)),
+        Operation::Unsupported { reason } => Ok(Outcome::Unsupported(reason)),
         Operation::Action { dig, action, .. } if action == "instantiate" => {
             let path = format!("v2/{dig}");
             match client.post(&format!("{path}/terminate"), &Value::Null) {

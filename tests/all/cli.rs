@@ -1,0 +1,428 @@
+//! The newcomer path end to end: `wasmco dev` as a process, the CLI as a
+//! user runs it, the examples applied unchanged, and the clusters read back.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reqwest::blocking::Client;
+use serde_json::Value;
+
+use crate::support::guest_path;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A `wasmco dev` process with its data in a temporary directory.
+struct Dev {
+    child: Child,
+    server: String,
+    data: tempfile::TempDir,
+    lines: Arc<Mutex<Vec<String>>>,
+}
+
+impl Dev {
+    fn start() -> Dev {
+        let data = tempfile::tempdir().unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
+            .args(["dev", "--listen", "127.0.0.1:0", "--ready-after-ms", "200"])
+            .arg("--data-dir")
+            .arg(data.path())
+            .current_dir(repo())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("wasmco dev starts");
+        let lines = Arc::new(Mutex::new(Vec::new()));
+        let stdout = child.stdout.take().unwrap();
+        let collected = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                collected.lock().unwrap().push(line);
+            }
+        });
+        let mut dev = Dev {
+            child,
+            server: String::new(),
+            data,
+            lines,
+        };
+        let first = dev.wait_for_line("wasmco dev: API on ", Duration::from_secs(60));
+        dev.server = first.trim_start_matches("wasmco dev: API on ").to_owned();
+        dev.wait_for_line("wasmco dev is running", Duration::from_secs(60));
+        dev
+    }
+
+    fn wait_for_line(&self, start: &str, timeout: Duration) -> String {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Some(line) = self
+                .lines
+                .lock()
+                .unwrap()
+                .iter()
+                .find(|l| l.starts_with(start))
+            {
+                return line.clone();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no line starting {start:?} in {:#?}",
+                self.lines.lock().unwrap()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Runs the CLI against this server from the repository's root.
+    fn cli(&self, args: &[&str]) -> Output {
+        wasmco(&[&["--server", &self.server], args].concat())
+    }
+
+    /// [`Self::cli`], which must succeed; its stdout.
+    fn ok(&self, args: &[&str]) -> String {
+        let output = self.cli(args);
+        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+        assert!(
+            output.status.success(),
+            "wasmco {args:?} failed\nstdout:\n{stdout}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        stdout
+    }
+
+    /// The `kind` objects (`apis/apps/v1/deployments`) in dev cluster `n`.
+    fn objects(&self, n: u32, collection: &str) -> Vec<Value> {
+        let kubeconfig = std::fs::read_to_string(
+            self.data
+                .path()
+                .join(format!("clusters/dev-{n}.kubeconfig")),
+        )
+        .unwrap();
+        let server = kubeconfig
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("server: "))
+            .unwrap();
+        let list: Value = Client::new()
+            .get(format!("{server}/{collection}"))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        list["items"].as_array().cloned().unwrap_or_default()
+    }
+
+    fn names(&self, n: u32, collection: &str) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .objects(n, collection)
+            .iter()
+            .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Every dev cluster holds no deployment, service or config map.
+    fn assert_clusters_empty(&self) {
+        for n in 1..=3 {
+            for collection in [
+                "apis/apps/v1/deployments",
+                "api/v1/services",
+                "api/v1/configmaps",
+            ] {
+                assert_eq!(
+                    self.names(n, collection),
+                    Vec::<String>::new(),
+                    "dev-{n} {collection}"
+                );
+            }
+        }
+    }
+}
+
+impl Drop for Dev {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wasmco(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wasmco"))
+        .args(args)
+        .current_dir(repo())
+        // Controller crates build beside the tests' own target dir, whose lock
+        // the running `cargo test` may hold.
+        .env(
+            "CARGO_TARGET_DIR",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("controllers"),
+        )
+        .env_remove("WASMCO_SERVER")
+        .env("WASMCO_CONFIG", "/nonexistent")
+        .output()
+        .expect("wasmco runs")
+}
+
+#[test]
+fn hello_deploys_by_label_and_terminates_through_the_cli() {
+    let dev = Dev::start();
+    let applied = dev.ok(&["apply", "-f", "examples/hello"]);
+    assert!(applied.contains("instantiate"), "{applied}");
+    let status = dev.ok(&["status", "hello", "--timeout", "60s"]);
+    assert!(status.contains("hello 4/4 ready"), "{status}");
+    // Placement by label: both edge clusters, not the core one.
+    assert_eq!(dev.names(1, "apis/apps/v1/deployments"), ["hello"]);
+    assert_eq!(dev.names(2, "apis/apps/v1/deployments"), ["hello"]);
+    assert!(dev.names(3, "apis/apps/v1/deployments").is_empty());
+
+    // Applying again changes nothing and fails nothing.
+    let again = dev.ok(&["apply", "-f", "examples/hello"]);
+    assert!(again.contains("updated"), "{again}");
+
+    dev.ok(&["terminate", "hello"]);
+    let status = dev.ok(&["status", "hello", "--timeout", "60s"]);
+    assert!(status.contains("Terminated"), "{status}");
+    dev.assert_clusters_empty();
+    let deleted = dev.ok(&["delete", "-f", "examples/hello"]);
+    assert!(deleted.contains("deleted"), "{deleted}");
+    let projects = dev.ok(&["get", "projects", "-o", "json"]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&projects).unwrap(),
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn vfw_keeps_dependency_order_anyof_and_the_gac_patch() {
+    let dev = Dev::start();
+    dev.ok(&["apply", "-f", "examples/vfw", "-s"]);
+    let status = dev.ok(&["status", "vfw", "--timeout", "60s"]);
+    assert!(status.contains("packetgen 4/4 ready"), "{status}");
+    // anyOf keeps the group's first cluster: dev-2, not dev-3.
+    assert!(
+        dev.names(2, "apis/apps/v1/deployments")
+            .contains(&"firewall".to_owned())
+    );
+    assert_eq!(dev.names(3, "apis/apps/v1/deployments"), ["sink"]);
+    // gac patched packetgen on dev-1 only.
+    let replicas = |n| {
+        dev.objects(n, "apis/apps/v1/deployments")
+            .into_iter()
+            .find(|d| d["metadata"]["name"] == "packetgen")
+            .map(|d| d["spec"]["replicas"].clone())
+    };
+    assert_eq!(replicas(1), Some(serde_json::json!(2)));
+    assert_eq!(replicas(2), Some(serde_json::json!(1)));
+    let deleted = dev.ok(&["delete", "-f", "examples/vfw"]);
+    assert!(deleted.contains("terminated"), "{deleted}");
+    dev.assert_clusters_empty();
+}
+
+#[test]
+fn custom_controller_is_built_uploaded_and_used() {
+    let dev = Dev::start();
+    dev.ok(&["apply", "-f", "examples/custom-controller", "-s"]);
+    dev.ok(&["status", "checkout", "--timeout", "60s"]);
+    for n in [2, 3] {
+        for object in dev
+            .objects(n, "apis/apps/v1/deployments")
+            .into_iter()
+            .chain(dev.objects(n, "api/v1/configmaps"))
+        {
+            assert_eq!(object["metadata"]["labels"]["team"], "payments", "{object}");
+        }
+    }
+    assert!(dev.names(1, "apis/apps/v1/deployments").is_empty());
+    let list = dev.ok(&["controller", "list"]);
+    assert!(
+        list.contains("team-labels") && list.contains("action"),
+        "{list}"
+    );
+    dev.ok(&["delete", "-f", "examples/custom-controller"]);
+    dev.assert_clusters_empty();
+}
+
+#[test]
+fn examples_controller_is_the_template_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let fresh = dir.path().join("team-labels");
+    let made = wasmco(&[
+        "controller",
+        "new",
+        "team-labels",
+        "--type",
+        "action",
+        "--dir",
+        fresh.to_str().unwrap(),
+    ]);
+    assert!(made.status.success());
+    let example = repo().join("examples/custom-controller/controller");
+    for file in [
+        "Cargo.toml",
+        "src/lib.rs",
+        "wit/controller.wit",
+        "sdk/src/lib.rs",
+        "sdk/src/testing.rs",
+        "fixture.json",
+    ] {
+        assert_eq!(
+            std::fs::read_to_string(fresh.join(file)).unwrap(),
+            std::fs::read_to_string(example.join(file)).unwrap(),
+            "{file} differs: regenerate the example with `wasmco controller new`"
+        );
+    }
+}
+
+#[test]
+fn a_new_placement_controller_builds_and_runs_against_its_fixture() {
+    let dir = tempfile::tempdir().unwrap();
+    let crate_dir = dir.path().join("avoid-maintenance");
+    let crate_arg = crate_dir.to_str().unwrap();
+    let made = wasmco(&[
+        "controller",
+        "new",
+        "avoid-maintenance",
+        "--type",
+        "placement",
+        "--dir",
+        crate_arg,
+    ]);
+    assert!(made.status.success(), "{made:?}");
+    let built = wasmco(&["controller", "build", crate_arg]);
+    assert!(
+        built.status.success(),
+        "{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let wasm = String::from_utf8_lossy(&built.stdout).trim().to_owned();
+    assert!(wasm.ends_with("avoid_maintenance.wasm"), "{wasm}");
+    let fixture = crate_dir.join("fixture.json");
+    let cache = dir.path().join("cache");
+    let tested = wasmco(&[
+        "controller",
+        "test",
+        &wasm,
+        "--input",
+        fixture.to_str().unwrap(),
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    assert!(
+        tested.status.success(),
+        "{}",
+        String::from_utf8_lossy(&tested.stderr)
+    );
+    let report: Value = serde_json::from_slice(&tested.stdout).unwrap();
+    assert_eq!(
+        report["edits"],
+        serde_json::json!([{"unplace": {"app": "web", "clusters": ["dev/dev-2"]}}])
+    );
+    // The same crate again is refused, not overwritten.
+    let again = wasmco(&[
+        "controller",
+        "new",
+        "avoid-maintenance",
+        "--type",
+        "placement",
+        "--dir",
+        crate_arg,
+    ]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already exists"));
+}
+
+#[test]
+fn hot_reload_registers_replaces_and_reports_bad_components() {
+    let dev = Dev::start();
+    let controllers = dev.data.path().join("controllers");
+    std::fs::copy(guest_path("gac.wasm"), controllers.join("my-gac.wasm")).unwrap();
+    dev.wait_for_line(
+        "hot reload: registered action controller my-gac",
+        Duration::from_secs(30),
+    );
+    std::fs::write(controllers.join("broken.wasm"), b"not a component").unwrap();
+    dev.wait_for_line("hot reload: broken", Duration::from_secs(30));
+    let line = dev.wait_for_line("hot reload: broken", Duration::ZERO);
+    assert!(line.contains("refused"), "{line}");
+    std::fs::copy(guest_path("gac.wasm"), controllers.join("my-gac.wasm")).unwrap();
+    dev.wait_for_line(
+        "hot reload: reloaded action controller my-gac",
+        Duration::from_secs(30),
+    );
+    let list = dev.ok(&["get", "controllers", "-o", "yaml"]);
+    assert!(
+        list.contains("my-gac") && !list.contains("broken"),
+        "{list}"
+    );
+}
+
+#[test]
+fn errors_a_person_can_act_on() {
+    // Nothing listening: the address and the way out.
+    let refused = wasmco(&["--server", "http://127.0.0.1:9", "get", "projects"]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("127.0.0.1:9") && stderr.contains("wasmco dev"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+
+    let dev = Dev::start();
+    // A kind under a parent needs the parent.
+    let missing = dev.cli(&["get", "clusters"]);
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--provider"));
+    let table = dev.ok(&["get", "clusters", "--provider", "dev"]);
+    assert!(
+        table.contains("dev-1") && table.contains("dev-3"),
+        "{table}"
+    );
+
+    // EMCO files with what wasmco lacks: named, the rest applied; -s stops.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("emco.yaml");
+    std::fs::write(
+        &file,
+        "version: emco/v2\nresourceContext: {anchor: controllers}\nmetadata: {name: rsync}\n\
+         spec: {host: rsync, port: 9031}\n---\n\
+         version: emco/v2\nresourceContext: {anchor: projects/p1/logical-clouds/lc/ovn}\nmetadata: {name: x}\n---\n\
+         version: emco/v2\nresourceContext: {anchor: projects}\nmetadata: {name: p1}\n---\n\
+         version: emco/v2\nresourceContext: {anchor: projects/p1/composite-apps}\nmetadata: {name: ca}\n\
+         spec: {compositeAppVersion: v1}\n---\n\
+         version: emco/v2\nresourceContext: {anchor: projects/p1/composite-apps/ca/v1/deployment-intent-groups}\n\
+         metadata: {name: d}\nspec: {compositeProfile: nope, version: r1}\n",
+    )
+    .unwrap();
+    let stopped = dev.cli(&["apply", "-s", "-f", file.to_str().unwrap()]);
+    assert!(!stopped.status.success());
+    assert!(
+        dev.ok(&["get", "projects"])
+            .lines()
+            .all(|l| !l.contains("p1"))
+    );
+
+    let applied = dev.cli(&["apply", "-f", file.to_str().unwrap()]);
+    let stdout = String::from_utf8_lossy(&applied.stdout);
+    assert!(
+        stdout.contains("unsupported controllers") && stdout.contains("host and port"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("projects/p1/logical-clouds/lc/ovn"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("created     projects/p1/composite-apps/ca/v1"),
+        "{stdout}"
+    );
+    // The DIG names a profile that does not exist: the server's message and field.
+    assert!(!applied.status.success());
+    assert!(
+        stdout.contains("failed") && stdout.contains("(field `"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("nope"), "{stdout}");
+}
