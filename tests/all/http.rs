@@ -23,10 +23,16 @@ impl Server {
 
     /// [`Self::start`] with more arguments for `wasmco serve`.
     pub fn start_with(data_dir: &Path, extra: &[&str]) -> Server {
+        Self::start_with_env(data_dir, extra, &[])
+    }
+
+    /// [`Self::start_with`] with environment variables set.
+    pub fn start_with_env(data_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
             .args(extra)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()

@@ -6,6 +6,7 @@ mod contract;
 mod deploy;
 mod hostile;
 mod http;
+mod pki;
 mod rsync;
 mod scenario;
 mod support;

@@ -88,7 +88,9 @@ impl From<DbError> for ApiError {
             DbError::ReferenceNotFound { field, .. } => {
                 ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, field, message)
             }
-            DbError::Corrupt { .. } | DbError::Store(_) => ApiError::internal(message),
+            DbError::Corrupt { .. } | DbError::Store(_) | DbError::Sealed(_) => {
+                ApiError::internal(message)
+            }
         }
     }
 }

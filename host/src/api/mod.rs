@@ -3,6 +3,7 @@
 mod deployments;
 mod error;
 pub mod openapi;
+mod pki;
 mod resources;
 mod state;
 
@@ -25,6 +26,7 @@ use crate::model::Kind;
 use crate::orchestrator::{ControllerRegistry, NoSync, Orchestrator};
 use crate::runtime::LimitOverrides;
 use crate::runtime::{Runtime, RuntimeConfig, RuntimeError};
+use crate::secrets::MasterKey;
 use crate::store::{SledStore, StoreError};
 use resources::{ListQuery, PathValues};
 
@@ -90,6 +92,25 @@ pub fn router(state: AppState) -> Router {
             },
         ),
     );
+    let cluster = Kind::Cluster.item_route();
+    router = router
+        .route(
+            &format!("{cluster}/ca"),
+            post(|State(s): State<AppState>, path, body| pki::create_ca(s, path, body))
+                .get(|State(s): State<AppState>, path| pki::get_ca(s, path)),
+        )
+        .route(
+            &format!("{cluster}/admin-kubeconfig"),
+            post(|State(s): State<AppState>, path, body| pki::admin_kubeconfig(s, path, body)),
+        )
+        .route(
+            &format!("{cluster}/bootstrap-bundle"),
+            post(|State(s): State<AppState>, path, body| pki::bootstrap_bundle(s, path, body)),
+        )
+        .route(
+            &format!("{cluster}/csr"),
+            post(|State(s): State<AppState>, path, body| pki::sign_csr(s, path, body)),
+        );
     router
         .fallback(|method: Method, uri: Uri| async move {
             ApiError::new(
@@ -162,6 +183,18 @@ pub enum ServeError {
     /// The server stopped with an error.
     #[error("server failed: {0}")]
     Io(#[from] std::io::Error),
+    /// The master key is wrong or unreadable.
+    #[error(transparent)]
+    MasterKey(#[from] crate::secrets::SecretError),
+    /// The store holds sealed secrets and no master key was given.
+    #[error(
+        "this data directory's secrets are sealed and there is no master key: set \
+         WASMCO_MASTER_KEY or put the key in {}", file.display()
+    )]
+    NoMasterKey {
+        /// Where the key was looked for.
+        file: std::path::PathBuf,
+    },
 }
 
 /// Opens the data directory (store and compile cache) and loads the stored controllers.
@@ -171,9 +204,11 @@ pub fn open_state(
     data_dir: &Path,
     sync: Option<(tokio::runtime::Handle, crate::rsync::RsyncConfig)>,
 ) -> Result<AppState, ServeError> {
+    // Before the store opens: a refused key must leave its files untouched.
+    let master_key = open_master_key(data_dir)?;
     let store: Arc<dyn crate::store::KvStore> = Arc::new(SledStore::open(&data_dir.join("db"))?);
     let runtime = Runtime::new(RuntimeConfig::new(data_dir.join("cache")))?;
-    let db = ResourceDb::new(store.clone());
+    let db = ResourceDb::with_master_key(store.clone(), master_key);
     let controllers = ControllerRegistry::default();
     let loaded = controllers.load_stored(&db, &runtime)?;
     tracing::info!(controllers = loaded, data_dir = %data_dir.display(), "state loaded");
@@ -211,6 +246,33 @@ pub fn open_state(
         controllers,
         orchestrator,
     })
+}
+
+/// The file beside the store that tells a right master key from a wrong
+/// one (a value sealed under the key; no secret).
+const MASTER_KEY_CHECK: &str = "master-key.check";
+
+/// The master key: `WASMCO_MASTER_KEY`, else the file named by
+/// `WASMCO_MASTER_KEY_FILE`, else `DATA_DIR/master.key`, made (0600) for a
+/// data directory that has sealed nothing yet. A key that did not seal
+/// this data directory is refused before the store is opened.
+fn open_master_key(data_dir: &Path) -> Result<Arc<MasterKey>, ServeError> {
+    let file = std::env::var_os("WASMCO_MASTER_KEY_FILE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| data_dir.join("master.key"));
+    let check_path = data_dir.join(MASTER_KEY_CHECK);
+    let check = match std::fs::read(&check_path) {
+        Ok(check) => Some(check),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(ServeError::Io(e)),
+    };
+    let key = MasterKey::load(&file, check.is_none())?
+        .ok_or_else(|| ServeError::NoMasterKey { file: file.clone() })?;
+    match check {
+        Some(check) => key.verify(&check)?,
+        None => crate::secrets::write_private(&check_path, &key.check_value())?,
+    }
+    Ok(Arc::new(key))
 }
 
 /// Binds the API's address (port 0 picks a free one).

@@ -24,6 +24,10 @@ pub fn operations() -> Vec<(&'static str, String)> {
     }
     ops.push(("get", format!("{dig}/context")));
     ops.push(("get", format!("{dig}/status")));
+    let cluster = Kind::Cluster.item_route();
+    for (method, route) in super::pki::ROUTES {
+        ops.push((method, format!("{cluster}/{route}")));
+    }
     ops
 }
 
@@ -117,6 +121,7 @@ pub fn document() -> Value {
         }));
     }
     document_deployments(&mut paths);
+    document_pki(&mut paths);
     paths.insert(
         "/healthz".into(),
         json!({"get": {"summary": "liveness", "responses": {"200": {"description": "alive"}}}}),
@@ -193,4 +198,52 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
         "summary": "the computed AppContext: per app, its clusters and their final manifests (JSON, or YAML with Accept: application/yaml)",
         "parameters": params,
         "responses": {"200": {"description": "the context"}, "404": error_responses()["404"], "422": error_responses()["422"]}}}));
+}
+
+/// A cluster's PKI.
+fn document_pki(paths: &mut serde_json::Map<String, Value>) {
+    let cluster = Kind::Cluster.item_route();
+    let errors = error_responses();
+    let json_body = |required: &[&str], properties: Value| {
+        json!({"required": true, "content": {"application/json": {"schema": {
+            "type": "object", "required": required, "properties": properties}}}})
+    };
+    let pem = json!({"type": "string", "description": "PEM"});
+    let certificate = json!({"description": "the certificate", "content": {"application/json": {"schema": {
+        "type": "object", "properties": {"certificate": pem}}}}});
+    let failures = json!({"400": errors["400"], "404": errors["404"],
+        "422": merge(&errors["422"], "the input cannot be used; `field` names it")});
+    let with = |mut responses: Value, code: &str, ok: Value| {
+        responses[code] = ok;
+        responses
+    };
+    let route = format!("{cluster}/ca");
+    paths.insert(route.clone(), json!({
+        "post": {"summary": "create the cluster's CA, or import one with {certificate, key}",
+                 "parameters": parameters(&route),
+                 "requestBody": {"required": false, "content": {"application/json": {"schema": {
+                     "type": "object", "properties": {"certificate": pem, "key": pem}}}}},
+                 "responses": with(with(failures.clone(), "201", certificate.clone()), "409",
+                     merge(&errors["409"], "the cluster already has a CA"))},
+        "get": {"summary": "the cluster's CA certificate (never its key)", "parameters": parameters(&route),
+                "responses": {"200": certificate.clone(), "404": errors["404"]}},
+    }));
+    let route = format!("{cluster}/admin-kubeconfig");
+    paths.insert(route.clone(), json!({"post": {
+        "summary": "a new admin.kubeconfig (client certificate in system:masters) for the cluster's API",
+        "parameters": parameters(&route),
+        "requestBody": json_body(&["server"], json!({"server": {"type": "string", "description": "https:// URL of the API"}})),
+        "responses": with(failures.clone(), "200", json!({"description": "the kubeconfig", "content": {"application/yaml": {}}}))}}));
+    let route = format!("{cluster}/bootstrap-bundle");
+    paths.insert(route.clone(), json!({"post": {
+        "summary": "kubeadm's certificate set for a control-plane node, as /etc/kubernetes/pki in a .tar.gz",
+        "parameters": parameters(&route),
+        "requestBody": json_body(&["node"], json!({"node": {"type": "string"}, "sans": {"type": "array", "items": {"type": "string"}}})),
+        "responses": with(failures.clone(), "200", json!({"description": "the bundle", "content": {"application/gzip": {}}}))}}));
+    let route = format!("{cluster}/csr");
+    paths.insert(route.clone(), json!({"post": {
+        "summary": "sign a node's CSR: system:node:NAME / system:nodes, client auth, or server auth with SANs",
+        "parameters": parameters(&route),
+        "requestBody": json_body(&["csr"], json!({"csr": pem})),
+        "responses": with(failures, "200", certificate)}}));
 }

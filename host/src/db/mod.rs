@@ -23,6 +23,7 @@ use bytes::Bytes;
 use serde_json::Value;
 
 use crate::model::{Kind, Reference};
+use crate::secrets::MasterKey;
 use crate::store::{BatchOp, KvStore, StoreError};
 
 /// A resource: its kind and path values (ancestors' names, then its own).
@@ -126,6 +127,9 @@ pub enum DbError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
+    /// A sealed value does not open under this master key.
+    #[error("a sealed secret does not open: {0}")]
+    Sealed(crate::secrets::SecretError),
 }
 
 /// What a create or update writes.
@@ -145,6 +149,7 @@ pub struct ResourceDb {
     store: Arc<dyn KvStore>,
     writes: Arc<Mutex<()>>,
     lists: Arc<ListCache>,
+    master_key: Option<Arc<MasterKey>>,
 }
 
 /// Collections as JSON arrays, ready to send. Any write empties it: writes
@@ -183,6 +188,51 @@ impl ResourceDb {
             store,
             writes: Arc::new(Mutex::new(())),
             lists: Arc::default(),
+            master_key: None,
+        }
+    }
+
+    /// The database over `store`, sealing secret files (kubeconfigs) and
+    /// secrets under `master_key`.
+    pub fn with_master_key(store: Arc<dyn KvStore>, master_key: Arc<MasterKey>) -> Self {
+        ResourceDb {
+            master_key: Some(master_key),
+            ..Self::new(store)
+        }
+    }
+
+    fn seal(&self, key: &[u8], bytes: Vec<u8>) -> Vec<u8> {
+        match &self.master_key {
+            Some(master) => master.seal(key, &bytes),
+            None => bytes,
+        }
+    }
+
+    fn open(&self, key: &[u8], bytes: Vec<u8>) -> Result<Vec<u8>, DbError> {
+        match &self.master_key {
+            Some(master) => master.open(key, &bytes).map_err(DbError::Sealed),
+            None => Ok(bytes),
+        }
+    }
+
+    /// Stores secret `name` of `id` (sealed; deleted with `id`).
+    pub fn put_secret(&self, id: &ResourceId, name: &str, secret: &[u8]) -> Result<(), DbError> {
+        let _guard = self.lock();
+        if !self.exists(id)? {
+            return Err(DbError::NotFound(id.clone()));
+        }
+        let key = separator_key("secret", &id.key(), name.as_bytes());
+        let sealed = self.seal(&key, secret.to_vec());
+        self.store.batch(vec![BatchOp::Put(key, sealed)])?;
+        Ok(())
+    }
+
+    /// Secret `name` of `id`, opened.
+    pub fn secret(&self, id: &ResourceId, name: &str) -> Result<Option<Vec<u8>>, DbError> {
+        let key = separator_key("secret", &id.key(), name.as_bytes());
+        match self.store.get(&key)? {
+            Some(sealed) => self.open(&key, sealed).map(Some),
+            None => Ok(None),
         }
     }
 
@@ -224,7 +274,11 @@ impl ResourceDb {
 
     /// The file stored with `id`.
     pub fn file(&self, id: &ResourceId) -> Result<Option<Vec<u8>>, DbError> {
-        Ok(self.store.get(&id.key_with("file"))?)
+        let key = id.key_with("file");
+        match self.store.get(&key)? {
+            Some(bytes) if id.kind.file_is_secret() => self.open(&key, bytes).map(Some),
+            other => Ok(other),
+        }
     }
 
     /// Every resource of `kind` under `parent_path`, in name order; the parent
@@ -330,7 +384,13 @@ impl ResourceDb {
     fn commit(&self, mut ops: Vec<BatchOp>, id: &ResourceId, write: Write) -> Result<(), DbError> {
         ops.push(BatchOp::Put(id.key(), write.body.to_string().into_bytes()));
         if let Some(file) = write.file {
-            ops.push(BatchOp::Put(id.key_with("file"), file));
+            let key = id.key_with("file");
+            let file = if id.kind.file_is_secret() {
+                self.seal(&key, file)
+            } else {
+                file
+            };
+            ops.push(BatchOp::Put(key, file));
         }
         self.store.batch(ops)?;
         self.lists.invalidate();
@@ -387,6 +447,12 @@ impl ResourceDb {
             ops.extend(self.drop_references(doomed)?);
             ops.push(BatchOp::Delete(doomed.key()));
             ops.push(BatchOp::Delete(doomed.key_with("file")));
+            for (key, _) in self
+                .store
+                .scan_prefix(&separator_key("secret", &doomed.key(), b""))?
+            {
+                ops.push(BatchOp::Delete(key));
+            }
         }
         self.store.batch(ops)?;
         self.lists.invalidate();

@@ -286,6 +286,11 @@ impl Kind {
         }
     }
 
+    /// Its file holds credentials (a cluster's kubeconfig): sealed at rest.
+    pub fn file_is_secret(self) -> bool {
+        self == Kind::Cluster
+    }
+
     /// The composite app is named by name and version (two path segments).
     pub fn is_versioned(self) -> bool {
         self == Kind::CompositeApp
