@@ -41,11 +41,12 @@ struct Phase {
     p99: Duration,
 }
 
-async fn load(addr: std::net::SocketAddr, path: &'static str) -> Phase {
+async fn load(addr: std::net::SocketAddr, path: &'static str, token: String) -> Phase {
     let deadline = Instant::now() + PHASE;
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..CONNECTIONS {
+        let token = token.clone();
         tasks.push(tokio::spawn(async move {
             let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
             stream.set_nodelay(true).expect("nodelay");
@@ -58,6 +59,7 @@ async fn load(addr: std::net::SocketAddr, path: &'static str) -> Phase {
             while Instant::now() < deadline {
                 let request = hyper::Request::get(path)
                     .header("host", "bench")
+                    .header("authorization", token.as_str())
                     .body(Empty::<Bytes>::new())
                     .expect("request");
                 let sent = Instant::now();
@@ -97,6 +99,7 @@ fn report(name: &str, phase: &Phase) {
 fn main() {
     let data = tempfile::tempdir().expect("temp dir");
     let state = api::open_state(data.path(), None).expect("state");
+    let state_token = state.admin_token.clone();
     populate(&state.db);
 
     let server = tokio::runtime::Builder::new_multi_thread()
@@ -118,11 +121,13 @@ fn main() {
         "REST API GET, {CONNECTIONS} connections, {}s per phase, server on 1 worker thread:",
         PHASE.as_secs()
     );
+    let token = format!("Bearer {}", state_token);
     let one = client.block_on(load(
         addr,
         "/v2/cluster-providers/edge/clusters/cluster-042",
+        token.clone(),
     ));
     report("GET one cluster", &one);
-    let list = client.block_on(load(addr, "/v2/cluster-providers/edge/clusters"));
+    let list = client.block_on(load(addr, "/v2/cluster-providers/edge/clusters", token));
     report("GET 100-cluster list", &list);
 }

@@ -8,7 +8,7 @@ use std::io::{IsTerminal, Write};
 use anyhow::Context;
 use clap::{Parser, Subcommand};
 
-use wasmco::cli::client::{ApiClient, resolve_server};
+use wasmco::cli::client::{ApiClient, Connection};
 use wasmco::cli::resources::{Output, Scope};
 use wasmco::cli::scenario::{Scenario, render};
 use wasmco::cli::{apply, controller, dev, emcoctl, resources, status};
@@ -25,6 +25,14 @@ struct Cli {
     /// `server`, else http://127.0.0.1:9015).
     #[arg(long, global = true, env = "WASMCO_SERVER")]
     server: Option<String>,
+    /// The API's bearer token (default: the config file's `token`, else
+    /// ./.wasmco/admin.token, which `wasmco dev` writes).
+    #[arg(long, global = true, env = "WASMCO_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// A CA certificate (PEM) to trust for an https server (default: the
+    /// config file's `ca-file`, else ./.wasmco/tls/ca.crt).
+    #[arg(long, global = true, env = "WASMCO_CA_FILE")]
+    ca_file: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -144,6 +152,14 @@ enum Command {
         /// per cluster) instead of applying them: dry runs and GitOps.
         #[arg(long)]
         sync_to_directory: Option<PathBuf>,
+        /// Serve HTTPS with a certificate from the host's own CA (made on
+        /// first start; clients trust DATA_DIR/tls/ca.crt).
+        #[arg(long)]
+        tls: bool,
+        /// More names (DNS or IP) for the HTTPS certificate, besides
+        /// localhost, 127.0.0.1, ::1 and the listen address.
+        #[arg(long = "tls-san")]
+        tls_sans: Vec<String>,
     },
     /// Start a development orchestrator: the API on 127.0.0.1:9015, the
     /// built-in controllers, three virtual clusters, and hot reload of
@@ -264,9 +280,11 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> anyhow::Result<()> {
-    let server = cli.server;
-    let client =
-        || -> anyhow::Result<ApiClient> { Ok(ApiClient::new(resolve_server(server.clone())?)) };
+    let (server, token, ca_file) = (cli.server, cli.token, cli.ca_file);
+    let client = || -> anyhow::Result<ApiClient> {
+        let connection = Connection::resolve(server.clone(), token.clone(), ca_file.clone())?;
+        Ok(ApiClient::new(&connection)?)
+    };
     let mut stdout = std::io::stdout().lock();
     match cli.command {
         Command::Dev {
@@ -392,6 +410,8 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             data_dir,
             listen,
             sync_to_directory,
+            tls,
+            tls_sans,
         } => {
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             let rsync = wasmco::rsync::RsyncConfig {
@@ -400,11 +420,33 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             };
             let state = wasmco::api::open_state(&data_dir, Some((runtime.handle().clone(), rsync)))
                 .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
+            let tls_config = if tls {
+                let mut names: Vec<String> =
+                    vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+                if !listen.ip().is_unspecified() {
+                    names.push(listen.ip().to_string());
+                }
+                names.extend(tls_sans);
+                Some(wasmco::api::tls_config(&state, &data_dir, &names)?)
+            } else {
+                None
+            };
             runtime.block_on(async {
                 let listener = wasmco::api::bind(listen).await?;
+                let scheme = if tls_config.is_some() {
+                    "https"
+                } else {
+                    "http"
+                };
                 // Tests and scripts read the address (port 0 picks a free one).
-                println!("wasmco API listening on http://{}", listener.local_addr()?);
-                wasmco::api::serve(state, listener).await
+                println!(
+                    "wasmco API listening on {scheme}://{}",
+                    listener.local_addr()?
+                );
+                match tls_config {
+                    Some(config) => wasmco::api::serve_tls(state, listener, config).await,
+                    None => wasmco::api::serve(state, listener).await,
+                }
             })?;
             Ok(())
         }

@@ -74,15 +74,12 @@ impl MasterKey {
         match std::fs::read_to_string(file) {
             Ok(text) => Self::from_hex(text.trim(), from).map(Some),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {
-                let mut key = [0u8; 32];
-                OsRng.fill_bytes(&mut key);
-                write_private(file, hex::encode(key).as_bytes()).map_err(|source| {
-                    SecretError::KeyFile {
-                        path: file.to_owned(),
-                        source,
-                    }
+                let key = random_hex(32);
+                write_private(file, key.as_bytes()).map_err(|source| SecretError::KeyFile {
+                    path: file.to_owned(),
+                    source,
                 })?;
-                Self::from_hex(&hex::encode(key), from).map(Some)
+                Self::from_hex(&key, from).map(Some)
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
             Err(source) => Err(SecretError::KeyFile {
@@ -153,6 +150,13 @@ impl MasterKey {
                 from: self.from.clone(),
             })
     }
+}
+
+/// `bytes` random bytes from the OS, hex-encoded (tokens, keys).
+pub fn random_hex(bytes: usize) -> String {
+    let mut buffer = vec![0u8; bytes];
+    OsRng.fill_bytes(&mut buffer);
+    hex::encode(buffer)
 }
 
 /// Writes a file only its owner can read (0600), creating its directory.

@@ -540,7 +540,7 @@ fn bad_requests_get_clear_json_errors() {
     // (Raw, so the client reads the answer instead of failing to write a
     // body the server already refused.)
     let answer = raw_request(
-        &server.base,
+        &server,
         "POST /v2/projects HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 3000000\r\n\r\n{",
     );
     assert!(answer.starts_with("HTTP/1.1 413"), "{answer}");
@@ -551,7 +551,7 @@ fn bad_requests_get_clear_json_errors() {
         "{answer}"
     );
     let answer = raw_request(
-        &server.base,
+        &server,
         "POST /v2/controllers HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=b\r\nContent-Length: 70000000\r\n\r\n--b",
     );
     assert!(answer.contains("larger than the 64 MiB"), "{answer}");

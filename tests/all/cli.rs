@@ -77,9 +77,11 @@ impl Dev {
         }
     }
 
-    /// Runs the CLI against this server from the repository's root.
+    /// Runs the CLI against this server from the repository's root, with
+    /// the token `wasmco dev` wrote.
     fn cli(&self, args: &[&str]) -> Output {
-        wasmco(&[&["--server", &self.server], args].concat())
+        let token = std::fs::read_to_string(self.data.path().join("admin.token")).unwrap();
+        wasmco(&[&["--server", &self.server, "--token", token.trim()], args].concat())
     }
 
     /// [`Self::cli`], which must succeed; its stdout.

@@ -13,7 +13,19 @@ use crate::support::guest_path;
 pub struct Server {
     child: Child,
     pub base: String,
+    /// A client that sends the admin token.
     pub client: Client,
+    pub token: String,
+}
+
+/// A client sending `Authorization: Bearer <token>`.
+pub fn authorised(token: &str) -> Client {
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::AUTHORIZATION,
+        format!("Bearer {token}").parse().unwrap(),
+    );
+    Client::builder().default_headers(headers).build().unwrap()
 }
 
 impl Server {
@@ -47,10 +59,12 @@ impl Server {
             .strip_prefix("wasmco API listening on ")
             .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
             .to_owned();
+        let token = std::fs::read_to_string(data_dir.join("admin.token")).expect("the admin token");
         Server {
             child,
             base,
-            client: Client::new(),
+            client: authorised(token.trim()),
+            token: token.trim().to_owned(),
         }
     }
 
@@ -111,10 +125,16 @@ impl Drop for Server {
 }
 
 /// Sends `head` as is and returns what the server answers before closing.
-pub fn raw_request(base: &str, head: &str) -> String {
+pub fn raw_request(server: &Server, head: &str) -> String {
     use std::io::{Read, Write};
-    let addr = base.trim_start_matches("http://");
+    let addr = server.base.trim_start_matches("http://");
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    // The token goes in as the first header after the request line.
+    let head = head.replacen(
+        "\r\n",
+        &format!("\r\nAuthorization: Bearer {}\r\n", server.token),
+        1,
+    );
     stream.write_all(head.as_bytes()).unwrap();
     stream
         .set_read_timeout(Some(std::time::Duration::from_secs(5)))

@@ -1,6 +1,7 @@
 //! wasmco's integration tests: one binary, a module per concern.
 
 mod api;
+mod auth;
 mod cli;
 mod contract;
 mod deploy;

@@ -32,6 +32,11 @@ use resources::{ListQuery, PathValues};
 
 /// The router with every route of the kind table, `/healthz` and the OpenAPI document.
 pub fn router(state: AppState) -> Router {
+    let token = state.admin_token.clone();
+    routes(state).layer(axum::middleware::from_fn_with_state(token, require_token))
+}
+
+fn routes(state: AppState) -> Router {
     let mut router = Router::new()
         .route(
             "/healthz",
@@ -183,6 +188,9 @@ pub enum ServeError {
     /// The server stopped with an error.
     #[error("server failed: {0}")]
     Io(#[from] std::io::Error),
+    /// The TLS set-up failed.
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
     /// The master key is wrong or unreadable.
     #[error(transparent)]
     MasterKey(#[from] crate::secrets::SecretError),
@@ -245,7 +253,62 @@ pub fn open_state(
         runtime,
         controllers,
         orchestrator,
+        admin_token: open_admin_token(data_dir)?.into(),
     })
+}
+
+/// The file holding the admin bearer token, made (0600) on first start.
+pub const ADMIN_TOKEN_FILE: &str = "admin.token";
+
+fn open_admin_token(data_dir: &Path) -> Result<String, ServeError> {
+    let path = data_dir.join(ADMIN_TOKEN_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(token) if !token.trim().is_empty() => Ok(token.trim().to_owned()),
+        Ok(_) => Err(ServeError::Io(std::io::Error::other(format!(
+            "{} is empty; delete it to have a new token made",
+            path.display()
+        )))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let token = crate::secrets::random_hex(32);
+            crate::secrets::write_private(&path, token.as_bytes())?;
+            Ok(token)
+        }
+        Err(e) => Err(ServeError::Io(e)),
+    }
+}
+
+/// Lets a request through only with `Authorization: Bearer <admin token>`;
+/// `/healthz` stays open for probes.
+async fn require_token(
+    State(token): State<Arc<str>>,
+    request: Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    use subtle::ConstantTimeEq;
+    if request.uri().path() == "/healthz" {
+        return next.run(request).await;
+    }
+    let given = request
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let message = match given {
+        Some(given) if bool::from(given.trim().as_bytes().ct_eq(token.as_bytes())) => {
+            return next.run(request).await;
+        }
+        Some(_) => "the bearer token is not valid",
+        None => {
+            "this API needs `Authorization: Bearer <token>`; the admin token is in DATA_DIR/admin.token"
+        }
+    };
+    let mut response = ApiError::new(StatusCode::UNAUTHORIZED, message).into_response();
+    response.headers_mut().insert(
+        axum::http::header::WWW_AUTHENTICATE,
+        axum::http::HeaderValue::from_static("Bearer"),
+    );
+    response
 }
 
 /// The file beside the store that tells a right master key from a wrong
@@ -273,6 +336,77 @@ fn open_master_key(data_dir: &Path) -> Result<Arc<MasterKey>, ServeError> {
         None => crate::secrets::write_private(&check_path, &key.check_value())?,
     }
     Ok(Arc::new(key))
+}
+
+/// The host CA's certificate in the data directory, for clients to trust.
+pub const TLS_CA_FILE: &str = "tls/ca.crt";
+
+/// HTTPS for the API: a server certificate for `names` (DNS names or IPs)
+/// from the host's own CA, made on first start (its key sealed in the
+/// store; its certificate written to `DATA_DIR/tls/ca.crt`).
+pub fn tls_config(
+    state: &AppState,
+    data_dir: &Path,
+    names: &[String],
+) -> Result<Arc<rustls::ServerConfig>, ServeError> {
+    use rustls::pki_types::pem::PemObject;
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    let tls = |reason: String| ServeError::Tls(reason);
+    let ca = match state.db.host_secret("tls-ca")? {
+        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| tls(e.to_string()))?,
+        None => {
+            let ca = crate::pki::new_ca("wasmco host CA").map_err(|e| tls(e.to_string()))?;
+            let bytes = serde_json::to_vec(&ca).map_err(|e| tls(e.to_string()))?;
+            state.db.put_host_secret("tls-ca", &bytes)?;
+            ca
+        }
+    };
+    let ca_file = data_dir.join(TLS_CA_FILE);
+    if let Some(dir) = ca_file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&ca_file, ca.certificate.as_bytes())?;
+    let server = crate::pki::issue(&ca, "wasmco", &[], names, crate::pki::Usage::Server)
+        .map_err(|e| tls(e.to_string()))?;
+    let chain = vec![
+        CertificateDer::from_pem_slice(server.certificate.as_bytes())
+            .map_err(|e| tls(e.to_string()))?,
+    ];
+    let key =
+        PrivateKeyDer::from_pem_slice(server.key.as_bytes()).map_err(|e| tls(e.to_string()))?;
+    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| tls(e.to_string()))?
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .map_err(|e| tls(e.to_string()))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+/// [`serve`] over HTTPS.
+pub async fn serve_tls(
+    state: AppState,
+    listener: tokio::net::TcpListener,
+    config: Arc<rustls::ServerConfig>,
+) -> Result<(), ServeError> {
+    let handle = axum_server::Handle::new();
+    let shutdown = handle.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        shutdown.graceful_shutdown(Some(std::time::Duration::from_secs(5)));
+    });
+    let listener = listener.into_std()?;
+    axum_server::from_tcp_rustls(
+        listener,
+        axum_server::tls_rustls::RustlsConfig::from_config(config),
+    )?
+    .handle(handle)
+    .serve(router(state).into_make_service())
+    .await?;
+    Ok(())
 }
 
 /// Binds the API's address (port 0 picks a free one).

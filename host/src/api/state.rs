@@ -15,4 +15,6 @@ pub struct AppState {
     pub controllers: ControllerRegistry,
     /// Instantiate, update, rollback and terminate of DIGs.
     pub orchestrator: Orchestrator,
+    /// The bearer token every route but `/healthz` asks for.
+    pub admin_token: std::sync::Arc<str>,
 }

@@ -72,17 +72,63 @@ impl ClientError {
 
 /// The CLI's config file (`$WASMCO_CONFIG`, else `~/.config/wasmco/config.yaml`).
 #[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct ConfigFile {
     server: Option<String>,
+    token: Option<String>,
+    token_file: Option<PathBuf>,
+    ca_file: Option<PathBuf>,
 }
 
-/// Where the API is: the flag (or `WASMCO_SERVER`, which clap folds into
-/// it), else the config file, else [`DEFAULT_SERVER`].
-pub fn resolve_server(flag: Option<String>) -> Result<String, ClientError> {
-    if let Some(server) = flag {
-        return Ok(server);
+/// Where the dev server keeps its data, relative to where it was started.
+const DEV_DATA_DIR: &str = ".wasmco";
+
+/// How to reach the API: address, bearer token, and the CA to trust for https.
+#[derive(Debug, Clone, Default)]
+pub struct Connection {
+    /// `http://host:port` or `https://…`.
+    pub server: String,
+    /// The bearer token.
+    pub token: Option<String>,
+    /// A PEM CA certificate to trust (the host CA of `serve --tls`).
+    pub ca_file: Option<PathBuf>,
+}
+
+impl Connection {
+    /// Each from its flag (or env var, which clap folds into it), else the
+    /// config file, else what `wasmco dev` leaves in `./.wasmco`
+    /// (`admin.token`, `tls/ca.crt`), else [`DEFAULT_SERVER`] and nothing.
+    pub fn resolve(
+        server: Option<String>,
+        token: Option<String>,
+        ca_file: Option<PathBuf>,
+    ) -> Result<Connection, ClientError> {
+        let config = read_config()?;
+        let server = server
+            .or(config.server)
+            .unwrap_or_else(|| DEFAULT_SERVER.to_owned());
+        let token_file = config
+            .token_file
+            .unwrap_or_else(|| Path::new(DEV_DATA_DIR).join(crate::api::ADMIN_TOKEN_FILE));
+        let token = match token.or(config.token) {
+            Some(token) => Some(token),
+            None => std::fs::read_to_string(&token_file)
+                .ok()
+                .map(|t| t.trim().to_owned()),
+        };
+        let ca_file = ca_file.or(config.ca_file).or_else(|| {
+            let dev = Path::new(DEV_DATA_DIR).join(crate::api::TLS_CA_FILE);
+            (server.starts_with("https://") && dev.exists()).then_some(dev)
+        });
+        Ok(Connection {
+            server,
+            token,
+            ca_file,
+        })
     }
+}
+
+fn read_config() -> Result<ConfigFile, ClientError> {
     let path = match std::env::var_os("WASMCO_CONFIG") {
         Some(path) => Some(PathBuf::from(path)),
         None => {
@@ -90,17 +136,16 @@ pub fn resolve_server(flag: Option<String>) -> Result<String, ClientError> {
         }
     };
     let Some(path) = path.filter(|p| p.exists()) else {
-        return Ok(DEFAULT_SERVER.to_owned());
+        return Ok(ConfigFile::default());
     };
     let text = std::fs::read_to_string(&path).map_err(|e| ClientError::Config {
         path: path.clone(),
         reason: e.to_string(),
     })?;
-    let config: ConfigFile = serde_norway::from_str(&text).map_err(|e| ClientError::Config {
+    serde_norway::from_str(&text).map_err(|e| ClientError::Config {
         path: path.clone(),
         reason: e.to_string(),
-    })?;
-    Ok(config.server.unwrap_or_else(|| DEFAULT_SERVER.to_owned()))
+    })
 }
 
 /// A file sent as the multipart `file` part.
@@ -120,15 +165,35 @@ pub struct ApiClient {
 }
 
 impl ApiClient {
-    /// A client of the API at `server` (`http://host:port`).
-    pub fn new(server: impl Into<String>) -> Self {
-        let server = server.into().trim_end_matches('/').to_owned();
-        let http = Client::builder()
+    /// A client of the API `connection` names.
+    pub fn new(connection: &Connection) -> Result<Self, ClientError> {
+        let server = connection.server.trim_end_matches('/').to_owned();
+        let config = |path: &str, reason: String| ClientError::Config {
+            path: PathBuf::from(path),
+            reason,
+        };
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(token) = &connection.token {
+            let value = format!("Bearer {token}")
+                .parse()
+                .map_err(|_| config("token", "has characters a header cannot carry".into()))?;
+            headers.insert(reqwest::header::AUTHORIZATION, value);
+        }
+        let mut builder = Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(300))
+            .default_headers(headers);
+        if let Some(ca_file) = &connection.ca_file {
+            let name = ca_file.display().to_string();
+            let pem = std::fs::read(ca_file).map_err(|e| config(&name, e.to_string()))?;
+            let certificate = reqwest::Certificate::from_pem(&pem)
+                .map_err(|e| config(&name, format!("not a PEM certificate: {e}")))?;
+            builder = builder.add_root_certificate(certificate);
+        }
+        let http = builder
             .build()
-            .unwrap_or_default();
-        ApiClient { server, http }
+            .map_err(|e| config("client", e.to_string()))?;
+        Ok(ApiClient { server, http })
     }
 
     /// The API's address.

@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::CliError;
 use super::apply::{RunOptions, apply};
-use super::client::ApiClient;
+use super::client::{ApiClient, Connection};
 use super::controller::{Registration, upload};
 use super::emcoctl::{Document, Operation};
 use super::status::WatchOptions;
@@ -193,6 +193,17 @@ pub async fn run(options: DevOptions, console: Console) -> Result<(), CliError> 
         "  hot reload    {}/*.wasm (a file's name is its controller's name)",
         controllers_dir.display()
     ));
+    let admin_token = std::fs::read_to_string(data_dir.join(crate::api::ADMIN_TOKEN_FILE))
+        .map_err(|source| CliError::Io {
+            path: data_dir.join(crate::api::ADMIN_TOKEN_FILE),
+            source,
+        })?
+        .trim()
+        .to_owned();
+    summary.push(format!(
+        "  token         {} (the CLI reads it from there when run here)",
+        data_dir.join(crate::api::ADMIN_TOKEN_FILE).display()
+    ));
     // The client blocks, so it lives on blocking threads only.
     let base = format!("http://{api_addr}");
     let example = options.example.clone();
@@ -201,7 +212,11 @@ pub async fn run(options: DevOptions, console: Console) -> Result<(), CliError> 
     let setup_console = console.clone();
     let watcher = tokio::task::spawn_blocking(move || -> Result<_, CliError> {
         let console = setup_console;
-        let client = ApiClient::new(base);
+        let client = ApiClient::new(&Connection {
+            server: base,
+            token: Some(admin_token),
+            ca_file: None,
+        })?;
         register(&client, &kubeconfigs)?;
         summary.iter().for_each(|line| say(&console, line));
         let watcher = start_hot_reload(&client, &controllers_dir, console.clone())?;

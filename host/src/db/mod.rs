@@ -227,6 +227,23 @@ impl ResourceDb {
         Ok(())
     }
 
+    /// Stores a secret of the host itself (its TLS CA), sealed.
+    pub fn put_host_secret(&self, name: &str, secret: &[u8]) -> Result<(), DbError> {
+        let key = separator_key("secret", b"host", name.as_bytes());
+        let sealed = self.seal(&key, secret.to_vec());
+        self.store.batch(vec![BatchOp::Put(key, sealed)])?;
+        Ok(())
+    }
+
+    /// A secret of the host itself, opened.
+    pub fn host_secret(&self, name: &str) -> Result<Option<Vec<u8>>, DbError> {
+        let key = separator_key("secret", b"host", name.as_bytes());
+        match self.store.get(&key)? {
+            Some(sealed) => self.open(&key, sealed).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// Secret `name` of `id`, opened.
     pub fn secret(&self, id: &ResourceId, name: &str) -> Result<Option<Vec<u8>>, DbError> {
         let key = separator_key("secret", &id.key(), name.as_bytes());

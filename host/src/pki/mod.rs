@@ -358,7 +358,8 @@ fn base64_encode(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-fn new_ca(common_name: &str) -> Result<KeyedCert, PkiError> {
+/// A new self-signed CA called `common_name`.
+pub fn new_ca(common_name: &str) -> Result<KeyedCert, PkiError> {
     let key = KeyPair::generate()?;
     let mut params = CertificateParams::default();
     params.distinguished_name = DistinguishedName::new();
