@@ -505,3 +505,76 @@ fn secrets_are_sealed_and_a_wrong_master_key_changes_nothing() {
     );
     assert_eq!(response.status(), 200);
 }
+
+#[test]
+fn a_virtual_cluster_with_the_cluster_ca_accepts_its_admin_certificate_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    add_cluster(&server, "c1");
+    add_cluster(&server, "c2");
+    for cluster in ["c1", "c2"] {
+        let path = format!("/v2/cluster-providers/edge/clusters/{cluster}/ca");
+        expect(server.client.post(server.url(&path)).send().unwrap(), 201);
+    }
+    // The cluster's API server certificate comes from its bootstrap bundle.
+    let bundle = server
+        .post(
+            &format!("{CLUSTER}/bootstrap-bundle"),
+            json!({"node": "m1", "sans": ["127.0.0.1"]}),
+        )
+        .bytes()
+        .unwrap();
+    let mut files = BTreeMap::new();
+    let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(bundle.as_ref()));
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let name = entry.path().unwrap().to_string_lossy().into_owned();
+        let mut text = String::new();
+        entry.read_to_string(&mut text).unwrap();
+        files.insert(name, text);
+    }
+    let identity = wasmco::pki::KeyedCert {
+        certificate: files["apiserver.crt"].clone(),
+        key: files["apiserver.key"].clone(),
+    };
+    let tls = wasmco::pki::rustls_server(&identity, Some(&files["ca.crt"])).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let cluster = runtime
+        .block_on(wasmco::vcluster::VirtualCluster::start_tls(
+            "c1",
+            "127.0.0.1:0".parse().unwrap(),
+            Default::default(),
+            tls,
+        ))
+        .unwrap();
+    let api = format!("https://{}", cluster.addr());
+    let kubeconfig = |cluster: &str| {
+        let yaml = server
+            .post(
+                &format!("/v2/cluster-providers/edge/clusters/{cluster}/admin-kubeconfig"),
+                json!({"server": api}),
+            )
+            .text()
+            .unwrap();
+        kube::config::Kubeconfig::from_yaml(&yaml).unwrap()
+    };
+    let reach = |config: kube::config::Kubeconfig| {
+        runtime.block_on(async {
+            let config = kube::Config::from_custom_kubeconfig(config, &Default::default())
+                .await
+                .unwrap();
+            kube::Client::try_from(config)
+                .unwrap()
+                .apiserver_version()
+                .await
+        })
+    };
+    reach(kubeconfig("c1")).expect("the admin certificate of c1's CA is accepted");
+    // c2's admin certificate, trusting c1's server: refused in the handshake.
+    let mut foreign = kubeconfig("c2");
+    let own = kubeconfig("c1");
+    foreign.clusters[0].cluster = own.clusters[0].cluster.clone();
+    let error = reach(foreign).expect_err("a certificate from another CA is refused");
+    assert!(!error.to_string().is_empty());
+    drop(cluster);
+}

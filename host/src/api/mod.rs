@@ -349,8 +349,6 @@ pub fn tls_config(
     data_dir: &Path,
     names: &[String],
 ) -> Result<Arc<rustls::ServerConfig>, ServeError> {
-    use rustls::pki_types::pem::PemObject;
-    use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let tls = |reason: String| ServeError::Tls(reason);
     let ca = match state.db.host_secret("tls-ca")? {
         Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| tls(e.to_string()))?,
@@ -368,22 +366,7 @@ pub fn tls_config(
     std::fs::write(&ca_file, ca.certificate.as_bytes())?;
     let server = crate::pki::issue(&ca, "wasmco", &[], names, crate::pki::Usage::Server)
         .map_err(|e| tls(e.to_string()))?;
-    let chain = vec![
-        CertificateDer::from_pem_slice(server.certificate.as_bytes())
-            .map_err(|e| tls(e.to_string()))?,
-    ];
-    let key =
-        PrivateKeyDer::from_pem_slice(server.key.as_bytes()).map_err(|e| tls(e.to_string()))?;
-    let mut config = rustls::ServerConfig::builder_with_provider(Arc::new(
-        rustls::crypto::ring::default_provider(),
-    ))
-    .with_safe_default_protocol_versions()
-    .map_err(|e| tls(e.to_string()))?
-    .with_no_client_auth()
-    .with_single_cert(chain, key)
-    .map_err(|e| tls(e.to_string()))?;
-    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    crate::pki::rustls_server(&server, None).map_err(|e| tls(e.to_string()))
 }
 
 /// [`serve`] over HTTPS.

@@ -23,17 +23,33 @@ pub struct VirtualCluster {
     name: String,
     shared: Arc<server::Shared>,
     task: tokio::task::JoinHandle<()>,
+    tls: Option<TlsConfig>,
 }
+
+type TlsConfig = Arc<rustls::ServerConfig>;
 
 fn serve(
     listener: tokio::net::TcpListener,
     shared: Arc<server::Shared>,
-) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(async move {
-        if let Err(error) = axum::serve(listener, server::router(shared)).await {
+    tls: Option<TlsConfig>,
+) -> std::io::Result<tokio::task::JoinHandle<()>> {
+    let router = server::router(shared);
+    let Some(tls) = tls else {
+        return Ok(tokio::spawn(async move {
+            if let Err(error) = axum::serve(listener, router).await {
+                tracing::error!(%error, "virtual cluster stopped");
+            }
+        }));
+    };
+    let server = axum_server::from_tcp_rustls(
+        listener.into_std()?,
+        axum_server::tls_rustls::RustlsConfig::from_config(tls),
+    )?;
+    Ok(tokio::spawn(async move {
+        if let Err(error) = server.serve(router.into_make_service()).await {
             tracing::error!(%error, "virtual cluster stopped");
         }
-    })
+    }))
 }
 
 impl VirtualCluster {
@@ -44,14 +60,37 @@ impl VirtualCluster {
         listen: SocketAddr,
         behaviour: Behaviour,
     ) -> std::io::Result<Self> {
+        Self::start_with(name, listen, behaviour, None).await
+    }
+
+    /// [`Self::start`] over HTTPS with `tls` (serving certificate, and the
+    /// CA client certificates must come from), as a real API server with
+    /// x509 client auth: a client without a certificate from that CA is
+    /// refused in the handshake.
+    pub async fn start_tls(
+        name: &str,
+        listen: SocketAddr,
+        behaviour: Behaviour,
+        tls: TlsConfig,
+    ) -> std::io::Result<Self> {
+        Self::start_with(name, listen, behaviour, Some(tls)).await
+    }
+
+    async fn start_with(
+        name: &str,
+        listen: SocketAddr,
+        behaviour: Behaviour,
+        tls: Option<TlsConfig>,
+    ) -> std::io::Result<Self> {
         let (listener, addr) = server::bind(listen).await?;
         let shared = Arc::new(server::Shared::new(addr.to_string(), behaviour));
-        let task = serve(listener, shared.clone());
+        let task = serve(listener, shared.clone(), tls.clone())?;
         Ok(VirtualCluster {
             addr,
             name: name.to_owned(),
             shared,
             task,
+            tls,
         })
     }
 
@@ -76,7 +115,7 @@ impl VirtualCluster {
     /// Accepts connections again on the same address.
     pub async fn reopen(&mut self) -> std::io::Result<()> {
         let (listener, _) = server::bind(self.addr).await?;
-        self.task = serve(listener, self.shared.clone());
+        self.task = serve(listener, self.shared.clone(), self.tls.clone())?;
         Ok(())
     }
 
