@@ -7,6 +7,7 @@ mod contract;
 mod deploy;
 mod hostile;
 mod http;
+mod logical_cloud;
 mod pki;
 mod rsync;
 mod scenario;

@@ -40,7 +40,9 @@ impl From<OrchestratorError> for ApiError {
     fn from(e: OrchestratorError) -> Self {
         match e {
             OrchestratorError::Db(db) => db.into(),
-            OrchestratorError::State { .. } => ApiError::new(StatusCode::CONFLICT, e.to_string()),
+            OrchestratorError::State { .. } | OrchestratorError::Deployed(_) => {
+                ApiError::new(StatusCode::CONFLICT, e.to_string())
+            }
             OrchestratorError::Input(_) | OrchestratorError::Controller(_) => {
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
             }
@@ -196,6 +198,27 @@ pub async fn status(
     query: Query<StatusQuery>,
 ) -> Result<Response, ApiError> {
     let dig: DigRef = path.0.into();
+    let orchestrator = state.orchestrator.clone();
+    let target = dig.clone();
+    let (dig_state, synced) = tokio::task::spawn_blocking(move || orchestrator.status(&target))
+        .await
+        .map_err(ApiError::internal)??;
+    status_body(
+        state_body(&dig, &dig_state),
+        &dig_state,
+        synced.as_ref(),
+        &query,
+    )
+}
+
+/// The EMCO-shaped status of a deployment (a DIG's, or a logical cloud's)
+/// under `body`, its header.
+pub fn status_body(
+    mut body: Value,
+    dig_state: &DigState,
+    synced: Option<&crate::orchestrator::SyncedContext>,
+    query: &StatusQuery,
+) -> Result<Response, ApiError> {
     let ready = match query.status.as_deref() {
         None | Some("deployed") => false,
         Some("ready") => true,
@@ -215,12 +238,6 @@ pub async fn status(
             format!("{output:?} is not summary, all or detail"),
         ));
     }
-    let orchestrator = state.orchestrator.clone();
-    let target = dig.clone();
-    let (dig_state, synced) = tokio::task::spawn_blocking(move || orchestrator.status(&target))
-        .await
-        .map_err(ApiError::internal)??;
-    let mut body = state_body(&dig, &dig_state);
     body["deployedStatus"] = json!(dig_state.state);
     let mut counts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
     let mut apps = Vec::new();

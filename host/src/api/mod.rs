@@ -2,6 +2,7 @@
 
 mod deployments;
 mod error;
+mod logical_clouds;
 pub mod openapi;
 mod pki;
 mod resources;
@@ -97,6 +98,37 @@ fn routes(state: AppState) -> Router {
             },
         ),
     );
+    let lc = Kind::LogicalCloud.item_route();
+    for action in logical_clouds::ACTIONS {
+        router = router.route(
+            &format!("{lc}/{action}"),
+            post(move |State(s): State<AppState>, path| logical_clouds::act(s, action, path)),
+        );
+    }
+    router = router
+        .route(
+            &format!("{lc}/status"),
+            get(
+                |State(s): State<AppState>,
+                 path,
+                 query: Result<Query<deployments::StatusQuery>, _>| async move {
+                    let query = query.map_err(|e: axum::extract::rejection::QueryRejection| {
+                        ApiError::new(
+                            StatusCode::BAD_REQUEST,
+                            format!("bad query: {}", e.body_text()),
+                        )
+                    })?;
+                    logical_clouds::status(s, path, query).await
+                },
+            ),
+        )
+        .route(
+            &format!(
+                "{}/kubeconfig",
+                Kind::LogicalCloudClusterReference.item_route()
+            ),
+            get(|State(s): State<AppState>, path| logical_clouds::kubeconfig(s, path)),
+        );
     let cluster = Kind::Cluster.item_route();
     router = router
         .route(

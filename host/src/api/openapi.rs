@@ -24,6 +24,18 @@ pub fn operations() -> Vec<(&'static str, String)> {
     }
     ops.push(("get", format!("{dig}/context")));
     ops.push(("get", format!("{dig}/status")));
+    let lc = Kind::LogicalCloud.item_route();
+    for action in super::logical_clouds::ACTIONS {
+        ops.push(("post", format!("{lc}/{action}")));
+    }
+    ops.push(("get", format!("{lc}/status")));
+    ops.push((
+        "get",
+        format!(
+            "{}/kubeconfig",
+            Kind::LogicalCloudClusterReference.item_route()
+        ),
+    ));
     let cluster = Kind::Cluster.item_route();
     for (method, route) in super::pki::ROUTES {
         ops.push((method, format!("{cluster}/{route}")));
@@ -122,6 +134,7 @@ pub fn document() -> Value {
     }
     document_deployments(&mut paths);
     document_pki(&mut paths);
+    document_logical_clouds(&mut paths);
     paths.insert(
         "/healthz".into(),
         json!({"get": {"summary": "liveness", "responses": {"200": {"description": "alive"}}}}),
@@ -246,4 +259,38 @@ fn document_pki(paths: &mut serde_json::Map<String, Value>) {
         "parameters": parameters(&route),
         "requestBody": json_body(&["csr"], json!({"csr": pem})),
         "responses": with(failures, "200", certificate)}}));
+}
+
+/// A logical cloud's actions, status and user kubeconfigs.
+fn document_logical_clouds(paths: &mut serde_json::Map<String, Value>) {
+    let lc = Kind::LogicalCloud.item_route();
+    let errors = error_responses();
+    for action in super::logical_clouds::ACTIONS {
+        let route = format!("{lc}/{action}");
+        paths.insert(route.clone(), json!({"post": {
+            "summary": match action {
+                "instantiate" => "issue the user's certificate on every referenced cluster and create the namespace, Role, RoleBinding and ResourceQuota there",
+                _ => "remove what instantiate created",
+            },
+            "parameters": parameters(&route),
+            "responses": {"202": {"description": "done; the logical cloud's state"}, "404": errors["404"],
+                          "409": merge(&errors["409"], "its state does not allow this action"),
+                          "422": merge(&errors["422"], "no cluster referenced, or a cluster without a CA")}}}));
+    }
+    let route = format!("{lc}/status");
+    paths.insert(
+        route.clone(),
+        json!({"get": {
+        "summary": "what rsync did with the logical cloud, in a DIG status's shape",
+        "parameters": parameters(&route),
+        "responses": {"200": {"description": "the status"}, "404": errors["404"]}}}),
+    );
+    let route = format!(
+        "{}/kubeconfig",
+        Kind::LogicalCloudClusterReference.item_route()
+    );
+    paths.insert(route.clone(), json!({"get": {
+        "summary": "the logical cloud user's kubeconfig for this cluster (client certificate from the cluster's CA)",
+        "parameters": parameters(&route),
+        "responses": {"200": {"description": "the kubeconfig", "content": {"application/yaml": {}}}, "404": errors["404"]}}}));
 }

@@ -15,8 +15,6 @@ use crate::db::ResourceId;
 use crate::model::Kind;
 use crate::pki::{ClusterPki, PkiError};
 
-const SECRET: &str = "pki";
-
 /// The routes, relative to a cluster's item path, with their methods.
 pub const ROUTES: [(&str, &str); 5] = [
     ("post", "ca"),
@@ -57,7 +55,7 @@ impl From<PkiError> for ApiError {
 fn load(state: &AppState, path: &ClusterPath) -> Result<ClusterPki, ApiError> {
     let id = path.id();
     state.db.get_raw(&id)?;
-    let sealed = state.db.secret(&id, SECRET)?.ok_or_else(|| {
+    ClusterPki::load(&state.db, &id)?.ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,
             format!(
@@ -65,8 +63,7 @@ fn load(state: &AppState, path: &ClusterPath) -> Result<ClusterPki, ApiError> {
                 id.describe()
             ),
         )
-    })?;
-    serde_json::from_slice(&sealed).map_err(ApiError::internal)
+    })
 }
 
 /// Runs certificate work (key generation is CPU-bound) off the async workers.
@@ -99,7 +96,7 @@ pub async fn create_ca(
     blocking(move || {
         let id = path.id();
         state.db.get_raw(&id)?;
-        if state.db.secret(&id, SECRET)?.is_some() {
+        if ClusterPki::load(&state.db, &id)?.is_some() {
             return Err(ApiError::new(
                 StatusCode::CONFLICT,
                 format!(
@@ -112,8 +109,7 @@ pub async fn create_ca(
             None => ClusterPki::create(&path.cluster)?,
             Some(import) => ClusterPki::import(&path.cluster, &import.certificate, &import.key)?,
         };
-        let sealed = serde_json::to_vec(&pki).map_err(ApiError::internal)?;
-        state.db.put_secret(&id, SECRET, &sealed)?;
+        pki.save(&state.db, &id)?;
         Ok((
             StatusCode::CREATED,
             axum::Json(json!({"certificate": pki.ca.certificate})),

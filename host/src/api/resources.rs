@@ -182,6 +182,15 @@ pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Res
             ));
         }
     }
+    if kind == Kind::LogicalCloud {
+        let lc = crate::orchestrator::LogicalCloudRef {
+            project: id.path[0].clone(),
+            name: id.path[1].clone(),
+        };
+        // Checked (and its context forgotten) before the resource goes: a
+        // deployed logical cloud must be terminated first.
+        state.orchestrator.release_logical_cloud(&lc)?;
+    }
     let db = state.db.clone();
     let deleted = id.clone();
     blocking(move || db.delete(&deleted)).await?;

@@ -322,11 +322,19 @@ impl Document {
         let anchor = &self.anchor;
         if let Some((dig, action)) = anchor.rsplit_once('/')
             && DIG_ACTIONS.contains(&action)
-            && Kind::from_path(dig, true) == Some(Kind::DeploymentIntentGroup)
+            && let Some(target) = Kind::from_path(dig, true)
+            && matches!(target, Kind::DeploymentIntentGroup | Kind::LogicalCloud)
         {
-            if matches!(action, "stop" | "migrate") {
+            let supported = match target {
+                Kind::LogicalCloud => matches!(action, "instantiate" | "terminate"),
+                _ => !matches!(action, "stop" | "migrate"),
+            };
+            if !supported {
                 return Operation::Unsupported {
-                    reason: format!("wasmco has no `{action}` action for deployment intent groups"),
+                    reason: format!(
+                        "wasmco has no `{action}` action for {}s",
+                        target.info().title
+                    ),
                 };
             }
             return Operation::Action {
@@ -442,6 +450,13 @@ mod tests {
         }
         assert!(
             matches!(docs[2].operation(), Operation::Action { ref action, .. } if action == "instantiate")
+        );
+        let lc = Document {
+            anchor: "projects/p/logical-clouds/lc/instantiate".into(),
+            ..docs[2].clone()
+        };
+        assert!(
+            matches!(lc.operation(), Operation::Action { ref dig, .. } if dig == "projects/p/logical-clouds/lc")
         );
     }
 

@@ -166,6 +166,72 @@ pub struct ControllerSpec {
     pub limits: LimitOverrides,
 }
 
+/// A logical cloud's spec (EMCO's dcm): its namespace and user.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogicalCloudSpec {
+    /// The namespace made in every referenced cluster.
+    pub namespace: String,
+    /// The user given access to it.
+    pub user: LogicalCloudUser,
+}
+
+/// A logical cloud's user.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogicalCloudUser {
+    /// The certificate's common name: the Kubernetes user.
+    pub user_name: String,
+}
+
+/// A logical cloud's reference to a cluster.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClusterReferenceSpec {
+    /// The cluster's provider.
+    pub cluster_provider: String,
+    /// The cluster.
+    pub cluster: String,
+}
+
+/// One rule of a logical cloud user's Role.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UserPermissionSpec {
+    /// The namespace it applies to (the logical cloud's when left out).
+    #[serde(default, skip_serializing)]
+    pub namespace: Option<String>,
+    /// API groups (`""` is the core group).
+    #[serde(default)]
+    pub api_groups: Vec<String>,
+    /// Resources.
+    #[serde(default)]
+    pub resources: Vec<String>,
+    /// Verbs.
+    pub verbs: Vec<String>,
+}
+
+/// A Kubernetes DNS-1123 label (namespace names).
+fn check_dns_label(field: &str, value: &str) -> Result<(), FieldError> {
+    let ok = !value.is_empty()
+        && value.len() <= 63
+        && value
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && value.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && value.ends_with(|c: char| c.is_ascii_alphanumeric());
+    if ok {
+        Ok(())
+    } else {
+        Err(FieldError::new(
+            field,
+            format!(
+                "{value:?} is not a Kubernetes namespace name (lower-case letters, digits, '-', at most 63)"
+            ),
+        ))
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct CompositeAppSpec {
@@ -426,6 +492,46 @@ pub fn check_spec(
                 kind: Kind::App,
                 path: app_path(&s.app),
             });
+        }
+        Kind::LogicalCloud => {
+            let s: LogicalCloudSpec = from_value(spec, "spec")?;
+            check_dns_label("spec.namespace", &s.namespace)?;
+            if s.user.user_name.is_empty()
+                || s.user.user_name.len() > 253
+                || s.user.user_name.chars().any(|c| c.is_control() || c == '/')
+            {
+                return Err(FieldError::new(
+                    "spec.user.userName",
+                    "must be 1 to 253 characters, without '/' or control characters",
+                ));
+            }
+        }
+        Kind::LogicalCloudClusterReference => {
+            let s: ClusterReferenceSpec = from_value(spec, "spec")?;
+            check_name("spec.clusterProvider", &s.cluster_provider)?;
+            check_name("spec.cluster", &s.cluster)?;
+            refs.push(Reference {
+                field: "spec.cluster".into(),
+                kind: Kind::Cluster,
+                path: vec![s.cluster_provider, s.cluster],
+            });
+        }
+        Kind::LogicalCloudUserPermission => {
+            let s: UserPermissionSpec = from_value(spec, "spec")?;
+            if s.verbs.is_empty() {
+                return Err(FieldError::new("spec.verbs", "needs at least one verb"));
+            }
+        }
+        Kind::LogicalCloudQuota => {
+            let s: BTreeMap<String, Value> = from_value(spec, "spec")?;
+            for (key, value) in &s {
+                if !value.is_string() {
+                    return Err(FieldError::new(
+                        format!("spec.{key}"),
+                        "quantities are strings (\"10\", \"4Gi\")",
+                    ));
+                }
+            }
         }
         Kind::ClusterProvider
         | Kind::Cluster

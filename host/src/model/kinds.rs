@@ -37,6 +37,15 @@ pub enum Kind {
     /// `…/deployment-intent-groups/{dig}/controller-intents/{controllerIntent}`:
     /// the intent document a DIG intent hands to a controller (its `spec`).
     ControllerIntent,
+    /// `/projects/{project}/logical-clouds/{logicalCloud}`: a namespace and
+    /// a user stretched across clusters (EMCO's dcm).
+    LogicalCloud,
+    /// `…/logical-clouds/{lc}/cluster-references/{clusterReference}`
+    LogicalCloudClusterReference,
+    /// `…/logical-clouds/{lc}/user-permissions/{userPermission}`
+    LogicalCloudUserPermission,
+    /// `…/logical-clouds/{lc}/cluster-quotas/{clusterQuota}`
+    LogicalCloudQuota,
 }
 
 /// How a resource's create and update requests carry it.
@@ -92,7 +101,7 @@ pub const MANIFESTS_LIMIT: usize = 32 << 20;
 
 impl Kind {
     /// Every kind, parents before children.
-    pub const ALL: [Kind; 16] = [
+    pub const ALL: [Kind; 20] = [
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
@@ -109,6 +118,10 @@ impl Kind {
         Kind::GenericPlacementIntent,
         Kind::GenericAppIntent,
         Kind::ControllerIntent,
+        Kind::LogicalCloud,
+        Kind::LogicalCloudClusterReference,
+        Kind::LogicalCloudUserPermission,
+        Kind::LogicalCloudQuota,
     ];
 
     /// The kind's row of the table.
@@ -282,6 +295,46 @@ impl Kind {
                 Document,
                 false,
                 JSON_LIMIT * 4
+            ),
+            Kind::LogicalCloud => kind!(
+                "logical cloud",
+                "logical-cloud",
+                Some(Kind::Project),
+                "logical-clouds",
+                "logicalCloud",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
+            Kind::LogicalCloudClusterReference => kind!(
+                "logical cloud cluster reference",
+                "lc-cluster",
+                Some(Kind::LogicalCloud),
+                "cluster-references",
+                "clusterReference",
+                Document,
+                true,
+                JSON_LIMIT
+            ),
+            Kind::LogicalCloudUserPermission => kind!(
+                "logical cloud user permission",
+                "lc-permission",
+                Some(Kind::LogicalCloud),
+                "user-permissions",
+                "userPermission",
+                Document,
+                true,
+                JSON_LIMIT
+            ),
+            Kind::LogicalCloudQuota => kind!(
+                "logical cloud cluster quota",
+                "lc-quota",
+                Some(Kind::LogicalCloud),
+                "cluster-quotas",
+                "clusterQuota",
+                Document,
+                true,
+                JSON_LIMIT
             ),
         }
     }

@@ -21,7 +21,7 @@ use super::pipeline::{Step, run_controllers};
 use super::registry::ControllerRegistry;
 
 /// The states in which a DIG's context is deployed.
-const DEPLOYED: &[DeployState] = &[DeployState::Instantiated, DeployState::Updated];
+pub(super) const DEPLOYED: &[DeployState] = &[DeployState::Instantiated, DeployState::Updated];
 
 /// A deployment intent group, by its path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +76,11 @@ impl DigRef {
             self.project, self.composite_app, self.version, self.name
         )
     }
+
+    /// For messages: "deployment intent group p/ca/v/d".
+    pub fn describe(&self) -> String {
+        format!("deployment intent group {}", self.key())
+    }
 }
 
 /// Why an action on a DIG failed.
@@ -85,10 +90,10 @@ pub enum OrchestratorError {
     #[error(transparent)]
     Db(#[from] DbError),
     /// The action is not allowed in the DIG's state.
-    #[error("cannot {action} deployment intent group {dig}: it is {state}, and only {} can become {next}", .from.join(" or "))]
+    #[error("cannot {action} {target}: it is {state}, and only {} can become {next}", .from.join(" or "))]
     State {
-        /// The DIG.
-        dig: String,
+        /// What was acted on: "deployment intent group p/ca/v/d".
+        target: String,
         /// The action asked for.
         action: &'static str,
         /// Its state.
@@ -98,6 +103,9 @@ pub enum OrchestratorError {
         /// The states the action is allowed from.
         from: Vec<&'static str>,
     },
+    /// It is deployed, so it cannot be deleted.
+    #[error("{0}")]
+    Deployed(String),
     /// The DIG's inputs cannot make a deployment.
     #[error("{0}")]
     Input(String),
@@ -183,13 +191,13 @@ impl SyncEngine for NoSync {
 /// DIG actions over the resource database and the context store.
 #[derive(Clone)]
 pub struct Orchestrator {
-    db: ResourceDb,
-    contexts: ContextStore,
+    pub(super) db: ResourceDb,
+    pub(super) contexts: ContextStore,
     registry: ControllerRegistry,
     generic: Arc<Controller>,
-    sync: Arc<dyn SyncEngine>,
+    pub(super) sync: Arc<dyn SyncEngine>,
     /// One action per process at a time: they read, compute and write state.
-    actions: Arc<Mutex<()>>,
+    pub(super) actions: Arc<Mutex<()>>,
 }
 
 impl Orchestrator {
@@ -222,8 +230,8 @@ impl Orchestrator {
     }
 
     /// Refuses `action` unless the DIG is in one of `from`.
-    fn allow(
-        dig: &DigRef,
+    pub(super) fn allow(
+        target: &str,
         state: &DigState,
         action: &'static str,
         from: &[DeployState],
@@ -233,7 +241,7 @@ impl Orchestrator {
             return Ok(());
         }
         Err(OrchestratorError::State {
-            dig: dig.key(),
+            target: target.to_owned(),
             action,
             state: state.state,
             next,
@@ -251,7 +259,7 @@ impl Orchestrator {
     pub fn approve(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (_guard, mut state) = self.begin(dig)?;
         Self::allow(
-            dig,
+            &dig.describe(),
             &state,
             "approve",
             &[DeployState::Created],
@@ -267,7 +275,7 @@ impl Orchestrator {
     pub fn instantiate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (_guard, state) = self.begin(dig)?;
         Self::allow(
-            dig,
+            &dig.describe(),
             &state,
             "instantiate",
             &[DeployState::Approved, DeployState::Terminated],
@@ -279,14 +287,26 @@ impl Orchestrator {
     /// Instantiated or Updated -> Updated, with a new context from the current inputs.
     pub fn update(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (_guard, state) = self.begin(dig)?;
-        Self::allow(dig, &state, "update", DEPLOYED, DeployState::Updated)?;
+        Self::allow(
+            &dig.describe(),
+            &state,
+            "update",
+            DEPLOYED,
+            DeployState::Updated,
+        )?;
         self.build(dig, state, DeployState::Updated)
     }
 
     /// Instantiated or Updated -> Updated, back to a kept revision.
     pub fn rollback(&self, dig: &DigRef, revision: u64) -> Result<DigState, OrchestratorError> {
         let (_guard, mut state) = self.begin(dig)?;
-        Self::allow(dig, &state, "roll back", DEPLOYED, DeployState::Updated)?;
+        Self::allow(
+            &dig.describe(),
+            &state,
+            "roll back",
+            DEPLOYED,
+            DeployState::Updated,
+        )?;
         self.contexts.read(&dig.key(), revision)?;
         let previous = Some(state.revision).filter(|&p| p != revision);
         state.enter(DeployState::Updated, revision);
@@ -302,7 +322,13 @@ impl Orchestrator {
     /// Instantiated or Updated -> Terminated; the context is marked for removal.
     pub fn terminate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (_guard, mut state) = self.begin(dig)?;
-        Self::allow(dig, &state, "terminate", DEPLOYED, DeployState::Terminated)?;
+        Self::allow(
+            &dig.describe(),
+            &state,
+            "terminate",
+            DEPLOYED,
+            DeployState::Terminated,
+        )?;
         let revision = state.revision;
         state.enter(DeployState::Terminated, revision);
         self.contexts.put_state(&dig.key(), &state)?;
@@ -393,14 +419,22 @@ impl Orchestrator {
         &self,
         dig: &DigRef,
     ) -> Result<(DigState, Option<SyncedContext>), OrchestratorError> {
-        let state = self.state(dig)?;
+        self.db.get(&dig.id())?;
+        self.synced(&dig.key())
+    }
+
+    /// The state and synced context of what is stored under `key`.
+    pub(super) fn synced(
+        &self,
+        key: &str,
+    ) -> Result<(DigState, Option<SyncedContext>), OrchestratorError> {
+        let state = self.contexts.state(key)?;
         if state.revision == 0 {
             return Ok((state, None));
         }
-        let key = dig.key();
-        let context = self.contexts.read(&key, state.revision)?;
-        let statuses = self.contexts.statuses(&key, state.revision)?;
-        let connectivity = self.contexts.connectivity(&key, state.revision)?;
+        let context = self.contexts.read(key, state.revision)?;
+        let statuses = self.contexts.statuses(key, state.revision)?;
+        let connectivity = self.contexts.connectivity(key, state.revision)?;
         Ok((
             state,
             Some(SyncedContext {

@@ -3,9 +3,13 @@
 
 mod deploy;
 mod inputs;
+mod logical_cloud;
 pub mod pipeline;
 mod registry;
 
-pub use deploy::{ContextHandoff, DigRef, NoSync, Orchestrator, OrchestratorError, SyncEngine};
+pub use deploy::{
+    ContextHandoff, DigRef, NoSync, Orchestrator, OrchestratorError, SyncEngine, SyncedContext,
+};
+pub use logical_cloud::{KUBECONFIG_SECRET, LogicalCloudRef};
 pub use pipeline::{ControllerRun, Step, run_controllers};
 pub use registry::ControllerRegistry;

@@ -1,0 +1,215 @@
+//! Logical clouds end to end: a real `wasmco serve`, two virtual clusters
+//! with their own CAs, the namespace, Role, RoleBinding and quota applied by
+//! rsync, the user's kubeconfig per cluster, and terminate removing it all.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::http::{Server, Virtual, doc, expect, refused};
+
+const LC: &str = "/v2/projects/shop/logical-clouds/team-a";
+
+fn wait_for(server: &Server, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = expect(server.get(&format!("{LC}/status?status=ready")), 200);
+        let deployed = expect(server.get(&format!("{LC}/status")), 200);
+        if done(&status) && done(&deployed) {
+            return deployed;
+        }
+        assert!(Instant::now() < deadline, "{what}: {status} {deployed}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
+    let clusters = [Virtual::start("east"), Virtual::start("west")];
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    expect(
+        server.post("/v2/cluster-providers", doc("edge", json!({}))),
+        201,
+    );
+    for (name, cluster) in ["east", "west"].iter().zip(&clusters) {
+        expect(
+            server.upload(
+                "/v2/cluster-providers/edge/clusters",
+                doc(name, json!({})),
+                Some(cluster.kubeconfig.clone()),
+            ),
+            201,
+        );
+    }
+    expect(server.post("/v2/projects", doc("shop", json!({}))), 201);
+    expect(
+        server.post(
+            "/v2/projects/shop/logical-clouds",
+            doc(
+                "team-a",
+                json!({"namespace": "team-a", "user": {"userName": "alice"}}),
+            ),
+        ),
+        201,
+    );
+    refused(
+        server.post(
+            "/v2/projects/shop/logical-clouds",
+            doc(
+                "bad",
+                json!({"namespace": "Team A", "user": {"userName": "bob"}}),
+            ),
+        ),
+        400,
+        Some("spec.namespace"),
+        "namespace",
+    );
+    // No cluster yet: nothing to instantiate on.
+    refused(
+        server.post(&format!("{LC}/instantiate"), json!({})),
+        422,
+        None,
+        "references no cluster",
+    );
+    for name in ["east", "west"] {
+        expect(
+            server.post(
+                &format!("{LC}/cluster-references"),
+                doc(name, json!({"clusterProvider": "edge", "cluster": name})),
+            ),
+            201,
+        );
+    }
+    expect(
+        server.post(
+            &format!("{LC}/user-permissions"),
+            doc("read-apps", json!({"apiGroups": ["", "apps"], "resources": ["pods", "deployments"], "verbs": ["get", "list", "watch"]})),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{LC}/cluster-quotas"),
+            doc("small", json!({"pods": "10", "limits.cpu": "4"})),
+        ),
+        201,
+    );
+    // The clusters have no CA yet: the user's certificate cannot be signed.
+    refused(
+        server.post(&format!("{LC}/instantiate"), json!({})),
+        422,
+        None,
+        "has no CA",
+    );
+    for name in ["east", "west"] {
+        let path = format!("/v2/cluster-providers/edge/clusters/{name}/ca");
+        expect(server.client.post(server.url(&path)).send().unwrap(), 201);
+    }
+    let answer = expect(server.post(&format!("{LC}/instantiate"), json!({})), 202);
+    assert_eq!(answer["deployedStatus"], "Instantiated");
+    refused(
+        server.post(&format!("{LC}/instantiate"), json!({})),
+        409,
+        None,
+        "it is Instantiated",
+    );
+    refused(
+        server.delete(LC),
+        409,
+        None,
+        "terminate it before deleting it",
+    );
+    // A cluster in use by the logical cloud cannot go.
+    refused(
+        server.delete("/v2/cluster-providers/edge/clusters/east"),
+        409,
+        None,
+        "in use",
+    );
+
+    wait_for(&server, "ready", |s| {
+        s["readyStatus"] == "Ready" || s["deployedCounts"] == json!({"Applied": 8})
+    });
+    for cluster in &clusters {
+        assert!(cluster.object("/api/v1/namespaces/team-a").is_some());
+        let role = cluster
+            .object("/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles/team-a-role")
+            .unwrap();
+        assert_eq!(role["rules"][0]["verbs"], json!(["get", "list", "watch"]));
+        assert_eq!(
+            role["rules"][0]["resources"],
+            json!(["pods", "deployments"])
+        );
+        let binding = cluster
+            .object("/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/rolebindings/team-a-rolebinding")
+            .unwrap();
+        assert_eq!(binding["subjects"][0]["name"], "alice");
+        assert_eq!(binding["roleRef"]["name"], "team-a-role");
+        let quota = cluster
+            .object("/api/v1/namespaces/team-a/resourcequotas/team-a-quota")
+            .unwrap();
+        assert_eq!(
+            quota["spec"]["hard"],
+            json!({"pods": "10", "limits.cpu": "4"})
+        );
+    }
+
+    // alice's kubeconfig for each cluster: its server, its CA, her certificate.
+    for (name, cluster) in ["east", "west"].iter().zip(&clusters) {
+        let response = server.get(&format!("{LC}/cluster-references/{name}/kubeconfig"));
+        assert_eq!(response.status(), 200);
+        let config = kube::config::Kubeconfig::from_yaml(&response.text().unwrap()).unwrap();
+        let entry = config.clusters[0].cluster.as_ref().unwrap();
+        assert_eq!(entry.server.as_deref(), Some(cluster.base.as_str()));
+        use base64::Engine;
+        let decode = |data: &str| {
+            base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .unwrap()
+        };
+        let ca_pem = expect(
+            server.get(&format!("/v2/cluster-providers/edge/clusters/{name}/ca")),
+            200,
+        )["certificate"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert_eq!(
+            decode(entry.certificate_authority_data.as_deref().unwrap()),
+            ca_pem.as_bytes()
+        );
+        let user = config.auth_infos[0].auth_info.as_ref().unwrap();
+        let cert_pem = decode(user.client_certificate_data.as_deref().unwrap());
+        let (_, cert_pem) = x509_parser::pem::parse_x509_pem(&cert_pem).unwrap();
+        let cert = cert_pem.parse_x509().unwrap();
+        let (_, ca_der) = x509_parser::pem::parse_x509_pem(ca_pem.as_bytes()).unwrap();
+        let ca = ca_der.parse_x509().unwrap();
+        cert.verify_signature(Some(ca.public_key())).unwrap();
+        assert_eq!(
+            cert.subject()
+                .iter_common_name()
+                .next()
+                .unwrap()
+                .as_str()
+                .unwrap(),
+            "alice"
+        );
+    }
+
+    let answer = expect(server.post(&format!("{LC}/terminate"), json!({})), 202);
+    assert_eq!(answer["deployedStatus"], "Terminated");
+    wait_for(&server, "deleted", |s| {
+        s.get("deployedCounts")
+            .is_none_or(|c| c == &json!({"Deleted": 8}))
+    });
+    for cluster in &clusters {
+        assert!(cluster.object("/api/v1/namespaces/team-a").is_none());
+        assert!(
+            cluster
+                .object("/apis/rbac.authorization.k8s.io/v1/namespaces/team-a/roles/team-a-role")
+                .is_none()
+        );
+    }
+    assert_eq!(server.delete(LC).status(), 204);
+}
