@@ -39,6 +39,8 @@ struct Checked {
     client_auth: bool,
     sans: Vec<String>,
     is_ca: bool,
+    /// keyUsage: digitalSignature, keyEncipherment, keyCertSign.
+    key_usage: (bool, bool, bool),
 }
 
 fn check(cert_pem: &str, ca_pem: &str) -> Checked {
@@ -85,6 +87,17 @@ fn check(cert_pem: &str, ca_pem: &str) -> Checked {
         client_auth: eku.as_ref().is_some_and(|e| e.client_auth),
         sans,
         is_ca: cert.is_ca(),
+        key_usage: cert
+            .key_usage()
+            .unwrap()
+            .map(|k| {
+                (
+                    k.value.digital_signature(),
+                    k.value.key_encipherment(),
+                    k.value.key_cert_sign(),
+                )
+            })
+            .unwrap_or_default(),
     }
 }
 
@@ -159,6 +172,7 @@ fn cluster_ca_admin_kubeconfig_bundle_and_csr() {
     assert_eq!(admin.subject, "kubernetes-admin");
     assert_eq!(admin.organization.as_deref(), Some("system:masters"));
     assert!(admin.client_auth && !admin.server_auth && !admin.is_ca);
+    assert_eq!(admin.key_usage, (true, true, false));
     // Re-issuing gives a new certificate from the same CA.
     let second = kubeconfig_of(&server);
     assert_ne!(first, second);
@@ -250,7 +264,9 @@ fn cluster_ca_admin_kubeconfig_bundle_and_csr() {
         let cert = check(&file(client), &file("etcd/ca.crt"));
         assert!(cert.client_auth && !cert.server_auth, "{client}");
     }
-    assert!(check(&file("front-proxy-ca.crt"), &file("front-proxy-ca.crt")).is_ca);
+    let front_proxy_ca = check(&file("front-proxy-ca.crt"), &file("front-proxy-ca.crt"));
+    assert!(front_proxy_ca.is_ca && front_proxy_ca.key_usage.2);
+    assert_eq!(apiserver.key_usage, (true, true, false));
     assert!(file("sa.pub").contains("PUBLIC KEY") && file("sa.key").contains("PRIVATE KEY"));
     KeyPair::from_pem(&file("apiserver.key")).expect("the key parses");
     refused(
