@@ -29,6 +29,7 @@ impl<'a> StringTable<'a> {
     }
 
     /// String `id`; empty when the id or offsets are out of range.
+    #[inline]
     pub fn get(&self, id: u32) -> &'a str {
         let id = id as usize;
         let Some(&end) = self.ends.get(id) else {
@@ -39,6 +40,7 @@ impl<'a> StringTable<'a> {
     }
 
     /// The id of `text`, if the request carries it.
+    #[inline]
     pub fn find(&self, text: &str) -> Option<u32> {
         let (mut low, mut high) = (0usize, self.ends.len());
         while low < high {
@@ -110,21 +112,25 @@ impl<'a> Clusters<'a> {
     }
 
     /// Cluster `i`'s provider (a string id); `u32::MAX` when out of range.
+    #[inline]
     pub fn provider(&self, i: u32) -> u32 {
         self.provider.get(i as usize).copied().unwrap_or(u32::MAX)
     }
 
     /// Cluster `i`'s name (a string id); `u32::MAX` when out of range.
+    #[inline]
     pub fn name(&self, i: u32) -> u32 {
         self.name.get(i as usize).copied().unwrap_or(u32::MAX)
     }
 
     /// Cluster `i`'s labels (string ids).
+    #[inline]
     pub fn labels(&self, i: u32) -> &'a [u32] {
         run(self.labels, self.label_start, i)
     }
 
     /// Cluster `i`'s key/value pairs (string ids).
+    #[inline]
     pub fn kv(&self, i: u32) -> impl Iterator<Item = (u32, u32)> + 'a {
         let keys = run(self.kv_key, self.kv_start, i);
         let values = run(self.kv_value, self.kv_start, i);
@@ -133,6 +139,7 @@ impl<'a> Clusters<'a> {
 }
 
 /// Items `starts[i]..starts[i + 1]` of `items`; empty when out of range.
+#[inline]
 fn run<'a>(items: &'a [u32], starts: &[u32], i: u32) -> &'a [u32] {
     let i = i as usize;
     match (starts.get(i), starts.get(i + 1)) {

@@ -78,6 +78,10 @@ fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
         .epoch_interruption(true)
         .parallel_compilation(true)
         .cranelift_opt_level(wasmtime::OptLevel::Speed);
+    // `WASMCO_PROFILE=perfmap` names controllers' compiled code for `perf`.
+    if std::env::var_os("WASMCO_PROFILE").is_some_and(|v| v == "perfmap") {
+        wasmtime.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     if pooling {
         let slots = config.max_concurrent_instances.max(1);
         let mut pool = PoolingAllocationConfig::default();
