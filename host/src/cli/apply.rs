@@ -83,49 +83,42 @@ fn run<'a>(
 ) -> Result<Tally, CliError> {
     let mut tally = Tally::default();
     for document in documents {
-        match each(document) {
+        // What to print, and why `-s` stops here (when it does).
+        let (verdict, detail, stop) = match each(document) {
             Ok(Outcome::Done(what)) => {
                 tally.done += 1;
                 writeln!(out, "{what}")?;
+                out.flush()?;
+                continue;
             }
             Ok(Outcome::Skipped(why)) => {
                 tally.skipped += 1;
-                writeln!(
-                    out,
-                    "{:<12}{} ({}): {why}",
-                    "skipped", document.anchor, document.origin
-                )?;
+                ("skipped", why, None)
             }
             Ok(Outcome::Unsupported(why)) => {
                 tally.unsupported += 1;
-                writeln!(
-                    out,
-                    "{:<12}{} ({}): {why}",
-                    "unsupported", document.anchor, document.origin
-                )?;
-                if options.stop_on_error {
-                    out.flush()?;
-                    return Err(CliError::Usage(format!(
-                        "stopped at the first document wasmco cannot apply (-s): {tally}"
-                    )));
-                }
+                (
+                    "unsupported",
+                    why,
+                    Some("the first document wasmco cannot apply"),
+                )
             }
             Err(error) => {
                 tally.failed += 1;
-                writeln!(
-                    out,
-                    "{:<12}{} ({}): {error}",
-                    "failed", document.anchor, document.origin
-                )?;
-                if options.stop_on_error {
-                    out.flush()?;
-                    return Err(CliError::Usage(format!(
-                        "stopped at the first failure (-s): {tally}"
-                    )));
-                }
+                ("failed", error.to_string(), Some("the first failure"))
             }
-        }
+        };
+        writeln!(
+            out,
+            "{verdict:<12}{} ({}): {detail}",
+            document.anchor, document.origin
+        )?;
         out.flush()?;
+        if let Some(reason) = stop.filter(|_| options.stop_on_error) {
+            return Err(CliError::Usage(format!(
+                "stopped at {reason} (-s): {tally}"
+            )));
+        }
     }
     Ok(tally)
 }

@@ -321,9 +321,21 @@ impl Orchestrator {
 
     /// Instantiated or Updated -> Terminated; the context is marked for removal.
     pub fn terminate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
-        let (_guard, mut state) = self.begin(dig)?;
+        let (_guard, state) = self.begin(dig)?;
+        self.mark_terminated(&dig.describe(), &dig.key(), state)
+    }
+
+    /// Instantiated or Updated -> Terminated for what is stored under `key`
+    /// (a DIG's or a logical cloud's context); rsync removes what it made.
+    /// The caller holds the action lock.
+    pub(super) fn mark_terminated(
+        &self,
+        target: &str,
+        key: &str,
+        mut state: DigState,
+    ) -> Result<DigState, OrchestratorError> {
         Self::allow(
-            &dig.describe(),
+            target,
             &state,
             "terminate",
             DEPLOYED,
@@ -331,9 +343,9 @@ impl Orchestrator {
         )?;
         let revision = state.revision;
         state.enter(DeployState::Terminated, revision);
-        self.contexts.put_state(&dig.key(), &state)?;
+        self.contexts.put_state(key, &state)?;
         self.sync.terminate(ContextHandoff {
-            dig: dig.key(),
+            dig: key.to_owned(),
             revision,
             previous: None,
         });

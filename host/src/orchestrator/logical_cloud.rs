@@ -165,23 +165,8 @@ impl Orchestrator {
     ) -> Result<DigState, OrchestratorError> {
         let _guard = self.actions.lock().unwrap_or_else(|p| p.into_inner());
         self.db.get(&lc.id())?;
-        let mut state = self.contexts.state(&lc.key())?;
-        Self::allow(
-            &lc.describe(),
-            &state,
-            "terminate",
-            DEPLOYED,
-            DeployState::Terminated,
-        )?;
-        let revision = state.revision;
-        state.enter(DeployState::Terminated, revision);
-        self.contexts.put_state(&lc.key(), &state)?;
-        self.sync.terminate(ContextHandoff {
-            dig: lc.key(),
-            revision,
-            previous: None,
-        });
-        Ok(state)
+        let state = self.contexts.state(&lc.key())?;
+        self.mark_terminated(&lc.describe(), &lc.key(), state)
     }
 
     /// The logical cloud's state and what rsync did with its context.
