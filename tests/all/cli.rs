@@ -269,6 +269,7 @@ fn examples_controller_is_the_template_unchanged() {
         "sdk/src/lib.rs",
         "sdk/src/testing.rs",
         "fixture.json",
+        ".cargo/config.toml",
     ] {
         assert_eq!(
             std::fs::read_to_string(fresh.join(file)).unwrap(),

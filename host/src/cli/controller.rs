@@ -32,6 +32,8 @@ const TEMPLATE_README: &str = include_str!("../../templates/controller/README.md
 const FIXTURE_PLACEMENT: &str = include_str!("../../templates/controller/fixture-placement.json");
 const FIXTURE_ACTION: &str = include_str!("../../templates/controller/fixture-action.json");
 const GITIGNORE: &str = include_str!("../../templates/controller/gitignore");
+/// The build flags wasmco's own controllers use (SIMD, initial memory).
+const CARGO_CONFIG: &str = include_str!("../../../.cargo/config.toml");
 
 /// Writes a new controller crate called `name` into `dir` (which must not
 /// exist yet): the contract, the guest SDK, an example controller of
@@ -64,7 +66,7 @@ pub fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), Cli
         ControllerKind::Placement => (TEMPLATE_PLACEMENT, FIXTURE_PLACEMENT),
         ControllerKind::Action => (TEMPLATE_ACTION, FIXTURE_ACTION),
     };
-    let files: [(&str, String); 9] = [
+    let files: [(&str, String); 10] = [
         ("Cargo.toml", fill(TEMPLATE_MANIFEST)),
         ("src/lib.rs", fill(source)),
         ("wit/controller.wit", CONTRACT.to_owned()),
@@ -74,6 +76,7 @@ pub fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), Cli
         ("fixture.json", fixture.to_owned()),
         ("README.md", fill(TEMPLATE_README)),
         (".gitignore", GITIGNORE.to_owned()),
+        (".cargo/config.toml", CARGO_CONFIG.to_owned()),
     ];
     for (relative, text) in files {
         let path = dir.join(relative);
