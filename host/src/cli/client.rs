@@ -107,13 +107,14 @@ impl Connection {
         let server = server
             .or(config.server)
             .unwrap_or_else(|| DEFAULT_SERVER.to_owned());
-        let token_file = config
-            .token_file
-            .unwrap_or_else(|| Path::new(DEV_DATA_DIR).join(crate::api::ADMIN_TOKEN_FILE));
+        // The dev server's token only ever goes to a server on this machine.
+        let token_file = config.token_file.or_else(|| {
+            is_loopback(&server).then(|| Path::new(DEV_DATA_DIR).join(crate::api::ADMIN_TOKEN_FILE))
+        });
         let token = match token.or(config.token) {
             Some(token) => Some(token),
-            None => std::fs::read_to_string(&token_file)
-                .ok()
+            None => token_file
+                .and_then(|file| std::fs::read_to_string(file).ok())
                 .map(|t| t.trim().to_owned()),
         };
         let ca_file = ca_file.or(config.ca_file).or_else(|| {
@@ -126,6 +127,20 @@ impl Connection {
             ca_file,
         })
     }
+}
+
+/// Whether `server` (`http(s)://host:port`) is on this machine.
+fn is_loopback(server: &str) -> bool {
+    let rest = server.split_once("://").map_or(server, |(_, rest)| rest);
+    let host = rest.split(['/', '?']).next().unwrap_or_default();
+    let host = match host.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+        None => host.rsplit_once(':').map_or(host, |(host, _)| host),
+    };
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 fn read_config() -> Result<ConfigFile, ClientError> {
@@ -310,4 +325,25 @@ fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
         cause = next;
     }
     cause.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_loopback_servers_get_the_dev_token() {
+        for local in [
+            "http://127.0.0.1:9015",
+            "https://localhost:9015/",
+            "http://[::1]:9015",
+        ] {
+            assert!(super::is_loopback(local), "{local}");
+        }
+        for remote in [
+            "https://prod.example:9015",
+            "http://10.0.0.5:9015",
+            "http://127.0.0.1.example",
+        ] {
+            assert!(!super::is_loopback(remote), "{remote}");
+        }
+    }
 }
