@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use super::CliError;
 use super::client::{ApiClient, Upload};
 use super::scenario::{ScenarioApp, ScenarioCluster};
-use crate::appcontext::{AppDraft, ClusterInfo, DraftContext, Resource};
+use crate::appcontext::DraftContext;
 use crate::contract::{ActionEdit, ClusterScope, Patch, PlaceApp, PlacementEdit, UnplaceApp};
 use crate::runtime::{ControllerKind, LimitOverrides, Runtime};
 
@@ -358,33 +358,9 @@ pub fn test(runtime: &Runtime, wasm: &[u8], fixture: &Fixture) -> Result<Value, 
 }
 
 fn fixture_draft(fixture: &Fixture) -> Result<DraftContext, CliError> {
-    let apps = fixture
-        .apps
-        .iter()
-        .map(|app| {
-            let resources = app
-                .manifests
-                .iter()
-                .enumerate()
-                .map(|(index, manifest)| {
-                    Resource::from_manifest(manifest.clone()).map_err(|e| {
-                        CliError::Usage(format!("apps.{}.manifests[{index}]: {e}", app.name))
-                    })
-                })
-                .collect::<Result<_, _>>()?;
-            Ok(AppDraft::new(app.name.clone(), resources))
-        })
-        .collect::<Result<Vec<_>, CliError>>()?;
-    let clusters: Vec<ClusterInfo> = fixture
-        .clusters
-        .iter()
-        .map(|c| ClusterInfo {
-            provider: c.provider.clone(),
-            name: c.name.clone(),
-            labels: c.labels.clone(),
-            kv: c.kv.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-        })
-        .collect();
+    let apps = super::scenario::app_drafts(&fixture.apps)
+        .map_err(|e| CliError::Usage(format!("the fixture's {e}")))?;
+    let clusters = super::scenario::cluster_infos(&fixture.clusters);
     let index_of = |wanted: &str| {
         clusters
             .iter()

@@ -148,37 +148,8 @@ impl Scenario {
         runtime: &Runtime,
         base_dir: &Path,
     ) -> Result<ScenarioOutcome, ScenarioError> {
-        let apps = self
-            .apps
-            .iter()
-            .map(|app| {
-                let resources = app
-                    .manifests
-                    .iter()
-                    .enumerate()
-                    .map(|(index, manifest)| {
-                        Resource::from_manifest(manifest.clone()).map_err(|source| {
-                            ScenarioError::Manifest {
-                                app: app.name.clone(),
-                                index,
-                                source,
-                            }
-                        })
-                    })
-                    .collect::<Result<_, _>>()?;
-                Ok(AppDraft::new(app.name.clone(), resources))
-            })
-            .collect::<Result<Vec<_>, ScenarioError>>()?;
-        let clusters = self
-            .clusters
-            .iter()
-            .map(|c| ClusterInfo {
-                provider: c.provider.clone(),
-                name: c.name.clone(),
-                labels: c.labels.clone(),
-                kv: c.kv.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
-            })
-            .collect();
+        let apps = app_drafts(&self.apps)?;
+        let clusters = cluster_infos(&self.clusters);
         let controllers = self
             .controllers
             .iter()
@@ -196,6 +167,42 @@ impl Scenario {
         let runs = run_controllers(&mut context, &steps)?;
         Ok(ScenarioOutcome { context, runs })
     }
+}
+
+/// The apps as drafts: each manifest checked as a Kubernetes object.
+pub fn app_drafts(apps: &[ScenarioApp]) -> Result<Vec<AppDraft>, ScenarioError> {
+    apps.iter()
+        .map(|app| {
+            let resources = app
+                .manifests
+                .iter()
+                .enumerate()
+                .map(|(index, manifest)| {
+                    Resource::from_manifest(manifest.clone()).map_err(|source| {
+                        ScenarioError::Manifest {
+                            app: app.name.clone(),
+                            index,
+                            source,
+                        }
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(AppDraft::new(app.name.clone(), resources))
+        })
+        .collect()
+}
+
+/// The clusters as the draft knows them.
+pub fn cluster_infos(clusters: &[ScenarioCluster]) -> Vec<ClusterInfo> {
+    clusters
+        .iter()
+        .map(|c| ClusterInfo {
+            provider: c.provider.clone(),
+            name: c.name.clone(),
+            labels: c.labels.clone(),
+            kv: c.kv.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+        })
+        .collect()
 }
 
 fn load_controller(
