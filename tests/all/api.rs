@@ -466,6 +466,20 @@ fn bad_requests_get_clear_json_errors() {
         Some("file"),
         "must export wasmco:controller/placement@0.1.0",
     );
+    // Replacing a controller that does not exist is a 404, whatever the file.
+    let form = reqwest::blocking::multipart::Form::new()
+        .text("metadata", placement("ghost").to_string())
+        .part(
+            "file",
+            reqwest::blocking::multipart::Part::bytes(b"not wasm".to_vec()).file_name("f"),
+        );
+    let missing = server
+        .client
+        .put(server.url("/v2/controllers/ghost"))
+        .multipart(form)
+        .send()
+        .unwrap();
+    refused(missing, 404, None, "not found");
     refused(
         server.upload(
             controllers,

@@ -80,6 +80,9 @@ pub async fn update(
         ));
     }
     let id = ResourceId::new(kind, full);
+    // A missing resource is a 404 before any work on the body (a controller's
+    // component would otherwise be compiled first).
+    state.db.get_raw(&id)?;
     let file = match incoming.file {
         Some(file) => Some(file),
         None if kind == Kind::Controller => state.db.file(&id)?,
