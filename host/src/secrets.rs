@@ -71,21 +71,12 @@ impl MasterKey {
             return Self::from_hex(hex_key.trim(), MASTER_KEY_ENV.to_owned()).map(Some);
         }
         let from = file.display().to_string();
-        match std::fs::read_to_string(file) {
-            Ok(text) => Self::from_hex(text.trim(), from).map(Some),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && create => {
-                let key = random_hex(32);
-                write_private(file, key.as_bytes()).map_err(|source| SecretError::KeyFile {
-                    path: file.to_owned(),
-                    source,
-                })?;
-                Self::from_hex(&key, from).map(Some)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(source) => Err(SecretError::KeyFile {
-                path: file.to_owned(),
-                source,
-            }),
+        match read_or_make_hex(file, create).map_err(|source| SecretError::KeyFile {
+            path: file.to_owned(),
+            source,
+        })? {
+            Some(key) => Self::from_hex(&key, from).map(Some),
+            None => Ok(None),
         }
     }
 
@@ -157,6 +148,22 @@ pub fn random_hex(bytes: usize) -> String {
     let mut buffer = vec![0u8; bytes];
     OsRng.fill_bytes(&mut buffer);
     hex::encode(buffer)
+}
+
+/// The trimmed text of `file`; when it does not exist and `make` is set, a
+/// new 32-byte random hex value written there first (0600). `None` when it
+/// does not exist and may not be made.
+pub fn read_or_make_hex(file: &Path, make: bool) -> std::io::Result<Option<String>> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => Ok(Some(text.trim().to_owned())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && make => {
+            let value = random_hex(32);
+            write_private(file, value.as_bytes())?;
+            Ok(Some(value))
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Writes a file only its owner can read (0600), creating its directory.

@@ -188,6 +188,45 @@ pub struct StatusQuery {
     resource: Option<String>,
 }
 
+/// A [`StatusQuery`] whose `status` and `output` were checked.
+#[derive(Debug)]
+pub struct StatusView {
+    ready: bool,
+    output: String,
+    filters: StatusQuery,
+}
+
+impl StatusQuery {
+    /// Refuses an unknown `status` or `output` (before any work is done).
+    pub fn checked(self) -> Result<StatusView, ApiError> {
+        let ready = match self.status.as_deref() {
+            None | Some("deployed") => false,
+            Some("ready") => true,
+            Some(other) => {
+                return Err(ApiError::field(
+                    StatusCode::BAD_REQUEST,
+                    "status",
+                    format!("{other:?} is not deployed or ready"),
+                ));
+            }
+        };
+        let output = self.output.as_deref().unwrap_or("all");
+        if !matches!(output, "summary" | "all" | "detail") {
+            return Err(ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "output",
+                format!("{output:?} is not summary, all or detail"),
+            ));
+        }
+        let output = output.to_owned();
+        Ok(StatusView {
+            ready,
+            output,
+            filters: self,
+        })
+    }
+}
+
 /// `GET …/{dig}/status`: the DIG's state and, per app, cluster and
 /// resource, what rsync did (`status=deployed`) or whether it is ready
 /// (`status=ready`); `output=summary` gives the counts only, `detail` adds
@@ -197,6 +236,7 @@ pub async fn status(
     path: Path<DigPath>,
     query: Query<StatusQuery>,
 ) -> Result<Response, ApiError> {
+    let query = query.0.checked()?;
     let dig: DigRef = path.0.into();
     let orchestrator = state.orchestrator.clone();
     let target = dig.clone();
@@ -217,37 +257,21 @@ pub fn status_body(
     mut body: Value,
     dig_state: &DigState,
     synced: Option<&crate::orchestrator::SyncedContext>,
-    query: &StatusQuery,
+    query: &StatusView,
 ) -> Result<Response, ApiError> {
-    let ready = match query.status.as_deref() {
-        None | Some("deployed") => false,
-        Some("ready") => true,
-        Some(other) => {
-            return Err(ApiError::field(
-                StatusCode::BAD_REQUEST,
-                "status",
-                format!("{other:?} is not deployed or ready"),
-            ));
-        }
-    };
-    let output = query.output.as_deref().unwrap_or("all");
-    if !matches!(output, "summary" | "all" | "detail") {
-        return Err(ApiError::field(
-            StatusCode::BAD_REQUEST,
-            "output",
-            format!("{output:?} is not summary, all or detail"),
-        ));
-    }
+    let ready = query.ready;
+    let output = query.output.as_str();
+    let filters = &query.filters;
     body["deployedStatus"] = json!(dig_state.state);
     let mut counts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
     let mut apps = Vec::new();
     for app in synced.iter().flat_map(|s| &s.context.apps) {
-        if query.app.as_deref().is_some_and(|a| a != app.name) {
+        if filters.app.as_deref().is_some_and(|a| a != app.name) {
             continue;
         }
         let mut clusters = Vec::new();
         for placement in &app.placement {
-            if query
+            if filters
                 .cluster
                 .as_deref()
                 .is_some_and(|c| c != placement.cluster)
@@ -257,7 +281,7 @@ pub fn status_body(
             let synced = synced.as_ref();
             let mut resources = Vec::new();
             for resource in app.resources_on(&placement.cluster) {
-                if query
+                if filters
                     .resource
                     .as_deref()
                     .is_some_and(|r| r != resource.key.name)

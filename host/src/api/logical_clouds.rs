@@ -78,6 +78,7 @@ pub async fn status(
     Path(path): Path<LogicalCloudPath>,
     query: Query<StatusQuery>,
 ) -> Result<Response, ApiError> {
+    let query = query.0.checked()?;
     let lc: LogicalCloudRef = path.into();
     let orchestrator = state.orchestrator.clone();
     let target = lc.clone();

@@ -294,18 +294,12 @@ pub const ADMIN_TOKEN_FILE: &str = "admin.token";
 
 fn open_admin_token(data_dir: &Path) -> Result<String, ServeError> {
     let path = data_dir.join(ADMIN_TOKEN_FILE);
-    match std::fs::read_to_string(&path) {
-        Ok(token) if !token.trim().is_empty() => Ok(token.trim().to_owned()),
-        Ok(_) => Err(ServeError::Io(std::io::Error::other(format!(
+    match crate::secrets::read_or_make_hex(&path, true)? {
+        Some(token) if !token.is_empty() => Ok(token),
+        _ => Err(ServeError::Io(std::io::Error::other(format!(
             "{} is empty; delete it to have a new token made",
             path.display()
         )))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let token = crate::secrets::random_hex(32);
-            crate::secrets::write_private(&path, token.as_bytes())?;
-            Ok(token)
-        }
-        Err(e) => Err(ServeError::Io(e)),
     }
 }
 

@@ -47,7 +47,7 @@ impl From<PkiError> for ApiError {
             PkiError::Invalid { field, .. } => {
                 ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, field, e.to_string())
             }
-            PkiError::Generate(_) => ApiError::internal(e),
+            PkiError::Generate(_) | PkiError::Archive(_) => ApiError::internal(e),
         }
     }
 }

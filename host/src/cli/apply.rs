@@ -157,26 +157,15 @@ fn apply_one(client: &ApiClient, document: &Document) -> Result<Outcome, CliErro
                 }
                 (None, _) => None,
             };
-            let send = |replace: bool, upload: Option<Upload>| -> Result<Value, ClientError> {
-                let path = format!("v2/{}", if replace { &item } else { &collection });
-                match (multipart, replace) {
-                    (true, _) => client.upload(&path, replace, &body, upload),
-                    (false, false) => client.post(&path, &body),
-                    (false, true) => client.put(&path, &body),
-                }
-            };
-            let resend = upload.as_ref().map(|u| Upload {
-                file_name: u.file_name.clone(),
-                bytes: u.bytes.clone(),
-            });
-            match send(false, upload) {
-                Ok(_) => Ok(Outcome::Done(format!("{:<12}{item}", "created"))),
-                Err(error) if error.status() == Some(StatusCode::CONFLICT) => {
-                    send(true, resend)?;
-                    Ok(Outcome::Done(format!("{:<12}{item}", "updated")))
-                }
-                Err(error) => Err(error.into()),
-            }
+            let created = client.create_or_replace(
+                &format!("v2/{collection}"),
+                &format!("v2/{item}"),
+                &body,
+                multipart,
+                upload,
+            )?;
+            let verb = if created { "created" } else { "updated" };
+            Ok(Outcome::Done(format!("{verb:<12}{item}")))
         }
     }
 }

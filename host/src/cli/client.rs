@@ -164,7 +164,7 @@ fn read_config() -> Result<ConfigFile, ClientError> {
 }
 
 /// A file sent as the multipart `file` part.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Upload {
     /// The name the server sees.
     pub file_name: String,
@@ -263,6 +263,34 @@ impl ApiClient {
             ("POST", self.http.post(self.url(path)))
         };
         self.send(method, path, request.multipart(form))
+    }
+
+    /// Creates a resource in `collection`, or, when its name is taken,
+    /// replaces it at `item`; `Ok(true)` when it was created. A multipart
+    /// resource sends `body` as its `metadata` part, with `file` when given.
+    pub fn create_or_replace(
+        &self,
+        collection: &str,
+        item: &str,
+        body: &Value,
+        multipart: bool,
+        file: Option<Upload>,
+    ) -> Result<bool, ClientError> {
+        let created = match multipart {
+            true => self.upload(collection, false, body, file.clone()),
+            false => self.post(collection, body),
+        };
+        match created {
+            Ok(_) => Ok(true),
+            Err(error) if error.status() == Some(StatusCode::CONFLICT) => {
+                match multipart {
+                    true => self.upload(item, true, body, file)?,
+                    false => self.put(item, body)?,
+                };
+                Ok(false)
+            }
+            Err(error) => Err(error),
+        }
     }
 
     fn send(

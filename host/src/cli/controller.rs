@@ -226,30 +226,17 @@ pub fn upload(
         "metadata": {"name": registration.name},
         "spec": {"type": kind, "priority": registration.priority},
     });
-    let upload = |replace: bool, wasm: Vec<u8>| {
-        let path = if replace {
-            format!("v2/controllers/{}", registration.name)
-        } else {
-            "v2/controllers".to_owned()
-        };
-        client.upload(
-            &path,
-            replace,
-            &document,
-            Some(Upload {
-                file_name: format!("{}.wasm", registration.name),
-                bytes: wasm,
-            }),
-        )
+    let file = Upload {
+        file_name: format!("{}.wasm", registration.name),
+        bytes: wasm,
     };
-    match upload(false, wasm.clone()) {
-        Ok(_) => Ok(true),
-        Err(error) if error.status() == Some(reqwest::StatusCode::CONFLICT) => {
-            upload(true, wasm)?;
-            Ok(false)
-        }
-        Err(error) => Err(error.into()),
-    }
+    Ok(client.create_or_replace(
+        "v2/controllers",
+        &format!("v2/controllers/{}", registration.name),
+        &document,
+        true,
+        Some(file),
+    )?)
 }
 
 /// The input of `wasmco controller test`.

@@ -6,7 +6,6 @@
 //! Keys are ECDSA P-256 (rcgen with ring); service-account tokens signed with
 //! it are ES256, which the API server accepts.
 
-use std::io::Write;
 use std::net::IpAddr;
 
 use rcgen::{
@@ -36,6 +35,9 @@ pub enum PkiError {
     /// rcgen refused (an internal inconsistency, not bad input).
     #[error("certificate generation failed: {0}")]
     Generate(#[from] rcgen::Error),
+    /// The bundle could not be packed (in memory; not expected).
+    #[error("packing the bundle failed: {0}")]
+    Archive(std::io::Error),
 }
 
 fn invalid(field: &'static str, reason: impl Into<String>) -> PkiError {
@@ -286,7 +288,7 @@ impl ClusterPki {
             ("sa.pub".to_owned(), sa.public_key_pem()),
         ])
         .collect();
-        Ok(tar_gz(&files))
+        tar_gz(&files).map_err(PkiError::Archive)
     }
 
     /// Signs a node's CSR for joining: a kubelet client certificate
@@ -504,24 +506,19 @@ fn random_serial() -> SerialNumber {
     SerialNumber::from(bytes)
 }
 
-fn tar_gz(files: &[(String, String)]) -> Vec<u8> {
+fn tar_gz(files: &[(String, String)]) -> std::io::Result<Vec<u8>> {
     let encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     let mut archive = tar::Builder::new(encoder);
+    let mtime = OffsetDateTime::now_utc().unix_timestamp().max(0) as u64;
     for (name, text) in files {
         let mut header = tar::Header::new_gnu();
         header.set_size(text.len() as u64);
         header.set_mode(if name.ends_with(".key") { 0o600 } else { 0o644 });
-        header.set_mtime(OffsetDateTime::now_utc().unix_timestamp().max(0) as u64);
+        header.set_mtime(mtime);
         header.set_cksum();
-        // Writing into memory cannot fail.
-        let _ = archive.append_data(&mut header, name, text.as_bytes());
+        archive.append_data(&mut header, name, text.as_bytes())?;
     }
-    let encoder = archive.into_inner().unwrap_or_else(|_| {
-        flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default())
-    });
-    let mut encoder = encoder;
-    let _ = encoder.flush();
-    encoder.finish().unwrap_or_default()
+    archive.into_inner()?.finish()
 }
 
 /// A rustls server configuration serving `identity`, asking clients for a
