@@ -13,6 +13,8 @@
 
 extern crate alloc;
 
+use alloc::vec::Vec;
+
 pub mod testing;
 
 /// A request's string table.
@@ -45,7 +47,7 @@ impl<'a> StringTable<'a> {
         let (mut low, mut high) = (0usize, self.ends.len());
         while low < high {
             let middle = (low + high) / 2;
-            match self.get(middle as u32).cmp(text) {
+            match compare(self.get(middle as u32).as_bytes(), text.as_bytes()) {
                 core::cmp::Ordering::Less => low = middle + 1,
                 core::cmp::Ordering::Greater => high = middle,
                 core::cmp::Ordering::Equal => return Some(middle as u32),
@@ -63,6 +65,23 @@ impl<'a> StringTable<'a> {
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
     }
+}
+
+/// `left.cmp(right)`, eight bytes per step. In the sandbox `[u8]::cmp` is
+/// a byte-at-a-time `memcmp` whose loop checks the epoch deadline on every
+/// byte; a lookup compares a dozen strings that share long prefixes.
+#[inline]
+fn compare(left: &[u8], right: &[u8]) -> core::cmp::Ordering {
+    let (left_words, _) = left.as_chunks::<8>();
+    let (right_words, _) = right.as_chunks::<8>();
+    let mut same = 0;
+    for (l, r) in left_words.iter().zip(right_words) {
+        if l != r {
+            return u64::from_be_bytes(*l).cmp(&u64::from_be_bytes(*r));
+        }
+        same += 8;
+    }
+    left[same..].cmp(&right[same..])
 }
 
 /// A request's cluster table, read by cluster index.
@@ -138,6 +157,162 @@ impl<'a> Clusters<'a> {
     }
 }
 
+// Why the scans below look the way they do: in the sandbox, every loop
+// checks the epoch deadline on its back-edge, and the check's out-of-line
+// call makes Cranelift keep the loop's values on the stack (wasmtime#7244),
+// so each trip of a loop costs several reloads. The scans therefore compare
+// 64 items per trip, four at a time on the vector unit, into a bit mask, and
+// handle the (few) hits outside that loop. Natively the same code runs on
+// SSE2; the two builds do the same work.
+impl Clusters<'_> {
+    /// The clusters of `provider` that carry `label`, in table order.
+    ///
+    /// Scans the flat `labels` column, then finds each hit's cluster by
+    /// galloping along `label-start` from the previous hit's cluster.
+    #[inline(never)]
+    pub fn labelled(&self, provider: u32, label: u32) -> Vec<u32> {
+        let mut matched = Vec::new();
+        let mut cluster = 0usize;
+        for (chunk_index, chunk) in self.labels.chunks(MASK_BITS).enumerate() {
+            for position in set_bits(equal_mask(chunk, label), chunk_index * MASK_BITS) {
+                cluster = owner(self.label_start, cluster, position);
+                let index = cluster as u32;
+                if self.provider.get(cluster) == Some(&provider) && matched.last() != Some(&index) {
+                    matched.push(index);
+                }
+            }
+        }
+        matched
+    }
+
+    /// The clusters of `provider` called `name`, in table order.
+    #[inline(never)]
+    pub fn named(&self, provider: u32, name: u32) -> Vec<u32> {
+        let mut matched = Vec::new();
+        let chunks = self
+            .name
+            .chunks(MASK_BITS)
+            .zip(self.provider.chunks(MASK_BITS));
+        for (chunk_index, (names, providers)) in chunks.enumerate() {
+            let mask = equal_mask(names, name);
+            if mask != 0 {
+                let mask = mask & equal_mask(providers, provider);
+                matched.extend(set_bits(mask, chunk_index * MASK_BITS).map(|i| i as u32));
+            }
+        }
+        matched
+    }
+}
+
+/// The cluster owning label `position`: the last `i >= from` with
+/// `starts[i] <= position` (clusters without labels share their start with
+/// the next one). Gallops from `from`, so hits a few clusters apart cost a
+/// few steps. Returns a cluster past the table (which has no provider) when
+/// `starts` does not cover `position`.
+#[inline(always)]
+fn owner(starts: &[u32], from: usize, position: usize) -> usize {
+    let ahead = starts.get(from..).unwrap_or(&[]);
+    if ahead.first().is_none_or(|&start| start as usize > position) {
+        return usize::MAX;
+    }
+    let mut bound = 1;
+    while ahead
+        .get(bound)
+        .is_some_and(|&start| start as usize <= position)
+    {
+        bound *= 2;
+    }
+    let window = &ahead[..bound.min(ahead.len())];
+    from + window.partition_point(|&start| start as usize <= position) - 1
+}
+
+/// Items compared per trip of a scan: the bits of a `u64`.
+const MASK_BITS: usize = 64;
+
+/// Bit `i` set where `chunk[i] == wanted` (`chunk` holds at most 64 items).
+#[inline(always)]
+fn equal_mask(chunk: &[u32], wanted: u32) -> u64 {
+    match <&[u32; MASK_BITS]>::try_from(chunk) {
+        Ok(full) => full
+            .as_chunks::<4>()
+            .0
+            .iter()
+            .enumerate()
+            .fold(0, |mask, (index, quad)| {
+                mask | (u64::from(lanes::equal(quad, wanted)) << (index * 4))
+            }),
+        Err(_) => chunk.iter().enumerate().fold(0, |mask, (bit, &item)| {
+            mask | (u64::from(item == wanted) << bit)
+        }),
+    }
+}
+
+/// Four comparisons at once, on the vector unit where there is one.
+mod lanes {
+    /// Bit `i` set where `quad[i] == wanted`.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub fn equal(quad: &[u32; 4], wanted: u32) -> u8 {
+        use core::arch::wasm32::{i32x4_bitmask, u32x4_eq, u32x4_splat, v128, v128_load};
+        // SAFETY: `quad` is 16 readable bytes; v128.load needs no alignment.
+        let items = unsafe { v128_load(quad.as_ptr().cast::<v128>()) };
+        i32x4_bitmask(u32x4_eq(items, u32x4_splat(wanted)))
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub fn equal(quad: &[u32; 4], wanted: u32) -> u8 {
+        use core::arch::x86_64::{
+            __m128i, _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps,
+            _mm_set1_epi32,
+        };
+        // SAFETY: `quad` is 16 readable bytes and loadu needs no alignment;
+        // SSE2 is part of every x86_64 target.
+        unsafe {
+            let items = _mm_loadu_si128(quad.as_ptr().cast::<__m128i>());
+            let equal = _mm_cmpeq_epi32(items, _mm_set1_epi32(wanted as i32));
+            _mm_movemask_ps(_mm_castsi128_ps(equal)) as u8
+        }
+    }
+
+    #[cfg(not(any(
+        all(target_arch = "wasm32", target_feature = "simd128"),
+        target_arch = "x86_64"
+    )))]
+    #[inline(always)]
+    pub fn equal(quad: &[u32; 4], wanted: u32) -> u8 {
+        equal_scalar(quad, wanted)
+    }
+
+    /// What [`equal`] computes, one item at a time.
+    #[cfg_attr(
+        any(
+            all(target_arch = "wasm32", target_feature = "simd128"),
+            target_arch = "x86_64"
+        ),
+        allow(dead_code, reason = "the vector versions are tested against it")
+    )]
+    pub fn equal_scalar(quad: &[u32; 4], wanted: u32) -> u8 {
+        quad.iter().enumerate().fold(0, |mask, (bit, &item)| {
+            mask | (u8::from(item == wanted) << bit)
+        })
+    }
+}
+
+/// `base + i` for every bit `i` set in `mask`, lowest first.
+#[inline(always)]
+fn set_bits(mut mask: u64, base: usize) -> impl Iterator<Item = usize> {
+    core::iter::from_fn(move || {
+        (mask != 0).then(|| {
+            let bit = mask.trailing_zeros() as usize;
+            mask &= mask - 1;
+            base + bit
+        })
+    })
+}
+
 /// Items `starts[i]..starts[i + 1]` of `items`; empty when out of range.
 #[inline]
 fn run<'a>(items: &'a [u32], starts: &[u32], i: u32) -> &'a [u32] {
@@ -151,6 +326,7 @@ fn run<'a>(items: &'a [u32], starts: &[u32], i: u32) -> &'a [u32] {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec;
 
     #[test]
     fn get_and_find_round_trip() {
@@ -173,5 +349,129 @@ mod tests {
         assert_eq!(clusters.labels(1), &[7]);
         assert!(clusters.labels(2).is_empty());
         assert_eq!(clusters.kv(1).collect::<alloc::vec::Vec<_>>(), [(8, 9)]);
+    }
+
+    /// A table of `count` clusters of two providers (0 and 1) with 0 to 6
+    /// labels each from ids 10..30, repeats included, from a fixed seed.
+    fn table(count: u32) -> (Vec<u32>, Vec<u32>, Vec<u32>, Vec<u32>) {
+        let mut seed = 0x2545_f491_u32;
+        let mut next = move |below: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            seed % below
+        };
+        let (mut provider, mut name, mut starts, mut labels) = (vec![], vec![], vec![0], vec![]);
+        for i in 0..count {
+            provider.push(next(2));
+            name.push(1000 + i % 97);
+            for _ in 0..next(7) {
+                labels.push(10 + next(20));
+            }
+            starts.push(labels.len() as u32);
+        }
+        (provider, name, starts, labels)
+    }
+
+    #[test]
+    fn compare_orders_like_byte_slices() {
+        let words = [
+            "",
+            "a",
+            "a\0",
+            "a\0x",
+            "ab",
+            "edge-clu",
+            "edge-cluster-0997",
+            "edge-cluster-0998",
+            "edge-cluster-09",
+            "edge-cluster-0997x",
+            "zone-1",
+            "zone-10",
+            "\u{ff}",
+        ];
+        for left in words {
+            for right in words {
+                assert_eq!(
+                    compare(left.as_bytes(), right.as_bytes()),
+                    left.cmp(right),
+                    "{left:?} vs {right:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn scans_agree_with_a_cluster_by_cluster_check() {
+        for count in [0, 1, 5, 63, 64, 65, 300] {
+            let (provider, name, label_start, labels) = table(count);
+            let clusters = Clusters {
+                provider: &provider,
+                name: &name,
+                label_start: &label_start,
+                labels: &labels,
+                kv_start: &[],
+                kv_key: &[],
+                kv_value: &[],
+            };
+            for wanted_provider in [0, 1, 7] {
+                for label in 9..31 {
+                    let expected: Vec<u32> = (0..count)
+                        .filter(|&i| {
+                            provider[i as usize] == wanted_provider
+                                && clusters.labels(i).contains(&label)
+                        })
+                        .collect();
+                    assert_eq!(
+                        clusters.labelled(wanted_provider, label),
+                        expected,
+                        "{count} clusters, provider {wanted_provider}, label {label}"
+                    );
+                }
+                for wanted_name in [999, 1000, 1050, 1096] {
+                    let expected: Vec<u32> = (0..count)
+                        .filter(|&i| {
+                            provider[i as usize] == wanted_provider
+                                && name[i as usize] == wanted_name
+                        })
+                        .collect();
+                    assert_eq!(clusters.named(wanted_provider, wanted_name), expected);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_table_whose_starts_do_not_cover_the_labels_matches_nothing_past_them() {
+        let clusters = Clusters {
+            provider: &[0, 0],
+            name: &[1, 2],
+            label_start: &[0, 1, 2],
+            labels: &[5, 6, 5, 5],
+            kv_start: &[],
+            kv_key: &[],
+            kv_value: &[],
+        };
+        assert_eq!(clusters.labelled(0, 5), [0]);
+        assert_eq!(clusters.labelled(0, 6), [1]);
+    }
+
+    #[test]
+    fn vector_compare_matches_the_scalar_one() {
+        let quads = [
+            [1, 2, 3, 4],
+            [7, 7, 7, 7],
+            [0, 7, 0, 7],
+            [u32::MAX, 7, 7, 0],
+        ];
+        for quad in quads {
+            for wanted in [0, 7, u32::MAX] {
+                assert_eq!(
+                    lanes::equal(&quad, wanted),
+                    lanes::equal_scalar(&quad, wanted),
+                    "{quad:?} == {wanted}"
+                );
+            }
+        }
     }
 }

@@ -156,33 +156,26 @@ fn any_of_group(
 }
 
 /// Indices of the clusters that `selector` names, in request order. The
-/// selector's strings are looked up once; the loop compares string ids.
+/// selector's strings are looked up once; the scan compares string ids.
 fn matching_clusters(
     table: &ClusterTable,
     strings: StringTable<'_>,
     selector: &ClusterSelector,
 ) -> Vec<u32> {
     let clusters: Clusters<'_> = wasmco_guest::clusters!(table);
-    let mut matched = Vec::new();
     let Some(provider) = strings.find(&selector.provider) else {
-        return matched;
+        return Vec::new();
     };
-    let wanted_name = selector.cluster.as_deref().map(|name| strings.find(name));
-    let wanted_label = selector.label.as_deref().map(|label| strings.find(label));
-    for (index, &cluster_provider) in (0u32..).zip(clusters.provider) {
-        if cluster_provider != provider {
-            continue;
-        }
-        let hit = match (wanted_name, wanted_label) {
-            (Some(name), _) => name == Some(clusters.name(index)),
-            (None, Some(Some(label))) => clusters.labels(index).contains(&label),
-            (None, _) => false,
-        };
-        if hit {
-            matched.push(index);
-        }
-    }
-    matched
+    let matched = match (&selector.cluster, &selector.label) {
+        (Some(name), _) => strings
+            .find(name)
+            .map(|name| clusters.named(provider, name)),
+        (None, Some(label)) => strings
+            .find(label)
+            .map(|label| clusters.labelled(provider, label)),
+        (None, None) => None,
+    };
+    matched.unwrap_or_default()
 }
 
 fn error(message: String) -> ControllerError {
