@@ -357,6 +357,13 @@ fn bad_requests_get_clear_json_errors() {
         Some("metadata.name"),
         "128",
     );
+    // A query string its route cannot read.
+    refused(
+        server.get("/v2/projects?label=a&label=b"),
+        400,
+        None,
+        "bad query",
+    );
     // Malformed JSON, unknown fields, wrong content type.
     let broken = server
         .client

@@ -71,12 +71,7 @@ fn routes(state: AppState) -> Router {
             |State(s): State<AppState>,
              path: axum::extract::Path<deployments::DigPath>,
              query: Result<Query<deployments::StatusQuery>, _>| async move {
-                let query = query.map_err(|e: axum::extract::rejection::QueryRejection| {
-                    ApiError::new(
-                        StatusCode::BAD_REQUEST,
-                        format!("bad query: {}", e.body_text()),
-                    )
-                })?;
+                let query = query.map_err(bad_query)?;
                 deployments::status(s, path, query).await
             },
         ),
@@ -88,12 +83,7 @@ fn routes(state: AppState) -> Router {
              path: axum::extract::Path<deployments::DigPath>,
              query: Result<Query<deployments::ContextQuery>, _>,
              headers: HeaderMap| async move {
-                let query = query.map_err(|e: axum::extract::rejection::QueryRejection| {
-                    ApiError::new(
-                        StatusCode::BAD_REQUEST,
-                        format!("bad query: {}", e.body_text()),
-                    )
-                })?;
+                let query = query.map_err(bad_query)?;
                 deployments::context(s, path, query, headers).await
             },
         ),
@@ -112,12 +102,7 @@ fn routes(state: AppState) -> Router {
                 |State(s): State<AppState>,
                  path,
                  query: Result<Query<deployments::StatusQuery>, _>| async move {
-                    let query = query.map_err(|e: axum::extract::rejection::QueryRejection| {
-                        ApiError::new(
-                            StatusCode::BAD_REQUEST,
-                            format!("bad query: {}", e.body_text()),
-                        )
-                    })?;
+                    let query = query.map_err(bad_query)?;
                     logical_clouds::status(s, path, query).await
                 },
             ),
@@ -167,9 +152,7 @@ fn routes(state: AppState) -> Router {
 fn collection_routes(kind: Kind) -> MethodRouter<AppState> {
     let limit = DefaultBodyLimit::max(kind.info().max_body);
     get(move |State(s): State<AppState>, path: PathValues, query: Result<Query<ListQuery>, _>| async move {
-        let query = query.map_err(|e: axum::extract::rejection::QueryRejection| {
-            ApiError::new(StatusCode::BAD_REQUEST, format!("bad query: {}", e.body_text()))
-        })?;
+        let query = query.map_err(bad_query)?;
         resources::list(s, kind, path, query).await
     })
     .post(move |State(s): State<AppState>, path: PathValues, request: Request| resources::create(s, kind, path, request))
@@ -433,4 +416,12 @@ pub async fn serve(state: AppState, listener: tokio::net::TcpListener) -> Result
         })
         .await?;
     Ok(())
+}
+
+/// A query string the handler's parameters refuse, as a 400 naming why.
+fn bad_query(rejection: axum::extract::rejection::QueryRejection) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        format!("bad query: {}", rejection.body_text()),
+    )
 }
