@@ -43,7 +43,7 @@ fn manifests(app: usize) -> Vec<u8> {
 /// Builds the inputs for `clusters` clusters and instantiates once.
 fn run(clusters: usize) {
     let data = tempfile::tempdir().expect("temp dir");
-    let state = api::open_state(data.path(), None).expect("state");
+    let state = api::open_state(data.path(), None, Default::default()).expect("state");
     let db = &state.db;
     create(db, Kind::ClusterProvider, &["edge"], json!({}), None);
     let kubeconfig = std::fs::read(concat!(

@@ -52,6 +52,7 @@ fn main() {
     let state = api::open_state(
         data.path(),
         Some((runtime.handle().clone(), RsyncConfig::default())),
+        Default::default(),
     )
     .expect("state");
     let db = &state.db;

@@ -12,6 +12,7 @@ pub mod builtin;
 pub mod cli;
 pub mod contract;
 pub mod db;
+pub mod kubeconfig;
 pub mod model;
 pub mod orchestrator;
 pub mod pki;

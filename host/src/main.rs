@@ -53,6 +53,32 @@ struct DocumentArgs {
     stop_on_error: bool,
 }
 
+/// What a cluster's kubeconfig may ask of this host.
+#[derive(clap::Args)]
+struct KubeconfigArgs {
+    /// Accept kubeconfigs whose clusters are reached through `proxy-url`.
+    #[arg(long)]
+    allow_kubeconfig_proxy: bool,
+    /// A network (CIDR) no cluster's API server may be in, besides
+    /// link-local, metadata and unspecified addresses; repeatable.
+    #[arg(long = "deny-network", value_name = "CIDR")]
+    denied: Vec<ipnet::IpNet>,
+    /// A network (CIDR) allowed although a wider denied one holds it (the
+    /// most specific network wins); repeatable.
+    #[arg(long = "allow-network", value_name = "CIDR")]
+    allowed: Vec<ipnet::IpNet>,
+}
+
+impl KubeconfigArgs {
+    fn policy(&self) -> std::sync::Arc<wasmco::kubeconfig::KubeconfigPolicy> {
+        std::sync::Arc::new(wasmco::kubeconfig::KubeconfigPolicy::new(
+            self.allow_kubeconfig_proxy,
+            &self.denied,
+            &self.allowed,
+        ))
+    }
+}
+
 /// Which DIG a DIG verb acts on.
 #[derive(clap::Args)]
 struct DigArgs {
@@ -114,6 +140,38 @@ enum ControllerCommand {
     },
 }
 
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Issue a token scoped to some projects; prints its secret, which is
+    /// shown only this once.
+    Create {
+        /// The token's name (the audit log's "who").
+        name: String,
+        /// A project it may touch; repeatable.
+        #[arg(long = "project", required = true)]
+        projects: Vec<String>,
+        /// What it may do there.
+        #[arg(long, value_enum)]
+        role: RoleArg,
+        /// When it stops working: a duration (30d, 12h) or an RFC 3339 time.
+        #[arg(long, default_value = "30d")]
+        expires: String,
+    },
+    /// List the tokens (never their secrets).
+    List,
+    /// Revoke a token; it stops working at once.
+    Revoke {
+        /// The token's name.
+        name: String,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum RoleArg {
+    Viewer,
+    Editor,
+}
+
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum KindArg {
     Placement,
@@ -160,6 +218,8 @@ enum Command {
         /// localhost, 127.0.0.1, ::1 and the listen address.
         #[arg(long = "tls-san")]
         tls_sans: Vec<String>,
+        #[command(flatten)]
+        kubeconfigs: KubeconfigArgs,
     },
     /// Start a development orchestrator: the API on 127.0.0.1:9015, the
     /// built-in controllers, three virtual clusters, and hot reload of
@@ -242,6 +302,11 @@ enum Command {
         #[command(subcommand)]
         command: ControllerCommand,
     },
+    /// Issue, list and revoke scoped API tokens (admin only).
+    Token {
+        #[command(subcommand)]
+        command: TokenCommand,
+    },
     /// Serve a Kubernetes-API-compatible virtual cluster (in memory).
     VirtualCluster {
         /// Address to listen on (port 0 picks a free one).
@@ -260,6 +325,70 @@ enum Command {
         #[arg(long, default_value_t = 0)]
         latency_ms: u64,
     },
+}
+
+fn run_token(
+    command: TokenCommand,
+    client: &ApiClient,
+    out: &mut impl Write,
+) -> anyhow::Result<()> {
+    match command {
+        TokenCommand::Create {
+            name,
+            projects,
+            role,
+            expires,
+        } => {
+            let role = match role {
+                RoleArg::Viewer => "viewer",
+                RoleArg::Editor => "editor",
+            };
+            let answer = client.post(
+                "/v2/tokens",
+                &serde_json::json!({"metadata": {"name": name},
+                    "spec": {"projects": projects, "role": role, "expires": expires}}),
+            )?;
+            let secret = answer["status"]["token"].as_str().unwrap_or_default();
+            writeln!(out, "{secret}")?;
+        }
+        TokenCommand::List => {
+            let tokens = client.get("/v2/tokens")?;
+            let mut table = comfy_table::Table::new();
+            table
+                .load_preset(comfy_table::presets::NOTHING)
+                .set_header(["NAME", "ROLE", "PROJECTS", "EXPIRES", "EXPIRED"]);
+            for token in tokens.as_array().into_iter().flatten() {
+                let projects: Vec<&str> = token["spec"]["projects"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|p| p.as_str())
+                    .collect();
+                table.add_row([
+                    token["metadata"]["name"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    token["spec"]["role"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    projects.join(","),
+                    token["spec"]["expires"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    token["status"]["expired"].to_string(),
+                ]);
+            }
+            writeln!(out, "{table}")?;
+        }
+        TokenCommand::Revoke { name } => {
+            client.delete(&format!("/v2/tokens/{name}"))?;
+            writeln!(out, "token {name} revoked")?;
+        }
+    }
+    Ok(())
 }
 
 fn main() -> ExitCode {
@@ -364,6 +493,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             Ok(())
         }
         Command::Controller { command } => run_controller(command, client, &mut stdout),
+        Command::Token { command } => run_token(command, &client()?, &mut stdout),
         Command::Run {
             scenario,
             cache_dir,
@@ -412,14 +542,19 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             sync_to_directory,
             tls,
             tls_sans,
+            kubeconfigs,
         } => {
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             let rsync = wasmco::rsync::RsyncConfig {
                 directory: sync_to_directory,
                 ..Default::default()
             };
-            let state = wasmco::api::open_state(&data_dir, Some((runtime.handle().clone(), rsync)))
-                .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
+            let state = wasmco::api::open_state(
+                &data_dir,
+                Some((runtime.handle().clone(), rsync)),
+                kubeconfigs.policy(),
+            )
+            .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
             let tls_config = if tls {
                 let mut names: Vec<String> =
                     vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];

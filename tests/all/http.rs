@@ -40,13 +40,32 @@ impl Server {
 
     /// [`Self::start_with`] with environment variables set.
     pub fn start_with_env(data_dir: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
+        Self::spawn(data_dir, extra, env, Stdio::inherit())
+    }
+
+    /// [`Self::start_with_env`] with the server's log (stderr) appended to `log`.
+    pub fn start_logged(
+        data_dir: &Path,
+        extra: &[&str],
+        env: &[(&str, &str)],
+        log: &Path,
+    ) -> Server {
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .expect("the log file opens");
+        Self::spawn(data_dir, extra, env, Stdio::from(file))
+    }
+
+    fn spawn(data_dir: &Path, extra: &[&str], env: &[(&str, &str)], stderr: Stdio) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
             .args(extra)
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .spawn()
             .expect("wasmco serve starts");
         let stdout = child.stdout.take().expect("piped stdout");
@@ -108,6 +127,11 @@ impl Server {
             .multipart(form)
             .send()
             .unwrap()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// SIGKILL: no chance to flush anything it had not flushed already.

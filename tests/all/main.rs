@@ -11,6 +11,7 @@ mod logical_cloud;
 mod pki;
 mod rsync;
 mod scenario;
+mod security;
 mod support;
 mod vcluster;
 mod vcluster_behaviour;

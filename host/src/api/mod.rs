@@ -1,5 +1,6 @@
 //! The REST API (`/v2`), EMCO's paths and bodies.
 
+pub mod auth;
 mod deployments;
 mod error;
 mod logical_clouds;
@@ -7,6 +8,8 @@ pub mod openapi;
 mod pki;
 mod resources;
 mod state;
+mod tokens;
+mod work;
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -23,6 +26,7 @@ pub use state::AppState;
 use crate::appcontext::ContextStore;
 use crate::builtin;
 use crate::db::ResourceDb;
+use crate::kubeconfig::KubeconfigPolicy;
 use crate::model::Kind;
 use crate::orchestrator::{ControllerRegistry, NoSync, Orchestrator};
 use crate::runtime::LimitOverrides;
@@ -31,10 +35,19 @@ use crate::secrets::MasterKey;
 use crate::store::{SledStore, StoreError};
 use resources::{ListQuery, PathValues};
 
-/// The router with every route of the kind table, `/healthz` and the OpenAPI document.
+/// The router with every route of the kind table, `/healthz`, the OpenAPI
+/// document and the token routes, behind the token check and the audit log.
 pub fn router(state: AppState) -> Router {
-    let token = state.admin_token.clone();
-    routes(state).layer(axum::middleware::from_fn_with_state(token, require_token))
+    let gate = auth::Gate {
+        tokens: state.tokens.clone(),
+        audit: state.audit.clone(),
+    };
+    routes(state)
+        .route_layer(axum::middleware::from_fn(auth::authorize))
+        .layer(axum::middleware::from_fn_with_state(
+            gate,
+            auth::authenticate,
+        ))
 }
 
 fn routes(state: AppState) -> Router {
@@ -46,6 +59,16 @@ fn routes(state: AppState) -> Router {
         .route(
             "/v2/openapi.json",
             get(|| async { axum::Json(openapi::document()) }),
+        )
+        .route(
+            "/v2/tokens",
+            get(|State(s): State<AppState>| tokens::list(s))
+                .post(|State(s): State<AppState>, body| tokens::issue(s, body)),
+        )
+        .route(
+            "/v2/tokens/{token}",
+            get(|State(s): State<AppState>, name| tokens::get_one(s, name))
+                .delete(|State(s): State<AppState>, name| tokens::revoke(s, name)),
         );
     for kind in Kind::ALL {
         router = router
@@ -151,11 +174,21 @@ fn routes(state: AppState) -> Router {
 
 fn collection_routes(kind: Kind) -> MethodRouter<AppState> {
     let limit = DefaultBodyLimit::max(kind.info().max_body);
-    get(move |State(s): State<AppState>, path: PathValues, query: Result<Query<ListQuery>, _>| async move {
-        let query = query.map_err(bad_query)?;
-        resources::list(s, kind, path, query).await
-    })
-    .post(move |State(s): State<AppState>, path: PathValues, request: Request| resources::create(s, kind, path, request))
+    get(
+        move |State(s): State<AppState>,
+              principal: Option<axum::Extension<auth::Principal>>,
+              path: PathValues,
+              query: Result<Query<ListQuery>, _>| async move {
+            let query = query.map_err(bad_query)?;
+            let principal = principal.map_or(auth::Principal::Admin, |p| p.0);
+            resources::list(s, &principal, kind, path, query).await
+        },
+    )
+    .post(
+        move |State(s): State<AppState>, path: PathValues, request: Request| {
+            resources::create(s, kind, path, request)
+        },
+    )
     .layer(limit)
 }
 
@@ -180,9 +213,9 @@ pub enum ServeError {
     /// The runtime would not start.
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
-    /// Stored controllers could not be read.
-    #[error("cannot read stored controllers: {0}")]
-    Controllers(#[from] crate::db::DbError),
+    /// The resource database could not be read (controllers, clusters, tokens).
+    #[error("cannot read the resource database: {0}")]
+    Db(#[from] crate::db::DbError),
     /// The address could not be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -223,9 +256,12 @@ pub enum ServeError {
 /// Opens the data directory (store and compile cache) and loads the stored controllers.
 /// `sync` runs rsync on that runtime; without it, finished contexts are only
 /// recorded (for tools that build contexts and deploy nothing).
+/// `kubeconfigs` says what a cluster's kubeconfig may ask of this host; the
+/// stored clusters are checked against it now.
 pub fn open_state(
     data_dir: &Path,
     sync: Option<(tokio::runtime::Handle, crate::rsync::RsyncConfig)>,
+    kubeconfigs: Arc<KubeconfigPolicy>,
 ) -> Result<AppState, ServeError> {
     // Before the store opens: a refused key must leave its files untouched.
     let master_key = open_master_key(data_dir)?;
@@ -246,7 +282,8 @@ pub fn open_state(
         .map_err(ServeError::Generic)?;
     let contexts = ContextStore::new(store);
     let engine: Arc<dyn crate::orchestrator::SyncEngine> = match sync {
-        Some((handle, config)) => {
+        Some((handle, mut config)) => {
+            config.kubeconfigs = kubeconfigs.clone();
             let rsync = crate::rsync::Rsync::new(db.clone(), contexts.clone(), handle, config);
             let resumed = rsync
                 .resume()
@@ -262,15 +299,66 @@ pub fn open_state(
         controllers.clone(),
         Arc::new(generic),
         engine,
+        kubeconfigs.clone(),
     );
+    let refused = mark_cluster_kubeconfigs(&db, &kubeconfigs)?;
+    if refused > 0 {
+        tracing::warn!(
+            clusters = refused,
+            "stored clusters whose kubeconfigs this server refuses; they are marked and not synced"
+        );
+    }
+    let admin_token: Arc<str> = open_admin_token(data_dir)?.into();
+    let tokens = auth::Tokens::load(admin_token.clone(), &db)?;
+    let audit = auth::AuditLog::open(&data_dir.join(AUDIT_LOG_FILE))?;
     Ok(AppState {
         db,
         runtime,
         controllers,
         orchestrator,
-        admin_token: open_admin_token(data_dir)?.into(),
+        admin_token,
+        tokens: Arc::new(tokens),
+        audit,
+        kubeconfigs,
+        work: work::WorkPool::default(),
     })
 }
+
+/// Checks every stored cluster's kubeconfig against `policy` and records
+/// the verdict in the cluster's `status` (a kubeconfig an older version
+/// accepted may be refused now); answers how many are refused.
+fn mark_cluster_kubeconfigs(
+    db: &ResourceDb,
+    policy: &KubeconfigPolicy,
+) -> Result<usize, crate::db::DbError> {
+    let mut refused = 0;
+    for (provider, _) in db.list(Kind::ClusterProvider, &[])? {
+        for (id, mut body) in db.list(Kind::Cluster, &provider.path)? {
+            let kubeconfig = db.file(&id)?.unwrap_or_default();
+            let status = resources::kubeconfig_status(policy, &kubeconfig).unwrap_or_else(|e| {
+                refused += 1;
+                tracing::warn!(cluster = %id.describe(), reason = %e, "kubeconfig refused");
+                serde_json::json!({"kubeconfig": {"refused": {"field": e.field, "reason": e.reason}}})
+            });
+            if body["status"] == status {
+                continue;
+            }
+            body["status"] = status;
+            db.update(
+                &id,
+                crate::db::Write {
+                    body,
+                    references: Vec::new(),
+                    file: None,
+                },
+            )?;
+        }
+    }
+    Ok(refused)
+}
+
+/// The audit log in the data directory: one JSON line per request.
+pub const AUDIT_LOG_FILE: &str = "audit.log";
 
 /// The file holding the admin bearer token, made (0600) on first start.
 pub const ADMIN_TOKEN_FILE: &str = "admin.token";
@@ -284,40 +372,6 @@ fn open_admin_token(data_dir: &Path) -> Result<String, ServeError> {
             path.display()
         )))),
     }
-}
-
-/// Lets a request through only with `Authorization: Bearer <admin token>`;
-/// `/healthz` stays open for probes.
-async fn require_token(
-    State(token): State<Arc<str>>,
-    request: Request,
-    next: axum::middleware::Next,
-) -> axum::response::Response {
-    use axum::response::IntoResponse;
-    use subtle::ConstantTimeEq;
-    if request.uri().path() == "/healthz" {
-        return next.run(request).await;
-    }
-    let given = request
-        .headers()
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    let message = match given {
-        Some(given) if bool::from(given.trim().as_bytes().ct_eq(token.as_bytes())) => {
-            return next.run(request).await;
-        }
-        Some(_) => "the bearer token is not valid",
-        None => {
-            "this API needs `Authorization: Bearer <token>`; the admin token is in DATA_DIR/admin.token"
-        }
-    };
-    let mut response = ApiError::new(StatusCode::UNAUTHORIZED, message).into_response();
-    response.headers_mut().insert(
-        axum::http::header::WWW_AUTHENTICATE,
-        axum::http::HeaderValue::from_static("Bearer"),
-    );
-    response
 }
 
 /// The file beside the store that tells a right master key from a wrong

@@ -15,6 +15,14 @@ pub struct AppState {
     pub controllers: ControllerRegistry,
     /// Instantiate, update, rollback and terminate of DIGs.
     pub orchestrator: Orchestrator,
-    /// The bearer token every route but `/healthz` asks for.
+    /// The admin's bearer token (the one tools on this host present).
     pub admin_token: std::sync::Arc<str>,
+    /// Every token the API accepts.
+    pub tokens: std::sync::Arc<super::auth::Tokens>,
+    /// Where every request is recorded.
+    pub audit: super::auth::AuditLog,
+    /// What a cluster's kubeconfig may ask of this host.
+    pub kubeconfigs: std::sync::Arc<crate::kubeconfig::KubeconfigPolicy>,
+    /// Where users' bytes are parsed and checked, off the async workers.
+    pub work: super::work::WorkPool,
 }

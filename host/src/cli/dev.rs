@@ -131,6 +131,7 @@ pub async fn run(options: DevOptions, console: Console) -> Result<(), CliError> 
             tokio::runtime::Handle::current(),
             crate::rsync::RsyncConfig::default(),
         )),
+        std::sync::Arc::default(),
     )?;
     let listener = crate::api::bind(options.listen).await?;
     let api_addr = listener.local_addr()?;

@@ -7,6 +7,7 @@
 //! file/<kind>/<path…>                its multipart file (kubeconfig, .wasm, manifests)
 //! ref/<target key>\0<referrer key>   "referrer names target" (field name as value)
 //! out/<referrer key>\0<target key>   the same, indexed from the referrer
+//! token/<name>                       a scoped API token (its hash, never the secret)
 //! ```
 //!
 //! Writes are serialised by one lock, so the checks that make a write valid
@@ -536,3 +537,6 @@ fn collection_prefix(kind: Kind, parent_path: &[String]) -> Vec<u8> {
 
 #[cfg(test)]
 mod tests;
+mod tokens;
+
+pub use tokens::TokenError;

@@ -544,3 +544,38 @@ pub fn check_spec(
     }
     Ok(refs)
 }
+
+#[cfg(test)]
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Any bytes: a document or a refusal naming a field, never a panic.
+        #[test]
+        fn any_body_is_a_document_or_a_field_error(bytes in proptest::collection::vec(any::<u8>(), 0..1024)) {
+            if let Err(error) = parse_document(&bytes, "body") {
+                prop_assert!(!error.field.is_empty());
+            }
+        }
+
+        /// JSON nested past serde_json's limit is refused, not recursed into.
+        #[test]
+        fn deep_json_is_refused(depth in 129usize..20_000) {
+            let text = format!("{{\"metadata\": {}{}}}", "[".repeat(depth), "]".repeat(depth));
+            prop_assert!(parse_document(text.as_bytes(), "body").is_err());
+        }
+
+        /// Documents with any name and spec come back as sent.
+        #[test]
+        fn documents_round_trip(name in "[a-zA-Z0-9][a-zA-Z0-9._-]{0,20}", key in "[a-z]{1,8}", value in any::<i64>()) {
+            let body = serde_json::json!({"metadata": {"name": name}, "spec": {key.clone(): value}});
+            let document = parse_document(body.to_string().as_bytes(), "body").unwrap();
+            prop_assert_eq!(&document.metadata.name, &name);
+            prop_assert_eq!(&document.spec[&key], &serde_json::json!(value));
+        }
+    }
+}

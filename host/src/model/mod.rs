@@ -3,7 +3,9 @@
 pub mod document;
 pub mod files;
 pub mod kinds;
+pub mod limits;
 pub mod names;
+pub mod tokens;
 
 pub use document::{
     ControllerSpec, Document, FieldError, GENERIC_PLACEMENT_KEY, LabelBody, Metadata, Reference,

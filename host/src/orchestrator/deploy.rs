@@ -196,6 +196,8 @@ pub struct Orchestrator {
     registry: ControllerRegistry,
     generic: Arc<Controller>,
     pub(super) sync: Arc<dyn SyncEngine>,
+    /// What a cluster's kubeconfig may ask of this host.
+    pub(super) kubeconfigs: Arc<crate::kubeconfig::KubeconfigPolicy>,
     /// One action per process at a time: they read, compute and write state.
     pub(super) actions: Arc<Mutex<()>>,
 }
@@ -208,6 +210,7 @@ impl Orchestrator {
         registry: ControllerRegistry,
         generic: Arc<Controller>,
         sync: Arc<dyn SyncEngine>,
+        kubeconfigs: Arc<crate::kubeconfig::KubeconfigPolicy>,
     ) -> Self {
         Orchestrator {
             db,
@@ -215,6 +218,7 @@ impl Orchestrator {
             registry,
             generic,
             sync,
+            kubeconfigs,
             actions: Arc::default(),
         }
     }

@@ -200,21 +200,11 @@ impl Orchestrator {
             .db
             .file(cluster)?
             .ok_or_else(|| unusable("has no kubeconfig"))?;
-        let config = kube::config::Kubeconfig::from_yaml(&String::from_utf8_lossy(&kubeconfig))
-            .map_err(|_| unusable("its kubeconfig does not parse"))?;
-        let context = config.current_context.as_deref();
-        let cluster_name = config
-            .contexts
-            .iter()
-            .find(|c| Some(c.name.as_str()) == context)
-            .and_then(|c| c.context.as_ref())
-            .map(|c| c.cluster.clone());
-        config
-            .clusters
-            .iter()
-            .find(|c| cluster_name.as_ref().is_none_or(|n| *n == c.name))
-            .and_then(|c| c.cluster.as_ref()?.server.clone())
-            .ok_or_else(|| unusable("its kubeconfig names no server"))
+        let checked = self
+            .kubeconfigs
+            .check(&kubeconfig)
+            .map_err(|e| unusable(&format!("its kubeconfig is refused: {e}")))?;
+        Ok(checked.server().to_owned())
     }
 
     /// Namespace, Role, RoleBinding and (when quotas are set) ResourceQuota.

@@ -18,6 +18,7 @@ use tokio::sync::{Mutex, Semaphore};
 use crate::appcontext::stored::{ContextStore, ResourceStatus, StoredApp, StoredContext};
 use crate::appcontext::{DeployState, Resource};
 use crate::db::{ResourceDb, ResourceId};
+use crate::kubeconfig::KubeconfigPolicy;
 use crate::model::Kind;
 use crate::orchestrator::{ContextHandoff, SyncEngine};
 
@@ -44,6 +45,8 @@ pub struct RsyncConfig {
     /// Write each cluster's manifests under this directory instead of
     /// applying them (dry runs, GitOps).
     pub directory: Option<std::path::PathBuf>,
+    /// What a cluster's kubeconfig may ask of this host.
+    pub kubeconfigs: Arc<KubeconfigPolicy>,
 }
 
 impl Default for RsyncConfig {
@@ -54,6 +57,7 @@ impl Default for RsyncConfig {
             backoff: (Duration::from_millis(100), Duration::from_secs(5)),
             attempts: 30,
             directory: None,
+            kubeconfigs: Arc::default(),
         }
     }
 }
@@ -187,8 +191,18 @@ impl Inner {
             .file(&id)
             .map_err(|e| SyncError::Config(e.to_string()))?
             .ok_or_else(|| SyncError::Config(format!("cluster {cluster} has no kubeconfig")))?;
-        let target: Arc<dyn SyncTarget> =
-            Arc::new(KubeTarget::from_kubeconfig(&String::from_utf8_lossy(&kubeconfig)).await?);
+        // Checked again here, not only at upload: a kubeconfig stored by an
+        // older version, or a policy tightened since, must not reach kube-rs.
+        let refused = |e: crate::kubeconfig::KubeconfigError| SyncError::Config(e.to_string());
+        let config = self
+            .config
+            .kubeconfigs
+            .check(&kubeconfig)
+            .map_err(refused)?
+            .client_config(&self.config.kubeconfigs)
+            .await
+            .map_err(refused)?;
+        let target: Arc<dyn SyncTarget> = Arc::new(KubeTarget::new(config)?);
         self.targets
             .lock()
             .await

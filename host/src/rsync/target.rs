@@ -82,16 +82,8 @@ pub struct KubeTarget {
 }
 
 impl KubeTarget {
-    /// A client from a stored kubeconfig.
-    pub async fn from_kubeconfig(yaml: &str) -> Result<Self, SyncError> {
-        let kubeconfig = kube::config::Kubeconfig::from_yaml(yaml)
-            .map_err(|e| SyncError::Config(e.to_string()))?;
-        let config = kube::Config::from_custom_kubeconfig(
-            kubeconfig,
-            &kube::config::KubeConfigOptions::default(),
-        )
-        .await
-        .map_err(|e| SyncError::Config(e.to_string()))?;
+    /// A client from a checked configuration (see [`crate::kubeconfig`]).
+    pub fn new(config: kube::Config) -> Result<Self, SyncError> {
         let client =
             kube::Client::try_from(config).map_err(|e| SyncError::Config(e.to_string()))?;
         Ok(KubeTarget {
