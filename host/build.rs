@@ -30,6 +30,11 @@ fn main() {
         );
     }
     println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
+    // Cargo fingerprints a workspace member by its path relative to the
+    // workspace, so two checkouts sharing a CARGO_TARGET_DIR share this
+    // script's last run, and with it the other checkout's watched paths and
+    // guest directory. The directory cargo runs in tells them apart.
+    println!("cargo:rerun-if-env-changed=PWD");
 
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     ensure_target(&cargo);
