@@ -6,6 +6,7 @@
 //! batch, so a failed controller leaves no context and no state change.
 //! Finished contexts go to the sync engine through [`SyncEngine`].
 
+use super::locks::{TargetGuard, TargetLocks};
 use std::sync::{Arc, Mutex};
 
 use crate::appcontext::stored::{
@@ -198,8 +199,9 @@ pub struct Orchestrator {
     pub(super) sync: Arc<dyn SyncEngine>,
     /// What a cluster's kubeconfig may ask of this host.
     pub(super) kubeconfigs: Arc<crate::kubeconfig::KubeconfigPolicy>,
-    /// One action per process at a time: they read, compute and write state.
-    pub(super) actions: Arc<Mutex<()>>,
+    /// One action per DIG or logical cloud at a time: an action reads,
+    /// computes and writes its target's state.
+    pub(super) actions: Arc<TargetLocks>,
 }
 
 impl Orchestrator {
@@ -223,11 +225,8 @@ impl Orchestrator {
         }
     }
 
-    fn begin(
-        &self,
-        dig: &DigRef,
-    ) -> Result<(std::sync::MutexGuard<'_, ()>, DigState), OrchestratorError> {
-        let guard = self.actions.lock().unwrap_or_else(|p| p.into_inner());
+    fn begin(&self, dig: &DigRef) -> Result<(TargetGuard, DigState), OrchestratorError> {
+        let guard = self.actions.lock(&dig.key());
         self.db.get(&dig.id())?;
         let state = self.contexts.state(&dig.key())?;
         Ok((guard, state))

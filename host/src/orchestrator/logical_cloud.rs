@@ -64,7 +64,7 @@ impl Orchestrator {
         &self,
         lc: &LogicalCloudRef,
     ) -> Result<DigState, OrchestratorError> {
-        let _guard = self.actions.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = self.actions.lock(&lc.key());
         let body = self.db.get(&lc.id())?;
         let mut state = self.contexts.state(&lc.key())?;
         Self::allow(
@@ -163,7 +163,7 @@ impl Orchestrator {
         &self,
         lc: &LogicalCloudRef,
     ) -> Result<DigState, OrchestratorError> {
-        let _guard = self.actions.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = self.actions.lock(&lc.key());
         self.db.get(&lc.id())?;
         let state = self.contexts.state(&lc.key())?;
         self.mark_terminated(&lc.describe(), &lc.key(), state)

@@ -3,6 +3,7 @@
 
 mod deploy;
 mod inputs;
+mod locks;
 mod logical_cloud;
 pub mod pipeline;
 mod registry;
