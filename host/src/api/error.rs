@@ -30,17 +30,18 @@ impl ApiError {
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
         ApiError {
             status,
-            message: message.into(),
+            message: crate::model::limits::bounded(message.into()),
             field: None,
         }
     }
 
     /// A 400 (or other status) naming a field.
     pub fn field(status: StatusCode, field: impl Into<String>, message: impl Into<String>) -> Self {
+        let cut = crate::model::limits::bounded;
         ApiError {
             status,
-            message: message.into(),
-            field: Some(field.into()),
+            message: cut(message.into()),
+            field: Some(cut(field.into())),
         }
     }
 
@@ -57,6 +58,7 @@ impl ApiError {
 
     /// 500 for a failure that is ours, not the client's.
     pub fn internal(error: impl std::fmt::Display) -> Self {
+        let error = crate::model::limits::bounded(error.to_string());
         tracing::error!(%error, "request failed");
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,

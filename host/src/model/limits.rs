@@ -84,6 +84,19 @@ fn skip_quoted(bytes: &[u8], start: usize) -> usize {
     bytes.len()
 }
 
+/// How much of a message that comes from a controller or a user's input
+/// reaches a response, a log line or the store.
+pub const MAX_MESSAGE_BYTES: usize = 64 << 10;
+
+/// `message` cut to [`MAX_MESSAGE_BYTES`], saying how much was cut.
+pub fn bounded(message: String) -> String {
+    if message.len() <= MAX_MESSAGE_BYTES {
+        return message;
+    }
+    let kept = cut(&message, MAX_MESSAGE_BYTES);
+    format!("{kept}… ({} more bytes cut)", message.len() - kept.len())
+}
+
 /// `text` cut to at most `max` bytes, at a character boundary.
 pub fn cut(text: &str, max: usize) -> &str {
     if text.len() <= max {
@@ -165,6 +178,15 @@ mod tests {
             "[".repeat(500)
         );
         assert!(check_yaml_depth(&escaped).is_ok());
+    }
+
+    #[test]
+    fn long_messages_are_cut_at_a_character_boundary() {
+        assert_eq!(bounded("short".into()), "short");
+        let long = "é".repeat(MAX_MESSAGE_BYTES);
+        let cut = bounded(long);
+        assert!(cut.len() < MAX_MESSAGE_BYTES + 64, "{}", cut.len());
+        assert!(cut.ends_with("bytes cut)"));
     }
 
     #[test]

@@ -356,7 +356,7 @@ impl Controller {
         let failure = match outcome {
             Ok(Ok(value)) => return Ok(CallOutput { value, log }),
             Ok(Err(refusal)) => CallFailure::Refused {
-                message: refusal.message,
+                message: crate::model::limits::bounded(refusal.message),
             },
             Err(error) => error::classify(&error, &sandbox.limiter, &self.limits, &log),
         };
