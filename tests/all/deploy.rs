@@ -128,7 +128,7 @@ pub fn set_up_with(server: &Server, kubeconfigs: [Vec<u8>; 3]) {
 }
 
 /// web on every edge cluster (allOf by label), db on one west cluster (anyOf).
-fn add_placement(server: &Server, dig: &str) {
+pub fn add_placement(server: &Server, dig: &str) {
     expect(
         server.post(
             &format!("{dig}/generic-placement-intents"),

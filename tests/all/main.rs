@@ -2,6 +2,7 @@
 
 mod api;
 mod auth;
+mod budgets;
 mod cli;
 mod contract;
 mod deploy;

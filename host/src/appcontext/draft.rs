@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::Value;
 
+use super::budget::{Budget, EditLimits};
 use super::resource::{ManifestError, Resource, ResourceKey};
 use crate::contract::{
     self, ActionEdit, ActionRequest, AppPlacement, AppResources, ClusterResources, ClusterScope,
@@ -86,59 +87,28 @@ impl AppDraft {
             .collect()
     }
 
-    fn is_placed_on(&self, cluster: ClusterIndex) -> bool {
-        self.placement.iter().any(|p| p.cluster == cluster)
-    }
-
     /// The resources `cluster` gets: the base with the cluster's overrides.
     pub fn resources_on(&self, cluster: ClusterIndex) -> Vec<&Resource> {
         let Some(overrides) = self.overrides.get(&cluster) else {
             return self.base.iter().collect();
         };
-        let lookup = |key: &ResourceKey| overrides.iter().find(|(k, _)| k == key).map(|(_, o)| o);
+        let by_key: HashMap<&ResourceKey, &Override> =
+            overrides.iter().map(|(k, o)| (k, o)).collect();
         let mut resources: Vec<&Resource> = self
             .base
             .iter()
-            .filter_map(|base| match lookup(&base.key) {
+            .filter_map(|base| match by_key.get(&base.key) {
                 None => Some(base),
                 Some(Override::Set(changed)) => Some(changed),
                 Some(Override::Removed) => None,
             })
             .collect();
+        let in_base: HashSet<&ResourceKey> = self.base.iter().map(|b| &b.key).collect();
         resources.extend(overrides.iter().filter_map(|(key, o)| match o {
-            Override::Set(added) if !self.base.iter().any(|b| &b.key == key) => Some(added),
+            Override::Set(added) if !in_base.contains(key) => Some(added),
             _ => None,
         }));
         resources
-    }
-
-    fn resource_on(&self, cluster: ClusterIndex, key: &ResourceKey) -> Option<&Resource> {
-        match self
-            .overrides
-            .get(&cluster)
-            .and_then(|o| o.iter().find(|(k, _)| k == key))
-        {
-            Some((_, Override::Set(resource))) => Some(resource),
-            Some((_, Override::Removed)) => None,
-            None => self.base.iter().find(|b| &b.key == key),
-        }
-    }
-
-    fn set_override(&mut self, cluster: ClusterIndex, key: ResourceKey, value: Override) {
-        let list = self.overrides.entry(cluster).or_default();
-        match list.iter_mut().find(|(k, _)| *k == key) {
-            Some(slot) => slot.1 = value,
-            None => list.push((key, value)),
-        }
-    }
-
-    fn clear_override(&mut self, cluster: ClusterIndex, key: &ResourceKey) {
-        if let Some(list) = self.overrides.get_mut(&cluster) {
-            list.retain(|(k, _)| k != key);
-            if list.is_empty() {
-                self.overrides.remove(&cluster);
-            }
-        }
     }
 }
 
@@ -186,10 +156,12 @@ impl DraftContext {
     }
 
     fn app_position(&self, name: &str) -> Result<usize, String> {
-        self.app_index
-            .get(name)
-            .copied()
-            .ok_or_else(|| format!("app {name:?} is not part of this deployment"))
+        self.app_index.get(name).copied().ok_or_else(|| {
+            // The name comes from a controller: quoted, it could be any size.
+            let shown = crate::model::limits::cut(name, 256);
+            let more = if shown.len() < name.len() { "…" } else { "" };
+            format!("app {shown:?}{more} is not part of this deployment")
+        })
     }
 
     fn describe_cluster(&self, index: ClusterIndex) -> String {
@@ -231,8 +203,24 @@ impl DraftContext {
         }
     }
 
-    /// Checks every placement edit, then applies them all; on error nothing changes.
+    /// [`Self::apply_placement_within`] the default limits.
     pub fn apply_placement(&mut self, edits: &[PlacementEdit]) -> Result<(), EditError> {
+        self.apply_placement_within(edits, EditLimits::default())
+    }
+
+    /// Checks every placement edit, then applies them all; on error nothing
+    /// changes. Work is linear in the edits and the clusters they list.
+    pub fn apply_placement_within(
+        &mut self,
+        edits: &[PlacementEdit],
+        limits: EditLimits,
+    ) -> Result<(), EditError> {
+        Budget::new(limits)
+            .check_count(edits.len())
+            .map_err(|reason| EditError {
+                index: limits.max_edits,
+                reason,
+            })?;
         let mut resolved = Vec::with_capacity(edits.len());
         for (index, edit) in edits.iter().enumerate() {
             let fail = |reason: String| EditError { index, reason };
@@ -260,30 +248,27 @@ impl DraftContext {
             }
             resolved.push(position);
         }
+        let mut indices: HashMap<usize, PlacementIndex> = HashMap::new();
         for (edit, position) in edits.iter().zip(resolved) {
             let app = &mut self.apps[position];
+            let index = indices
+                .entry(position)
+                .or_insert_with(|| PlacementIndex::of(app));
             match edit {
                 PlacementEdit::Place(p) => {
-                    let mut present: HashSet<ClusterIndex> = app
-                        .placement
-                        .iter()
-                        .filter(|placed| placed.group == p.group)
-                        .map(|placed| placed.cluster)
-                        .collect();
                     for &cluster in &p.clusters {
-                        if present.insert(cluster) {
-                            app.placement.push(PlacedCluster {
-                                cluster,
-                                group: p.group.clone(),
-                            });
-                        }
+                        index.place(app, cluster, &p.group);
                     }
                 }
                 PlacementEdit::Unplace(u) => {
-                    let gone: HashSet<ClusterIndex> = u.clusters.iter().copied().collect();
-                    app.placement.retain(|p| !gone.contains(&p.cluster));
+                    for cluster in &u.clusters {
+                        index.unplace(app, *cluster);
+                    }
                 }
             }
+        }
+        for (position, index) in indices {
+            index.compact(&mut self.apps[position]);
         }
         Ok(())
     }
@@ -365,17 +350,39 @@ impl DraftContext {
         (request, used)
     }
 
-    /// Applies an action controller's edits in order, all or none. `clusters`
-    /// is the map [`Self::action_request`] returned with the request.
+    /// [`Self::apply_actions_within`] the default limits.
     pub fn apply_actions(
         &mut self,
         edits: &[ActionEdit],
         clusters: &[ClusterIndex],
     ) -> Result<(), EditError> {
+        self.apply_actions_within(edits, clusters, EditLimits::default())
+    }
+
+    /// Applies an action controller's edits in order, all or none. `clusters`
+    /// is the map [`Self::action_request`] returned with the request. The
+    /// edits' work is bounded by `limits` and linear in their number.
+    pub fn apply_actions_within(
+        &mut self,
+        edits: &[ActionEdit],
+        clusters: &[ClusterIndex],
+        limits: EditLimits,
+    ) -> Result<(), EditError> {
+        let mut budget = Budget::new(limits);
+        budget
+            .check_count(edits.len())
+            .map_err(|reason| EditError {
+                index: limits.max_edits,
+                reason,
+            })?;
         let mut scratch = self.apps.clone();
+        let mut indices: HashMap<usize, AppIndex> = HashMap::new();
         for (index, edit) in edits.iter().enumerate() {
-            self.apply_action(&mut scratch, edit, clusters)
-                .map_err(|reason| EditError { index, reason })?;
+            self.apply_action(&mut scratch, &mut indices, &mut budget, edit, clusters)
+                .map_err(|reason| EditError {
+                    index,
+                    reason: crate::model::limits::bounded(reason),
+                })?;
         }
         self.apps = scratch;
         Ok(())
@@ -384,6 +391,8 @@ impl DraftContext {
     fn apply_action(
         &self,
         apps: &mut [AppDraft],
+        indices: &mut HashMap<usize, AppIndex>,
+        budget: &mut Budget,
         edit: &ActionEdit,
         request_clusters: &[ClusterIndex],
     ) -> Result<(), String> {
@@ -392,16 +401,23 @@ impl DraftContext {
             ActionEdit::Patch(p) => (&p.app, &p.scope),
             ActionEdit::Remove(r) => (&r.app, &r.scope),
         };
-        let app = &mut apps[self.app_position(app_name)?];
+        let position = self.app_position(app_name)?;
+        let app = &mut apps[position];
+        let index = indices.entry(position).or_insert_with(|| AppIndex::of(app));
         let targets = match scope {
             ClusterScope::All => None,
-            ClusterScope::Only(list) => Some(self.scope_clusters(app, list, request_clusters)?),
+            ClusterScope::Only(list) => {
+                Some(self.scope_clusters(app, index, list, request_clusters)?)
+            }
         };
+        let mut edit_app = AppEdit { app, index };
         match edit {
             ActionEdit::Add(add) => {
                 let resource = Resource::from_json(&add.manifest)
                     .map_err(|e| format!("added manifest: {e}"))?;
-                add_resource(app, targets, resource)
+                let copies = targets.as_ref().map_or(1, Vec::len);
+                budget.spend(&resource.manifest, copies)?;
+                edit_app.add(targets, resource)
             }
             ActionEdit::Patch(patch) => {
                 let key = ResourceKey {
@@ -409,47 +425,378 @@ impl DraftContext {
                     name: patch.target.name.clone(),
                 };
                 let patch = ParsedPatch::parse(&patch.patch)?;
-                patch_resource(app, targets, &key, &patch)
+                edit_app.patch(targets, &key, &patch, budget)
             }
             ActionEdit::Remove(remove) => {
                 let key = ResourceKey {
                     kind: remove.target.kind.clone(),
                     name: remove.target.name.clone(),
                 };
-                remove_resource(app, targets, &key)
+                edit_app.remove(targets, &key)
             }
         }
     }
 
-    /// Turns a controller's cluster list into our indices, refusing clusters
-    /// the app is not placed on.
+    /// Turns a controller's cluster list into our indices, each once,
+    /// refusing clusters the app is not placed on.
     fn scope_clusters(
         &self,
         app: &AppDraft,
+        index: &AppIndex,
         list: &[u32],
         request_clusters: &[ClusterIndex],
     ) -> Result<Vec<ClusterIndex>, String> {
         if list.is_empty() {
             return Err("scope lists no cluster; use `all` or name at least one".into());
         }
-        list.iter()
-            .map(|&i| {
-                let cluster = *request_clusters.get(i as usize).ok_or_else(|| {
-                    format!(
-                        "cluster index {i} is outside the {} clusters of the request",
-                        request_clusters.len()
-                    )
-                })?;
-                if !app.is_placed_on(cluster) {
+        let mut seen = HashSet::with_capacity(list.len().min(request_clusters.len()));
+        let mut clusters = Vec::new();
+        for &i in list {
+            let cluster = *request_clusters.get(i as usize).ok_or_else(|| {
+                format!(
+                    "cluster index {i} is outside the {} clusters of the request",
+                    request_clusters.len()
+                )
+            })?;
+            if !index.placed.contains(&cluster) {
+                return Err(format!(
+                    "app {} is not placed on cluster {}",
+                    app.name,
+                    self.describe_cluster(cluster)
+                ));
+            }
+            // A cluster listed twice is patched once, not once per mention.
+            if seen.insert(cluster) {
+                clusters.push(cluster);
+            }
+        }
+        Ok(clusters)
+    }
+}
+
+/// Where an app's placed clusters are, kept while placement edits apply so
+/// each edit costs what it lists, not what the app already has. Unplaced
+/// entries are marked and dropped once at the end.
+struct PlacementIndex {
+    /// The live clusters of each group (`None`: allOf).
+    present: HashMap<Option<String>, HashSet<ClusterIndex>>,
+    /// Positions in `placement` of each cluster's live entries.
+    positions: HashMap<ClusterIndex, Vec<usize>>,
+    /// Positions unplaced during this batch.
+    dropped: HashSet<usize>,
+}
+
+impl PlacementIndex {
+    fn of(app: &AppDraft) -> Self {
+        let mut index = PlacementIndex {
+            present: HashMap::new(),
+            positions: HashMap::new(),
+            dropped: HashSet::new(),
+        };
+        for (position, placed) in app.placement.iter().enumerate() {
+            index
+                .present
+                .entry(placed.group.clone())
+                .or_default()
+                .insert(placed.cluster);
+            index
+                .positions
+                .entry(placed.cluster)
+                .or_default()
+                .push(position);
+        }
+        index
+    }
+
+    fn place(&mut self, app: &mut AppDraft, cluster: ClusterIndex, group: &Option<String>) {
+        let fresh = self
+            .present
+            .entry(group.clone())
+            .or_default()
+            .insert(cluster);
+        if fresh {
+            self.positions
+                .entry(cluster)
+                .or_default()
+                .push(app.placement.len());
+            app.placement.push(PlacedCluster {
+                cluster,
+                group: group.clone(),
+            });
+        }
+    }
+
+    fn unplace(&mut self, app: &AppDraft, cluster: ClusterIndex) {
+        for position in self.positions.remove(&cluster).unwrap_or_default() {
+            if let Some(set) = self.present.get_mut(&app.placement[position].group) {
+                set.remove(&cluster);
+            }
+            self.dropped.insert(position);
+        }
+    }
+
+    fn compact(self, app: &mut AppDraft) {
+        if self.dropped.is_empty() {
+            return;
+        }
+        let mut position = 0;
+        app.placement.retain(|_| {
+            let keep = !self.dropped.contains(&position);
+            position += 1;
+            keep
+        });
+    }
+}
+
+/// Lookups into an app's resources, kept while one call's action edits
+/// apply, so that checking an edit does not rescan what earlier edits made.
+struct AppIndex {
+    /// The clusters the app is placed on.
+    placed: HashSet<ClusterIndex>,
+    /// Position of each base resource.
+    base: HashMap<ResourceKey, usize>,
+    /// The clusters with an override of each key.
+    overridden: HashMap<ResourceKey, HashSet<ClusterIndex>>,
+    /// Per cluster, the position of each key in its override list.
+    per_cluster: HashMap<ClusterIndex, HashMap<ResourceKey, usize>>,
+}
+
+impl AppIndex {
+    fn of(app: &AppDraft) -> Self {
+        let mut index = AppIndex {
+            placed: app.placement.iter().map(|p| p.cluster).collect(),
+            base: HashMap::new(),
+            overridden: HashMap::new(),
+            per_cluster: HashMap::new(),
+        };
+        index.reindex(app);
+        index
+    }
+
+    /// Rebuilds the resource lookups (after removals shifted positions).
+    fn reindex(&mut self, app: &AppDraft) {
+        self.base = app
+            .base
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (r.key.clone(), i))
+            .collect();
+        self.overridden.clear();
+        self.per_cluster.clear();
+        for (cluster, list) in &app.overrides {
+            let positions = self.per_cluster.entry(*cluster).or_default();
+            for (i, (key, _)) in list.iter().enumerate() {
+                positions.insert(key.clone(), i);
+                self.overridden
+                    .entry(key.clone())
+                    .or_default()
+                    .insert(*cluster);
+            }
+        }
+    }
+}
+
+/// An app and its lookups, changed together.
+struct AppEdit<'a> {
+    app: &'a mut AppDraft,
+    index: &'a mut AppIndex,
+}
+
+impl AppEdit<'_> {
+    fn resource_on(&self, cluster: ClusterIndex, key: &ResourceKey) -> Option<&Resource> {
+        let overridden = self
+            .index
+            .per_cluster
+            .get(&cluster)
+            .and_then(|positions| positions.get(key))
+            .and_then(|&i| self.app.overrides.get(&cluster)?.get(i));
+        match overridden {
+            Some((_, Override::Set(resource))) => Some(resource),
+            Some((_, Override::Removed)) => None,
+            None => self.index.base.get(key).map(|&i| &self.app.base[i]),
+        }
+    }
+
+    fn set_override(&mut self, cluster: ClusterIndex, key: ResourceKey, value: Override) {
+        let list = self.app.overrides.entry(cluster).or_default();
+        let positions = self.index.per_cluster.entry(cluster).or_default();
+        match positions.get(&key) {
+            Some(&i) => list[i].1 = value,
+            None => {
+                positions.insert(key.clone(), list.len());
+                self.index
+                    .overridden
+                    .entry(key.clone())
+                    .or_default()
+                    .insert(cluster);
+                list.push((key, value));
+            }
+        }
+    }
+
+    fn clear_override(&mut self, cluster: ClusterIndex, key: &ResourceKey) {
+        if let Some(list) = self.app.overrides.get_mut(&cluster) {
+            list.retain(|(k, _)| k != key);
+            if list.is_empty() {
+                self.app.overrides.remove(&cluster);
+            }
+        }
+        // Positions after the removed entry moved; rebuild this cluster's.
+        let positions: HashMap<ResourceKey, usize> = self
+            .app
+            .overrides
+            .get(&cluster)
+            .map(|list| {
+                list.iter()
+                    .enumerate()
+                    .map(|(i, (k, _))| (k.clone(), i))
+                    .collect()
+            })
+            .unwrap_or_default();
+        self.index.per_cluster.insert(cluster, positions);
+        if let Some(clusters) = self.index.overridden.get_mut(key) {
+            clusters.remove(&cluster);
+        }
+    }
+
+    fn add(
+        &mut self,
+        targets: Option<Vec<ClusterIndex>>,
+        resource: Resource,
+    ) -> Result<(), String> {
+        let key = resource.key.clone();
+        match targets {
+            None => {
+                let overridden = self
+                    .index
+                    .overridden
+                    .get(&key)
+                    .is_some_and(|clusters| !clusters.is_empty());
+                if self.index.base.contains_key(&key) || overridden {
+                    return Err(format!("app {} already has resource {key}", self.app.name));
+                }
+                self.index.base.insert(key, self.app.base.len());
+                self.app.base.push(resource);
+            }
+            Some(clusters) => {
+                for cluster in clusters {
+                    if self.resource_on(cluster, &key).is_some() {
+                        return Err(format!(
+                            "app {} already has resource {key} on cluster #{cluster}",
+                            self.app.name
+                        ));
+                    }
+                    self.set_override(cluster, key.clone(), Override::Set(resource.clone()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn patch(
+        &mut self,
+        targets: Option<Vec<ClusterIndex>>,
+        key: &ResourceKey,
+        patch: &ParsedPatch,
+        budget: &mut Budget,
+    ) -> Result<(), String> {
+        match targets {
+            None => {
+                // The base and every cluster's own version of the resource get the
+                // patch once, so a later patch wins on every cluster.
+                let mut found = false;
+                if let Some(&i) = self.index.base.get(key) {
+                    let patched = patch.apply(&self.app.base[i], key, budget)?;
+                    self.app.base[i] = patched;
+                    found = true;
+                }
+                let clusters: Vec<ClusterIndex> = self
+                    .index
+                    .overridden
+                    .get(key)
+                    .map(|c| c.iter().copied().collect())
+                    .unwrap_or_default();
+                for cluster in clusters {
+                    let Some(&i) = self
+                        .index
+                        .per_cluster
+                        .get(&cluster)
+                        .and_then(|p| p.get(key))
+                    else {
+                        continue;
+                    };
+                    if let Some((_, Override::Set(resource))) = self
+                        .app
+                        .overrides
+                        .get_mut(&cluster)
+                        .and_then(|list| list.get_mut(i))
+                    {
+                        *resource = patch.apply(resource, key, budget)?;
+                        found = true;
+                    }
+                }
+                if !found {
                     return Err(format!(
-                        "app {} is not placed on cluster {}",
-                        app.name,
-                        self.describe_cluster(cluster)
+                        "app {} has no resource {key} to patch",
+                        self.app.name
                     ));
                 }
-                Ok(cluster)
-            })
-            .collect()
+            }
+            Some(clusters) => {
+                for cluster in clusters {
+                    let current = self.resource_on(cluster, key).ok_or_else(|| {
+                        format!(
+                            "app {} has no resource {key} on cluster #{cluster}",
+                            self.app.name
+                        )
+                    })?;
+                    let patched = patch.apply(current, key, budget)?;
+                    self.set_override(cluster, key.clone(), Override::Set(patched));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn remove(
+        &mut self,
+        targets: Option<Vec<ClusterIndex>>,
+        key: &ResourceKey,
+    ) -> Result<(), String> {
+        match targets {
+            None => {
+                let app = &mut *self.app;
+                let before = app.base.len();
+                app.base.retain(|b| &b.key != key);
+                let mut found = app.base.len() != before;
+                for list in app.overrides.values_mut() {
+                    let len = list.len();
+                    list.retain(|(k, _)| k != key);
+                    found |= list.len() != len;
+                }
+                app.overrides.retain(|_, list| !list.is_empty());
+                if !found {
+                    return Err(format!("app {} has no resource {key} to remove", app.name));
+                }
+                self.index.reindex(app);
+            }
+            Some(clusters) => {
+                for cluster in clusters {
+                    if self.resource_on(cluster, key).is_none() {
+                        return Err(format!(
+                            "app {} has no resource {key} on cluster #{cluster} to remove",
+                            self.app.name
+                        ));
+                    }
+                    if self.index.base.contains_key(key) {
+                        self.set_override(cluster, key.clone(), Override::Removed);
+                    } else {
+                        self.clear_override(cluster, key);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -482,119 +829,6 @@ fn to_contract(resource: &Resource) -> contract::Resource {
     }
 }
 
-fn add_resource(
-    app: &mut AppDraft,
-    targets: Option<Vec<ClusterIndex>>,
-    resource: Resource,
-) -> Result<(), String> {
-    let key = resource.key.clone();
-    let exists = |app: &AppDraft, cluster| app.resource_on(cluster, &key).is_some();
-    match targets {
-        None => {
-            if app.base.iter().any(|b| b.key == key)
-                || app.overrides.values().flatten().any(|(k, _)| *k == key)
-            {
-                return Err(format!("app {} already has resource {key}", app.name));
-            }
-            app.base.push(resource);
-        }
-        Some(clusters) => {
-            for cluster in clusters {
-                if exists(app, cluster) {
-                    return Err(format!(
-                        "app {} already has resource {key} on cluster #{cluster}",
-                        app.name
-                    ));
-                }
-                app.set_override(cluster, key.clone(), Override::Set(resource.clone()));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn patch_resource(
-    app: &mut AppDraft,
-    targets: Option<Vec<ClusterIndex>>,
-    key: &ResourceKey,
-    patch: &ParsedPatch,
-) -> Result<(), String> {
-    match targets {
-        None => {
-            // The base and every cluster's own version of the resource get the
-            // patch once, so a later patch wins on every cluster.
-            let mut found = false;
-            if let Some(base) = app.base.iter_mut().find(|b| &b.key == key) {
-                *base = patch.apply(base, key)?;
-                found = true;
-            }
-            for list in app.overrides.values_mut() {
-                for (k, o) in list.iter_mut() {
-                    if let (true, Override::Set(resource)) = (k == key, &mut *o) {
-                        *resource = patch.apply(resource, key)?;
-                        found = true;
-                    }
-                }
-            }
-            if !found {
-                return Err(format!("app {} has no resource {key} to patch", app.name));
-            }
-        }
-        Some(clusters) => {
-            for cluster in clusters {
-                let current = app.resource_on(cluster, key).ok_or_else(|| {
-                    format!(
-                        "app {} has no resource {key} on cluster #{cluster}",
-                        app.name
-                    )
-                })?;
-                let patched = patch.apply(current, key)?;
-                app.set_override(cluster, key.clone(), Override::Set(patched));
-            }
-        }
-    }
-    Ok(())
-}
-
-fn remove_resource(
-    app: &mut AppDraft,
-    targets: Option<Vec<ClusterIndex>>,
-    key: &ResourceKey,
-) -> Result<(), String> {
-    match targets {
-        None => {
-            let before = app.base.len();
-            app.base.retain(|b| &b.key != key);
-            let mut found = app.base.len() != before;
-            for list in app.overrides.values_mut() {
-                let len = list.len();
-                list.retain(|(k, _)| k != key);
-                found |= list.len() != len;
-            }
-            app.overrides.retain(|_, list| !list.is_empty());
-            if !found {
-                return Err(format!("app {} has no resource {key} to remove", app.name));
-            }
-        }
-        Some(clusters) => {
-            for cluster in clusters {
-                if app.resource_on(cluster, key).is_none() {
-                    return Err(format!(
-                        "app {} has no resource {key} on cluster #{cluster} to remove",
-                        app.name
-                    ));
-                }
-                if app.base.iter().any(|b| &b.key == key) {
-                    app.set_override(cluster, key.clone(), Override::Removed);
-                } else {
-                    app.clear_override(cluster, key);
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
 /// A controller's patch, parsed once for all the clusters it applies to.
 enum ParsedPatch {
     Json(json_patch::Patch),
@@ -615,13 +849,40 @@ impl ParsedPatch {
         }
     }
 
-    /// The patched copy of `resource`, which must still be `key`.
-    fn apply(&self, resource: &Resource, key: &ResourceKey) -> Result<Resource, String> {
+    /// The patched copy of `resource`, which must still be `key`. JSON
+    /// patch operations apply one at a time, the budget checked after each;
+    /// a `copy` or `move` into its own subtree is refused (repeated, it
+    /// doubles the manifest each time).
+    fn apply(
+        &self,
+        resource: &Resource,
+        key: &ResourceKey,
+        budget: &mut Budget,
+    ) -> Result<Resource, String> {
         let mut manifest = resource.manifest.clone();
         match self {
-            ParsedPatch::Json(patch) => json_patch::patch(&mut manifest, patch)
-                .map_err(|e| format!("json-patch on {key} failed: {e}"))?,
-            ParsedPatch::Merge(patch) => json_patch::merge(&mut manifest, patch),
+            ParsedPatch::Json(patch) => {
+                for (position, operation) in patch.0.iter().enumerate() {
+                    if let Some((from, path)) = into_own_subtree(operation) {
+                        return Err(format!(
+                            "json-patch on {key}: operation {position} copies {from} into its own subtree ({path})"
+                        ));
+                    }
+                    // On the copy: an error discards it, so the unchecked
+                    // variant (no undo log) is enough.
+                    json_patch::patch_unsafe(&mut manifest, std::slice::from_ref(operation))
+                        .map_err(|e| format!("json-patch on {key} failed: {e}"))?;
+                    budget
+                        .spend(&manifest, 1)
+                        .map_err(|e| format!("json-patch on {key}: {e}"))?;
+                }
+            }
+            ParsedPatch::Merge(patch) => {
+                json_patch::merge(&mut manifest, patch);
+                budget
+                    .spend(&manifest, 1)
+                    .map_err(|e| format!("merge-patch on {key}: {e}"))?;
+            }
         }
         let patched = Resource::from_manifest(manifest)
             .map_err(|e: ManifestError| format!("patched {key} is no longer valid: {e}"))?;
@@ -633,6 +894,20 @@ impl ParsedPatch {
         }
         Ok(patched)
     }
+}
+
+/// `from` and `path` of a `copy` or `move` whose target lies inside its source.
+fn into_own_subtree(operation: &json_patch::PatchOperation) -> Option<(&str, &str)> {
+    let (from, path) = match operation {
+        json_patch::PatchOperation::Copy(op) => (op.from.as_str(), op.path.as_str()),
+        json_patch::PatchOperation::Move(op) => (op.from.as_str(), op.path.as_str()),
+        _ => return None,
+    };
+    let inside = from.is_empty() && !path.is_empty()
+        || path
+            .strip_prefix(from)
+            .is_some_and(|rest| rest.starts_with('/'));
+    inside.then_some((from, path))
 }
 
 #[cfg(test)]

@@ -1,9 +1,11 @@
 //! The AppContext: the worked-out deployment of a composite app.
 
+pub mod budget;
 pub mod draft;
 pub mod resource;
 pub mod stored;
 
+pub use budget::EditLimits;
 pub use draft::{
     AppDraft, ClusterIndex, ClusterInfo, DraftContext, EditError, Override, PlacedCluster,
 };

@@ -4,7 +4,7 @@
 //! It works on a copy of the draft; the caller's draft changes only when every
 //! controller succeeded and every edit was valid.
 
-use crate::appcontext::DraftContext;
+use crate::appcontext::{DraftContext, EditLimits};
 use crate::runtime::{CallError, CallFailure, Controller, ControllerKind, ControllerLog};
 
 /// One controller to call, with the intent addressed to it.
@@ -51,7 +51,7 @@ pub fn run_controllers(
                     });
                 }
                 let output = controller.place(&work.placement_request(step.intent.clone()))?;
-                work.apply_placement(&output.value)
+                work.apply_placement_within(&output.value, edit_limits(controller))
                     .map_err(|e| invalid_edit(controller, e, &output.log))?;
                 ControllerRun {
                     controller: controller.name().to_owned(),
@@ -66,7 +66,7 @@ pub fn run_controllers(
                 }
                 let (request, clusters) = work.action_request(step.intent.clone());
                 let output = controller.act(&request)?;
-                work.apply_actions(&output.value, &clusters)
+                work.apply_actions_within(&output.value, &clusters, edit_limits(controller))
                     .map_err(|e| invalid_edit(controller, e, &output.log))?;
                 ControllerRun {
                     controller: controller.name().to_owned(),
@@ -83,6 +83,16 @@ pub fn run_controllers(
     }
     *draft = work;
     Ok(runs)
+}
+
+/// What a call's edits may make the host do, from the controller's limits.
+fn edit_limits(controller: &Controller) -> EditLimits {
+    let limits = controller.limits();
+    EditLimits {
+        max_edits: limits.max_edits as usize,
+        output_bytes: limits.output_bytes,
+        manifest_bytes: limits.manifest_bytes as usize,
+    }
 }
 
 fn invalid_edit(

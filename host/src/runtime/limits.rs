@@ -23,6 +23,14 @@ pub struct ControllerLimits {
     pub table_elements: u32,
     /// How much of the controller's stdout and stderr is kept.
     pub log_bytes: u32,
+    /// Edits one call may return.
+    pub max_edits: u32,
+    /// Bytes of manifests one call's edits may produce, counted once per
+    /// cluster a manifest is added to or patched on (and once per patch
+    /// operation): the work and memory a call can make the host spend.
+    pub output_bytes: u64,
+    /// Largest manifest an edit may produce.
+    pub manifest_bytes: u32,
 }
 
 impl Default for ControllerLimits {
@@ -34,6 +42,9 @@ impl Default for ControllerLimits {
             tables: 16,
             table_elements: 20_000,
             log_bytes: 64 << 10,
+            max_edits: 10_000,
+            output_bytes: 512 << 20,
+            manifest_bytes: 4 << 20,
         }
     }
 }
@@ -54,6 +65,12 @@ pub struct LimitOverrides {
     pub table_elements: Option<u32>,
     /// See [`ControllerLimits::log_bytes`].
     pub log_bytes: Option<u32>,
+    /// See [`ControllerLimits::max_edits`].
+    pub max_edits: Option<u32>,
+    /// See [`ControllerLimits::output_bytes`].
+    pub output_bytes: Option<u64>,
+    /// See [`ControllerLimits::manifest_bytes`].
+    pub manifest_bytes: Option<u32>,
 }
 
 impl ControllerLimits {
@@ -95,6 +112,13 @@ impl ControllerLimits {
                 overrides.table_elements,
             )?,
             log_bytes: pick("logBytes", self.log_bytes, overrides.log_bytes)?,
+            max_edits: pick("maxEdits", self.max_edits, overrides.max_edits)?,
+            output_bytes: pick("outputBytes", self.output_bytes, overrides.output_bytes)?,
+            manifest_bytes: pick(
+                "manifestBytes",
+                self.manifest_bytes,
+                overrides.manifest_bytes,
+            )?,
         })
     }
 }
@@ -103,7 +127,12 @@ impl ControllerLimits {
 /// refusal, so a trap that follows it can be reported as what it is.
 pub(super) struct CallLimiter {
     memory_bytes: usize,
+    /// Bytes of every memory of the call together: a component of many
+    /// core modules must not get the cap once per memory.
+    memory_used: usize,
     table_elements: usize,
+    /// Elements of every table of the call together.
+    table_elements_used: usize,
     instances: usize,
     tables: usize,
     /// The size a refused memory growth asked for.
@@ -114,7 +143,9 @@ impl CallLimiter {
     pub(super) fn new(limits: &ControllerLimits) -> Self {
         CallLimiter {
             memory_bytes: usize::try_from(limits.memory_bytes).unwrap_or(usize::MAX),
+            memory_used: 0,
             table_elements: limits.table_elements as usize,
+            table_elements_used: 0,
             instances: limits.instances as usize,
             tables: limits.tables as usize,
             refused_memory: None,
@@ -125,24 +156,32 @@ impl CallLimiter {
 impl ResourceLimiter for CallLimiter {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.memory_bytes {
-            self.refused_memory.get_or_insert(desired);
+        let total = (self.memory_used - current.min(self.memory_used)).saturating_add(desired);
+        if total > self.memory_bytes {
+            self.refused_memory.get_or_insert(total);
             return Ok(false);
         }
+        self.memory_used = total;
         Ok(true)
     }
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        Ok(desired <= self.table_elements)
+        let total = (self.table_elements_used - current.min(self.table_elements_used))
+            .saturating_add(desired);
+        if total > self.table_elements {
+            return Ok(false);
+        }
+        self.table_elements_used = total;
+        Ok(true)
     }
 
     fn instances(&self) -> usize {
@@ -156,5 +195,41 @@ impl ResourceLimiter for CallLimiter {
     fn memories(&self) -> usize {
         // One linear memory is all a Rust (or C) guest needs; the cap is on size.
         self.instances
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_memory_cap_covers_every_memory_of_a_call_together() {
+        let limits = ControllerLimits {
+            memory_bytes: 64 << 20,
+            ..ControllerLimits::default()
+        };
+        let mut limiter = CallLimiter::new(&limits);
+        // Three memories of 20 MiB fit; a fourth would pass the cap, though
+        // it alone is under it.
+        for _ in 0..3 {
+            assert!(limiter.memory_growing(0, 20 << 20, None).unwrap());
+        }
+        assert!(!limiter.memory_growing(0, 20 << 20, None).unwrap());
+        assert_eq!(limiter.refused_memory, Some(80 << 20));
+        // Growing one of them counts only the growth.
+        assert!(limiter.memory_growing(20 << 20, 24 << 20, None).unwrap());
+        assert!(!limiter.memory_growing(24 << 20, 30 << 20, None).unwrap());
+    }
+
+    #[test]
+    fn the_table_cap_covers_every_table_together() {
+        let limits = ControllerLimits {
+            table_elements: 1000,
+            ..ControllerLimits::default()
+        };
+        let mut limiter = CallLimiter::new(&limits);
+        assert!(limiter.table_growing(0, 600, None).unwrap());
+        assert!(!limiter.table_growing(0, 600, None).unwrap());
+        assert!(limiter.table_growing(0, 400, None).unwrap());
     }
 }

@@ -209,3 +209,135 @@ fn settling_keeps_all_of_and_the_first_of_each_group() {
     draft.settle_placement();
     assert_eq!(draft.apps()[0].clusters(), vec![0, 4, 2]);
 }
+
+fn config_map(name: &str) -> String {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": "v"}})
+        .to_string()
+}
+
+#[test]
+fn a_cluster_listed_many_times_is_patched_once() {
+    let mut draft = draft();
+    let map: Vec<ClusterIndex> = vec![0, 1, 2];
+    let patch = ActionEdit::Patch(PatchResource {
+        app: "web".into(),
+        scope: ClusterScope::Only(vec![1; 200_000]),
+        target: target(),
+        patch: contract::Patch::JsonPatch(
+            json!([{"op": "add", "path": "/metadata/annotations", "value": {"big": "x".repeat(4096)}}])
+                .to_string(),
+        ),
+    });
+    // 200,000 copies of a 4 KiB manifest would pass the output budget; one does not.
+    draft
+        .apply_actions_within(
+            &[patch],
+            &map,
+            EditLimits {
+                output_bytes: 1 << 20,
+                ..EditLimits::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(draft.apps()[0].overrides.len(), 1);
+}
+
+#[test]
+fn many_edits_apply_in_one_pass_and_too_many_are_refused() {
+    let mut draft = draft();
+    let map: Vec<ClusterIndex> = vec![0, 1, 2];
+    let adds: Vec<ActionEdit> = (0..10_000)
+        .map(|i| {
+            ActionEdit::Add(AddResource {
+                app: "web".into(),
+                scope: ClusterScope::Only(vec![i % 3]),
+                manifest: config_map(&format!("m{i}")),
+            })
+        })
+        .collect();
+    draft.apply_actions(&adds, &map).unwrap();
+    assert_eq!(draft.apps()[0].resources_on(0).len(), 1 + 3334);
+    // A name added again on the same cluster is refused.
+    let again = [ActionEdit::Add(AddResource {
+        app: "web".into(),
+        scope: ClusterScope::Only(vec![0]),
+        manifest: config_map("m0"),
+    })];
+    assert!(draft.apply_actions(&again, &map).is_err());
+    let places: Vec<PlacementEdit> = (0..10_000)
+        .map(|i| {
+            PlacementEdit::Place(PlaceApp {
+                app: "web".into(),
+                clusters: vec![i % 3],
+                group: Some(format!("g{i}")),
+            })
+        })
+        .collect();
+    draft.apply_placement(&places).unwrap();
+    assert_eq!(draft.apps()[0].placement.len(), 3 + 10_000);
+    let too_many = vec![places[0].clone(); 10_001];
+    let error = draft.apply_placement(&too_many).unwrap_err();
+    assert!(error.reason.contains("maxEdits"), "{error}");
+}
+
+#[test]
+fn unplacing_and_placing_again_keeps_order_and_groups() {
+    let mut draft = draft();
+    draft
+        .apply_placement(&[
+            PlacementEdit::Unplace(UnplaceApp {
+                app: "web".into(),
+                clusters: vec![1],
+            }),
+            PlacementEdit::Place(PlaceApp {
+                app: "web".into(),
+                clusters: vec![1, 1, 2],
+                group: Some("any".into()),
+            }),
+        ])
+        .unwrap();
+    let placed: Vec<(ClusterIndex, Option<String>)> = draft.apps()[0]
+        .placement
+        .iter()
+        .map(|p| (p.cluster, p.group.clone()))
+        .collect();
+    assert_eq!(
+        placed,
+        [
+            (0, None),
+            (2, None),
+            (1, Some("any".into())),
+            (2, Some("any".into()))
+        ]
+    );
+}
+
+#[test]
+fn patches_are_bounded_in_size_and_depth() {
+    let mut draft = draft();
+    let map: Vec<ClusterIndex> = vec![0, 1, 2];
+    let mut ops = vec![json!({"op": "add", "path": "/spec/pad", "value": "x".repeat(10_000)})];
+    for round in 0..30 {
+        ops.push(json!({"op": "copy", "from": "/spec", "path": format!("/metadata/annotations")}));
+        ops.push(json!({"op": "copy", "from": "/metadata/annotations", "path": format!("/spec/b{round}")}));
+    }
+    let bomb = ActionEdit::Patch(PatchResource {
+        app: "web".into(),
+        scope: ClusterScope::All,
+        target: target(),
+        patch: contract::Patch::JsonPatch(json!(ops).to_string()),
+    });
+    let error = draft.apply_actions(&[bomb], &map).unwrap_err();
+    assert!(error.reason.contains("manifestBytes"), "{error}");
+    assert_eq!(replicas(&draft, 0), json!(1), "nothing was applied");
+    let into_itself = ActionEdit::Patch(PatchResource {
+        app: "web".into(),
+        scope: ClusterScope::All,
+        target: target(),
+        patch: contract::Patch::JsonPatch(
+            json!([{"op": "move", "from": "/spec", "path": "/spec/inner"}]).to_string(),
+        ),
+    });
+    let error = draft.apply_actions(&[into_itself], &map).unwrap_err();
+    assert!(error.reason.contains("own subtree"), "{error}");
+}

@@ -45,6 +45,14 @@ impl Guest for Hostile {
             "error" => Err(ControllerError {
                 message: "I refuse".into(),
             }),
+            "huge-error" => Err(ControllerError {
+                message: "x".repeat(50 << 20),
+            }),
+            // 25 MiB of control characters: quoted with escapes, it would
+            // grow six times over.
+            "huge-app" => place(&"\u{1}".repeat(25 << 20), vec![0]),
+            // One cluster listed a million times.
+            "repeat" => place(&first_app, vec![0; 1 << 20]),
             "bad-app" => place("no-such-app", vec![0]),
             "bad-cluster" => place(&first_app, vec![u32::MAX]),
             // One good edit followed by a bad one: nothing may be applied.
