@@ -16,7 +16,6 @@ use axum::extract::{FromRequestParts, MatchedPath, RawPathParams, Request, State
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::error::ApiError;
@@ -200,28 +199,33 @@ pub async fn authenticate(State(gate): State<Gate>, mut request: Request, next: 
 
 /// Refuses what the request's principal may not do on the matched route.
 pub async fn authorize(request: Request, next: Next) -> Response {
-    let (mut parts, body) = request.into_parts();
-    let template: Arc<str> = MatchedPath::from_request_parts(&mut parts, &())
-        .await
-        .map(|m| Arc::from(m.as_str()))
-        .unwrap_or_else(|_| Arc::from(""));
-    let project = RawPathParams::from_request_parts(&mut parts, &())
-        .await
-        .ok()
-        .and_then(|params| {
-            params
-                .iter()
-                .find(|(name, _)| *name == Kind::Project.info().param)
-                .map(|(_, value)| value.to_owned())
-        });
-    let verdict = match parts.extensions.get::<Principal>() {
-        Some(principal) => permit(principal, &parts.method, &template, project.as_deref()),
-        // Only `/healthz` gets here without one.
-        None => Ok(()),
+    let template: Arc<str> = request
+        .extensions()
+        .get::<MatchedPath>()
+        .map_or_else(|| Arc::from(""), |m| Arc::from(m.as_str()));
+    // The admin, and `/healthz` (which has no principal), go straight on.
+    let scoped = match request.extensions().get::<Principal>() {
+        Some(principal @ Principal::Scoped(_)) => Some(principal.clone()),
+        _ => None,
     };
-    let mut response = match verdict {
-        Ok(()) => next.run(Request::from_parts(parts, body)).await,
-        Err(refusal) => refusal.into_response(),
+    let mut response = match scoped {
+        None => next.run(request).await,
+        Some(principal) => {
+            let (mut parts, body) = request.into_parts();
+            let project = RawPathParams::from_request_parts(&mut parts, &())
+                .await
+                .ok()
+                .and_then(|params| {
+                    params
+                        .iter()
+                        .find(|(name, _)| *name == Kind::Project.info().param)
+                        .map(|(_, value)| value.to_owned())
+                });
+            match permit(&principal, &parts.method, &template, project.as_deref()) {
+                Ok(()) => next.run(Request::from_parts(parts, body)).await,
+                Err(refusal) => refusal.into_response(),
+            }
+        }
     };
     response.extensions_mut().insert(RouteTemplate(template));
     response
@@ -301,11 +305,15 @@ const MAX_AUDITED_PATH: usize = 1024;
 
 /// The audit log: one JSON line per request in `DATA_DIR/audit.log`, and an
 /// event on the `wasmco::audit` tracing target. Lines are written by a
-/// thread of its own, so a slow disk never holds up a request.
+/// thread of its own, in batches, so neither a slow disk nor a write per
+/// request holds up the requests.
 #[derive(Clone)]
 pub struct AuditLog {
-    lines: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+    lines: Option<std::sync::mpsc::Sender<String>>,
 }
+
+/// How long the writer gathers lines before it writes them out.
+const AUDIT_BATCH: std::time::Duration = std::time::Duration::from_millis(20);
 
 impl AuditLog {
     /// A log appending to `file` (made 0600 when new).
@@ -318,22 +326,10 @@ impl AuditLog {
             options.mode(0o600);
         }
         let out = options.open(file)?;
-        let (sender, mut receiver) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let (sender, receiver) = std::sync::mpsc::channel::<String>();
         std::thread::Builder::new()
             .name("wasmco-audit".into())
-            .spawn(move || {
-                let mut out = std::io::BufWriter::new(out);
-                while let Some(line) = receiver.blocking_recv() {
-                    let mut written = writeln!(out, "{line}");
-                    // Write what is queued, then flush once.
-                    while let Ok(line) = receiver.try_recv() {
-                        written = written.and_then(|()| writeln!(out, "{line}"));
-                    }
-                    if let Err(error) = written.and_then(|()| out.flush()) {
-                        tracing::error!(%error, "cannot write the audit log");
-                    }
-                }
-            })?;
+            .spawn(move || write_batches(receiver, out))?;
         Ok(AuditLog {
             lines: Some(sender),
         })
@@ -347,26 +343,52 @@ impl AuditLog {
     fn record(&self, entry: AuditEntry) {
         let resource = crate::model::limits::cut(&entry.resource, MAX_AUDITED_PATH);
         let route = entry.route.as_deref().unwrap_or("");
+        let status = entry.status.as_u16();
         tracing::info!(
             target: "wasmco::audit",
             who = %entry.who,
             method = %entry.method,
             route,
             resource,
-            status = entry.status.as_u16(),
+            status,
             millis = entry.millis,
         );
         if let Some(lines) = &self.lines {
-            let line = json!({
-                "time": humantime::format_rfc3339_millis(SystemTime::now()).to_string(),
-                "who": entry.who,
-                "method": entry.method.as_str(),
-                "route": route,
-                "resource": resource,
-                "status": entry.status.as_u16(),
-                "millis": (entry.millis * 1000.0).round() / 1000.0,
-            });
-            let _ = lines.send(line.to_string());
+            let quoted = |text: &str| serde_json::Value::from(text).to_string();
+            let line = format!(
+                r#"{{"time":"{}","who":{},"method":"{}","route":{},"resource":{},"status":{status},"millis":{:.3}}}"#,
+                humantime::format_rfc3339_millis(SystemTime::now()),
+                quoted(&entry.who),
+                entry.method,
+                quoted(route),
+                quoted(resource),
+                entry.millis,
+            );
+            // The writer only stops with the process.
+            let _ = lines.send(line);
+        }
+    }
+}
+
+/// The writer thread: every [`AUDIT_BATCH`], what has queued up, in one write.
+fn write_batches(lines: std::sync::mpsc::Receiver<String>, out: std::fs::File) {
+    use std::sync::mpsc::TryRecvError;
+    let mut out = std::io::BufWriter::new(out);
+    loop {
+        std::thread::sleep(AUDIT_BATCH);
+        let mut written = Ok(());
+        let open = loop {
+            match lines.try_recv() {
+                Ok(line) => written = written.and_then(|()| writeln!(out, "{line}")),
+                Err(TryRecvError::Empty) => break true,
+                Err(TryRecvError::Disconnected) => break false,
+            }
+        };
+        if let Err(error) = written.and_then(|()| out.flush()) {
+            tracing::error!(%error, "cannot write the audit log");
+        }
+        if !open {
+            return;
         }
     }
 }
