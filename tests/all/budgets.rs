@@ -299,3 +299,39 @@ fn a_slow_dig_does_not_hold_another_dig_s_actions() {
         "the approve waited {waited:?}"
     );
 }
+
+#[test]
+fn a_refused_component_is_not_compiled_or_cached() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    let cached = || {
+        std::fs::read_dir(data.path().join("cache"))
+            .map(|dir| dir.count())
+            .unwrap_or(0)
+    };
+    let before = cached();
+    for (file, kind, words) in [
+        ("guest_fs_import.wasm", "placement", "wasi:filesystem"),
+        ("gac.wasm", "placement", "must export"),
+    ] {
+        let body = expect(
+            server.upload(
+                "/v2/controllers",
+                doc("refused", json!({"type": kind, "priority": 1})),
+                Some(wasm(file)),
+            ),
+            422,
+        );
+        assert!(body["message"].as_str().unwrap().contains(words), "{body}");
+    }
+    assert_eq!(cached(), before, "a refused component was cached");
+    expect(
+        server.upload(
+            "/v2/controllers",
+            doc("accepted", json!({"type": "action", "priority": 1})),
+            Some(wasm("gac.wasm")),
+        ),
+        201,
+    );
+    assert_eq!(cached(), before + 1);
+}

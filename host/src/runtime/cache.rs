@@ -61,11 +61,19 @@ impl CompileCache {
         }
         let component = Component::new(engine, wasm)
             .map_err(|e| RegistrationError::Compile(super::error::describe(&e)))?;
-        if let Err(error) = self.store(&path, &component) {
+        Ok(Compiled { component, digest })
+    }
+
+    /// Writes an accepted component to the cache, unless it is there.
+    pub(super) fn keep(&self, compiled: &Compiled) {
+        let path = self.path_for(&compiled.digest);
+        if path.exists() {
+            return;
+        }
+        if let Err(error) = self.store(&path, &compiled.component) {
             // A cache that cannot be written costs a recompile next time, nothing more.
             tracing::warn!(path = %path.display(), %error, "could not cache compiled controller");
         }
-        Ok(Compiled { component, digest })
     }
 
     fn store(&self, path: &Path, component: &Component) -> Result<(), String> {

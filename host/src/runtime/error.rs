@@ -41,6 +41,9 @@ pub enum RegistrationError {
     /// wasmtime could not compile it.
     #[error("the component does not compile: {0}")]
     Compile(String),
+    /// Its code is shaped to make compiling it take too long.
+    #[error("{0}")]
+    Code(String),
     /// It imports interfaces the sandbox does not grant.
     #[error("the component imports {}, which controllers may not use (allowed: wasi:cli stdio/environment/exit/terminal, wasi:io)", .0.join(", "))]
     ForbiddenImports(Vec<String>),

@@ -11,6 +11,7 @@ mod engine;
 mod error;
 mod limits;
 mod log;
+mod precheck;
 mod sandbox;
 
 use std::path::PathBuf;
@@ -27,6 +28,7 @@ use crate::contract::{
 pub use error::{CallError, CallFailure, RegistrationError, RuntimeError};
 pub use limits::{ControllerLimits, LimitOverrides};
 pub use log::ControllerLog;
+pub use precheck::CodeLimits;
 
 use sandbox::Sandbox;
 
@@ -104,6 +106,8 @@ pub struct RuntimeConfig {
     pub epoch_tick: Duration,
     /// How many controller instances may be alive at once (pooling allocator slots).
     pub max_concurrent_instances: u32,
+    /// The shape of code a component may have before it is compiled.
+    pub code_limits: CodeLimits,
 }
 
 impl RuntimeConfig {
@@ -114,6 +118,7 @@ impl RuntimeConfig {
             default_limits: ControllerLimits::default(),
             epoch_tick: Duration::from_millis(10),
             max_concurrent_instances: 64,
+            code_limits: CodeLimits::default(),
         }
     }
 }
@@ -129,6 +134,7 @@ struct RuntimeInner {
     linker: Linker<Sandbox>,
     cache: cache::CompileCache,
     default_limits: ControllerLimits,
+    code_limits: CodeLimits,
 }
 
 impl Runtime {
@@ -144,6 +150,7 @@ impl Runtime {
                 linker,
                 cache,
                 default_limits: config.default_limits,
+                code_limits: config.code_limits,
             }),
         })
     }
@@ -176,6 +183,9 @@ impl Runtime {
                 RegistrationError::NotWasm
             });
         }
+        // Read before anything is compiled: a component refused for its
+        // imports, world or code shape costs one pass over its bytes.
+        precheck::precheck(wasm, kind, &self.inner.code_limits, sandbox::allowed_import)?;
         let compiled = self.inner.cache.compile(self.inner.engine.engine(), wasm)?;
         sandbox::check_imports(self.inner.engine.engine(), &compiled.component)?;
         check_world(self.inner.engine.engine(), &compiled.component, kind)?;
@@ -196,7 +206,7 @@ impl Runtime {
         };
         let controller = Controller {
             name: name.to_owned(),
-            digest: compiled.digest,
+            digest: compiled.digest.clone(),
             size: wasm.len(),
             limits,
             pre,
@@ -207,6 +217,8 @@ impl Runtime {
         controller
             .instantiate()
             .map_err(|e| RegistrationError::Instantiate(e.failure.to_string()))?;
+        // Cached only once accepted: a refused component leaves nothing behind.
+        self.inner.cache.keep(&compiled);
         Ok(controller)
     }
 }

@@ -76,6 +76,13 @@ impl wasmtime::component::HasData for HasTable {
     type Data<'a> = &'a mut ResourceTable;
 }
 
+/// Whether a component may import `name` (any version of an interface in
+/// [`ALLOWED_IMPORTS`]).
+pub(super) fn allowed_import(name: &str) -> bool {
+    let unversioned = name.split('@').next().unwrap_or(name);
+    ALLOWED_IMPORTS.contains(&unversioned)
+}
+
 /// Refuses a component that imports anything outside [`ALLOWED_IMPORTS`].
 pub(super) fn check_imports(
     engine: &Engine,
@@ -85,10 +92,7 @@ pub(super) fn check_imports(
         .component_type()
         .imports(engine)
         .map(|(name, _)| name.to_owned())
-        .filter(|name| {
-            let unversioned = name.split('@').next().unwrap_or(name);
-            !ALLOWED_IMPORTS.contains(&unversioned)
-        })
+        .filter(|name| !allowed_import(name))
         .collect();
     if forbidden.is_empty() {
         Ok(())
