@@ -220,6 +220,28 @@ enum Command {
         tls_sans: Vec<String>,
         #[command(flatten)]
         kubeconfigs: KubeconfigArgs,
+        /// How long an uploaded controller may take to compile (it compiles
+        /// in a child process, stopped past this).
+        #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+        compile_timeout: std::time::Duration,
+    },
+    /// Compile a component read from stdin (the server runs this in a child
+    /// process, so a compile can be stopped).
+    #[command(hide = true)]
+    CompileController {
+        /// Where to write the compiled code.
+        #[arg(long)]
+        out: PathBuf,
+        /// The server's engine settings.
+        #[arg(long, action = clap::ArgAction::Set)]
+        pooling: bool,
+        #[arg(long)]
+        memory_bytes: u64,
+        #[arg(long)]
+        max_instances: u32,
+        /// CPU seconds before the kernel stops this process.
+        #[arg(long)]
+        timeout_secs: u64,
     },
     /// Start a development orchestrator: the API on 127.0.0.1:9015, the
     /// built-in controllers, three virtual clusters, and hot reload of
@@ -392,14 +414,18 @@ fn run_token(
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .with_writer(std::io::stderr)
-        .init();
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    // The compiler child's stderr is its error message, nothing else.
+    if !matches!(cli.command, Command::CompileController { .. }) {
+        tracing_subscriber::fmt()
+            .with_env_filter(
+                tracing_subscriber::EnvFilter::try_from_default_env()
+                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+            )
+            .with_writer(std::io::stderr)
+            .init();
+    }
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
@@ -494,6 +520,23 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         }
         Command::Controller { command } => run_controller(command, client, &mut stdout),
         Command::Token { command } => run_token(command, &client()?, &mut stdout),
+        Command::CompileController {
+            out,
+            pooling,
+            memory_bytes,
+            max_instances,
+            timeout_secs,
+        } => {
+            // A second stop besides the server's kill: the kernel ends a
+            // compile past its CPU time even if the server is gone.
+            rlimit::setrlimit(rlimit::Resource::CPU, timeout_secs + 1, timeout_secs + 2)
+                .context("limiting the compile's CPU time")?;
+            let mut wasm = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut wasm)
+                .context("reading the component from stdin")?;
+            wasmco::runtime::compile_to_file(&wasm, pooling, memory_bytes, max_instances, &out)
+                .map_err(anyhow::Error::msg)
+        }
         Command::Run {
             scenario,
             cache_dir,
@@ -543,16 +586,21 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             tls,
             tls_sans,
             kubeconfigs,
+            compile_timeout,
         } => {
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             let rsync = wasmco::rsync::RsyncConfig {
                 directory: sync_to_directory,
                 ..Default::default()
             };
+            let options = wasmco::api::HostOptions {
+                kubeconfigs: kubeconfigs.policy(),
+                compiler: wasmco::runtime::CompilerProcess::this_program(compile_timeout),
+            };
             let state = wasmco::api::open_state(
                 &data_dir,
                 Some((runtime.handle().clone(), rsync)),
-                kubeconfigs.policy(),
+                options,
             )
             .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
             let tls_config = if tls {

@@ -335,3 +335,47 @@ fn a_refused_component_is_not_compiled_or_cached() {
     );
     assert_eq!(cached(), before + 1);
 }
+
+#[test]
+fn a_compile_past_its_time_is_stopped_and_refused() {
+    let data = tempfile::tempdir().unwrap();
+    // A first start compiles the built-in controllers into the cache.
+    drop(Server::start(data.path()));
+    let server = Server::start_with(data.path(), &["--compile-timeout", "1ms"]);
+    let cached = || {
+        std::fs::read_dir(data.path().join("cache"))
+            .unwrap()
+            .count()
+    };
+    let before = cached();
+    let started = Instant::now();
+    let body = expect(
+        server.upload(
+            "/v2/controllers",
+            doc("slow", json!({"type": "action", "priority": 1})),
+            Some(wasm("gac.wasm")),
+        ),
+        422,
+    );
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not compile within"),
+        "{body}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(cached(), before, "a stopped compile left something behind");
+    expect(server.get("/v2/controllers"), 200);
+    // With time to compile, the same component is accepted.
+    drop(server);
+    let server = Server::start(data.path());
+    expect(
+        server.upload(
+            "/v2/controllers",
+            doc("slow", json!({"type": "action", "priority": 1})),
+            Some(wasm("gac.wasm")),
+        ),
+        201,
+    );
+}

@@ -253,20 +253,33 @@ pub enum ServeError {
     },
 }
 
+/// What users' input may ask of this host.
+#[derive(Debug, Clone, Default)]
+pub struct HostOptions {
+    /// What a cluster's kubeconfig may ask.
+    pub kubeconfigs: Arc<KubeconfigPolicy>,
+    /// Where uploaded components compile: a child process with a time
+    /// limit, or (when unset) this process.
+    pub compiler: Option<crate::runtime::CompilerProcess>,
+}
+
 /// Opens the data directory (store and compile cache) and loads the stored controllers.
 /// `sync` runs rsync on that runtime; without it, finished contexts are only
 /// recorded (for tools that build contexts and deploy nothing).
-/// `kubeconfigs` says what a cluster's kubeconfig may ask of this host; the
-/// stored clusters are checked against it now.
+/// `options` say what users' input may ask of this host; the stored
+/// clusters are checked against them now.
 pub fn open_state(
     data_dir: &Path,
     sync: Option<(tokio::runtime::Handle, crate::rsync::RsyncConfig)>,
-    kubeconfigs: Arc<KubeconfigPolicy>,
+    options: HostOptions,
 ) -> Result<AppState, ServeError> {
+    let kubeconfigs = options.kubeconfigs;
     // Before the store opens: a refused key must leave its files untouched.
     let master_key = open_master_key(data_dir)?;
     let store: Arc<dyn crate::store::KvStore> = Arc::new(SledStore::open(&data_dir.join("db"))?);
-    let runtime = Runtime::new(RuntimeConfig::new(data_dir.join("cache")))?;
+    let mut runtime_config = RuntimeConfig::new(data_dir.join("cache"));
+    runtime_config.compiler = options.compiler;
+    let runtime = Runtime::new(runtime_config)?;
     let db = ResourceDb::with_master_key(store.clone(), master_key);
     let controllers = ControllerRegistry::default();
     let loaded = controllers.load_stored(&db, &runtime)?;

@@ -131,7 +131,12 @@ pub async fn run(options: DevOptions, console: Console) -> Result<(), CliError> 
             tokio::runtime::Handle::current(),
             crate::rsync::RsyncConfig::default(),
         )),
-        std::sync::Arc::default(),
+        crate::api::HostOptions {
+            compiler: crate::runtime::CompilerProcess::this_program(
+                crate::runtime::DEFAULT_COMPILE_TIMEOUT,
+            ),
+            ..Default::default()
+        },
     )?;
     let listener = crate::api::bind(options.listen).await?;
     let api_addr = listener.local_addr()?;

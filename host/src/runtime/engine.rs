@@ -71,7 +71,7 @@ impl Drop for SandboxEngine {
     }
 }
 
-fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
+pub(super) fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
     let mut wasmtime = Config::new();
     wasmtime
         .wasm_component_model(true)

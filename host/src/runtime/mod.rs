@@ -25,6 +25,7 @@ use crate::contract::{
     PlacementControllerPre, PlacementEdit, PlacementRequest,
 };
 
+pub use cache::{CompilerProcess, DEFAULT_COMPILE_TIMEOUT, compile_to_file};
 pub use error::{CallError, CallFailure, RegistrationError, RuntimeError};
 pub use limits::{ControllerLimits, LimitOverrides};
 pub use log::ControllerLog;
@@ -108,6 +109,8 @@ pub struct RuntimeConfig {
     pub max_concurrent_instances: u32,
     /// The shape of code a component may have before it is compiled.
     pub code_limits: CodeLimits,
+    /// Compile in a child process with a time limit (else in this one).
+    pub compiler: Option<CompilerProcess>,
 }
 
 impl RuntimeConfig {
@@ -119,6 +122,7 @@ impl RuntimeConfig {
             epoch_tick: Duration::from_millis(10),
             max_concurrent_instances: 64,
             code_limits: CodeLimits::default(),
+            compiler: None,
         }
     }
 }
@@ -143,7 +147,15 @@ impl Runtime {
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
         let engine = engine::SandboxEngine::new(&config)?;
         let linker = sandbox::linker(engine.engine()).map_err(RuntimeError::Linker)?;
-        let cache = cache::CompileCache::open(&config.cache_dir, engine.engine())?;
+        let compiler = config.compiler.clone().map(|process| {
+            let settings = cache::EngineSettings {
+                pooling: engine.pooling(),
+                memory_bytes: config.default_limits.memory_bytes,
+                max_concurrent_instances: config.max_concurrent_instances,
+            };
+            (process, settings)
+        });
+        let cache = cache::CompileCache::open(&config.cache_dir, engine.engine(), compiler)?;
         Ok(Runtime {
             inner: Arc::new(RuntimeInner {
                 engine,
