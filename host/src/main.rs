@@ -224,6 +224,11 @@ enum Command {
         /// in a child process, stopped past this).
         #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
         compile_timeout: std::time::Duration,
+        /// The limits controllers get unless their registration tightens
+        /// them, as JSON fields to replace:
+        /// `{"maxEdits": 50000, "outputBytes": 1073741824, "deadlineMs": 5000}`.
+        #[arg(long, value_name = "JSON")]
+        controller_limits: Option<String>,
     },
     /// Compile a component read from stdin (the server runs this in a child
     /// process, so a compile can be stopped).
@@ -587,7 +592,18 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             tls_sans,
             kubeconfigs,
             compile_timeout,
+            controller_limits,
         } => {
+            let controller_limits = match controller_limits {
+                None => wasmco::runtime::ControllerLimits::default(),
+                Some(json) => {
+                    let overrides: wasmco::runtime::LimitOverrides = serde_json::from_str(&json)
+                        .context("--controller-limits is not a JSON object of limits")?;
+                    wasmco::runtime::ControllerLimits::default()
+                        .replaced_by(&overrides)
+                        .context("--controller-limits")?
+                }
+            };
             let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
             let rsync = wasmco::rsync::RsyncConfig {
                 directory: sync_to_directory,
@@ -596,6 +612,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
             let options = wasmco::api::HostOptions {
                 kubeconfigs: kubeconfigs.policy(),
                 compiler: wasmco::runtime::CompilerProcess::this_program(compile_timeout),
+                controller_limits,
             };
             let state = wasmco::api::open_state(
                 &data_dir,

@@ -379,3 +379,16 @@ fn a_compile_past_its_time_is_stopped_and_refused() {
         201,
     );
 }
+
+#[test]
+fn the_host_sets_the_edit_limits_controllers_get() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_with(data.path(), &["--controller-limits", r#"{"maxEdits": 1}"#]);
+    set_up(&server);
+    expect(action(&server, DIG, "approve"), 202);
+    let body = expect(action(&server, DIG, "instantiate"), 422);
+    let message = body["message"].as_str().unwrap();
+    assert!(message.contains("maxEdits"), "{message}");
+    let limits = expect(server.get("/v2/controllers/gac"), 200);
+    assert_eq!(limits["status"]["limits"]["maxEdits"], 1, "{limits}");
+}

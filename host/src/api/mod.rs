@@ -261,6 +261,8 @@ pub struct HostOptions {
     /// Where uploaded components compile: a child process with a time
     /// limit, or (when unset) this process.
     pub compiler: Option<crate::runtime::CompilerProcess>,
+    /// The limits a controller gets unless its registration tightens them.
+    pub controller_limits: crate::runtime::ControllerLimits,
 }
 
 /// Opens the data directory (store and compile cache) and loads the stored controllers.
@@ -279,6 +281,7 @@ pub fn open_state(
     let store: Arc<dyn crate::store::KvStore> = Arc::new(SledStore::open(&data_dir.join("db"))?);
     let mut runtime_config = RuntimeConfig::new(data_dir.join("cache"));
     runtime_config.compiler = options.compiler;
+    runtime_config.default_limits = options.controller_limits;
     let runtime = Runtime::new(runtime_config)?;
     let db = ResourceDb::with_master_key(store.clone(), master_key);
     let controllers = ControllerRegistry::default();

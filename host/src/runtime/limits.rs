@@ -79,6 +79,44 @@ impl ControllerLimits {
         Duration::from_millis(self.deadline_ms)
     }
 
+    /// These limits with each field `overrides` sets replaced: how a host
+    /// sets its own defaults, up or down (zero is refused).
+    pub fn replaced_by(&self, overrides: &LimitOverrides) -> Result<Self, RegistrationError> {
+        fn pick<T: PartialEq + Copy + From<u8>>(
+            field: &'static str,
+            host: T,
+            asked: Option<T>,
+        ) -> Result<T, RegistrationError> {
+            match asked {
+                Some(asked) if asked == T::from(0) => Err(RegistrationError::Limit {
+                    field,
+                    reason: "must be greater than zero".into(),
+                }),
+                Some(asked) => Ok(asked),
+                None => Ok(host),
+            }
+        }
+        Ok(ControllerLimits {
+            deadline_ms: pick("deadlineMs", self.deadline_ms, overrides.deadline_ms)?,
+            memory_bytes: pick("memoryBytes", self.memory_bytes, overrides.memory_bytes)?,
+            instances: pick("instances", self.instances, overrides.instances)?,
+            tables: pick("tables", self.tables, overrides.tables)?,
+            table_elements: pick(
+                "tableElements",
+                self.table_elements,
+                overrides.table_elements,
+            )?,
+            log_bytes: pick("logBytes", self.log_bytes, overrides.log_bytes)?,
+            max_edits: pick("maxEdits", self.max_edits, overrides.max_edits)?,
+            output_bytes: pick("outputBytes", self.output_bytes, overrides.output_bytes)?,
+            manifest_bytes: pick(
+                "manifestBytes",
+                self.manifest_bytes,
+                overrides.manifest_bytes,
+            )?,
+        })
+    }
+
     /// These limits with `overrides` applied; a registration may only tighten.
     pub fn tightened_by(&self, overrides: &LimitOverrides) -> Result<Self, RegistrationError> {
         fn pick<T: PartialOrd + Copy + std::fmt::Display + From<u8>>(
@@ -201,6 +239,29 @@ impl ResourceLimiter for CallLimiter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_host_sets_its_defaults_either_way_and_registrations_only_tighten() {
+        let host = ControllerLimits::default()
+            .replaced_by(&LimitOverrides {
+                max_edits: Some(50_000),
+                output_bytes: Some(1 << 20),
+                ..LimitOverrides::default()
+            })
+            .unwrap();
+        assert_eq!(host.max_edits, 50_000);
+        assert_eq!(host.output_bytes, 1 << 20);
+        let zero = LimitOverrides {
+            max_edits: Some(0),
+            ..LimitOverrides::default()
+        };
+        assert!(host.replaced_by(&zero).is_err());
+        let looser = LimitOverrides {
+            output_bytes: Some(2 << 20),
+            ..LimitOverrides::default()
+        };
+        assert!(host.tightened_by(&looser).is_err());
+    }
 
     #[test]
     fn the_memory_cap_covers_every_memory_of_a_call_together() {
