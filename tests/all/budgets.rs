@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::deploy::{DIG, action, add_placement, set_up_with};
-use crate::http::{Server, doc, expect, fixture, wasm};
+use crate::http::{Server, doc, expect, fixture, peak_memory_kib, wasm};
 
 /// The gac intent the DIG hands gac, replaced by `customizations`.
 fn set_gac_intent(server: &Server, customizations: Value) {
@@ -25,15 +25,6 @@ fn set_gac_intent(server: &Server, customizations: Value) {
 fn json_patch(ops: Vec<Value>) -> Value {
     json!([{"app": "web", "target": {"kind": "Deployment", "name": "web"},
             "patchType": "json", "patch": ops}])
-}
-
-fn peak_memory_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 /// Instantiates in the background while GETs go on; answers the

@@ -177,6 +177,16 @@ pub fn raw_request(server: &Server, head: &str) -> String {
     String::from_utf8_lossy(&answer).into_owned()
 }
 
+/// The most memory process `pid` has held (VmHWM), in KiB.
+pub fn peak_memory_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0)
+}
+
 pub fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))

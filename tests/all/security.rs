@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::deploy::{DIG, action, set_up_with};
-use crate::http::{Server, authorised, doc, expect, fixture, refused};
+use crate::http::{Server, authorised, doc, expect, fixture, peak_memory_kib, refused};
 
 const CLUSTERS: &str = "/v2/cluster-providers/edge/clusters";
 
@@ -295,15 +295,6 @@ fn gzip_bomb(size: u64) -> Vec<u8> {
         tar.into_inner().unwrap().finish().unwrap();
     }
     out
-}
-
-fn peak_memory_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.split_whitespace().next()?.parse().ok())
-        .unwrap_or(0)
 }
 
 #[test]

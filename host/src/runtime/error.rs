@@ -72,7 +72,7 @@ pub enum RegistrationError {
     #[error("limits.{field}: {reason}")]
     Limit {
         /// The limit's name as it appears in the registration.
-        field: &'static str,
+        field: String,
         /// Why it is refused.
         reason: String,
     },

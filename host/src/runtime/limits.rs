@@ -82,82 +82,50 @@ impl ControllerLimits {
     /// These limits with each field `overrides` sets replaced: how a host
     /// sets its own defaults, up or down (zero is refused).
     pub fn replaced_by(&self, overrides: &LimitOverrides) -> Result<Self, RegistrationError> {
-        fn pick<T: PartialEq + Copy + From<u8>>(
-            field: &'static str,
-            host: T,
-            asked: Option<T>,
-        ) -> Result<T, RegistrationError> {
-            match asked {
-                Some(asked) if asked == T::from(0) => Err(RegistrationError::Limit {
-                    field,
-                    reason: "must be greater than zero".into(),
-                }),
-                Some(asked) => Ok(asked),
-                None => Ok(host),
-            }
-        }
-        Ok(ControllerLimits {
-            deadline_ms: pick("deadlineMs", self.deadline_ms, overrides.deadline_ms)?,
-            memory_bytes: pick("memoryBytes", self.memory_bytes, overrides.memory_bytes)?,
-            instances: pick("instances", self.instances, overrides.instances)?,
-            tables: pick("tables", self.tables, overrides.tables)?,
-            table_elements: pick(
-                "tableElements",
-                self.table_elements,
-                overrides.table_elements,
-            )?,
-            log_bytes: pick("logBytes", self.log_bytes, overrides.log_bytes)?,
-            max_edits: pick("maxEdits", self.max_edits, overrides.max_edits)?,
-            output_bytes: pick("outputBytes", self.output_bytes, overrides.output_bytes)?,
-            manifest_bytes: pick(
-                "manifestBytes",
-                self.manifest_bytes,
-                overrides.manifest_bytes,
-            )?,
-        })
+        self.merged(overrides, false)
     }
 
     /// These limits with `overrides` applied; a registration may only tighten.
     pub fn tightened_by(&self, overrides: &LimitOverrides) -> Result<Self, RegistrationError> {
-        fn pick<T: PartialOrd + Copy + std::fmt::Display + From<u8>>(
-            field: &'static str,
-            host: T,
-            asked: Option<T>,
-        ) -> Result<T, RegistrationError> {
-            match asked {
-                None => Ok(host),
-                Some(asked) if asked > host => Err(RegistrationError::Limit {
-                    field,
-                    reason: format!(
-                        "{asked} exceeds the host's limit of {host}; limits may only be tightened"
-                    ),
-                }),
-                Some(asked) if asked == T::from(0) => Err(RegistrationError::Limit {
-                    field,
-                    reason: "must be greater than zero".into(),
-                }),
-                Some(asked) => Ok(asked),
+        self.merged(overrides, true)
+    }
+
+    /// One pass over the fields `overrides` sets, by their names in JSON, so
+    /// a new limit needs no code here.
+    fn merged(
+        &self,
+        overrides: &LimitOverrides,
+        only_tighter: bool,
+    ) -> Result<Self, RegistrationError> {
+        let encode = |e: serde_json::Error| RegistrationError::Limit {
+            field: String::new(),
+            reason: e.to_string(),
+        };
+        let mut limits = serde_json::to_value(self).map_err(encode)?;
+        let asked = serde_json::to_value(overrides).map_err(encode)?;
+        let (Some(limits_map), Some(asked)) = (limits.as_object_mut(), asked.as_object()) else {
+            return Ok(self.clone());
+        };
+        for (field, value) in asked {
+            let Some(asked) = value.as_u64() else {
+                continue;
+            };
+            let host = limits_map.get(field).and_then(|v| v.as_u64()).unwrap_or(0);
+            let refuse = |reason: String| RegistrationError::Limit {
+                field: field.clone(),
+                reason,
+            };
+            if asked == 0 {
+                return Err(refuse("must be greater than zero".into()));
             }
+            if only_tighter && asked > host {
+                return Err(refuse(format!(
+                    "{asked} exceeds the host's limit of {host}; limits may only be tightened"
+                )));
+            }
+            limits_map.insert(field.clone(), asked.into());
         }
-        Ok(ControllerLimits {
-            deadline_ms: pick("deadlineMs", self.deadline_ms, overrides.deadline_ms)?,
-            memory_bytes: pick("memoryBytes", self.memory_bytes, overrides.memory_bytes)?,
-            instances: pick("instances", self.instances, overrides.instances)?,
-            tables: pick("tables", self.tables, overrides.tables)?,
-            table_elements: pick(
-                "tableElements",
-                self.table_elements,
-                overrides.table_elements,
-            )?,
-            log_bytes: pick("logBytes", self.log_bytes, overrides.log_bytes)?,
-            max_edits: pick("maxEdits", self.max_edits, overrides.max_edits)?,
-            output_bytes: pick("outputBytes", self.output_bytes, overrides.output_bytes)?,
-            manifest_bytes: pick(
-                "manifestBytes",
-                self.manifest_bytes,
-                overrides.manifest_bytes,
-            )?,
-        })
+        serde_json::from_value(limits).map_err(encode)
     }
 }
 
