@@ -236,9 +236,10 @@ pub async fn authorize(request: Request, next: Next) -> Response {
 ///
 /// A scoped token reaches only its projects: any other project is a 404
 /// worded as for a project that does not exist, so it learns no names.
-/// Viewers read; editors also change and deploy. Creating or deleting a
-/// project, and everything outside projects (cluster providers,
-/// controllers, tokens), needs the admin token.
+/// Viewers read (but not a logical cloud's user kubeconfig); editors also
+/// change and deploy. Creating or deleting a project, and everything
+/// outside projects (cluster providers, controllers, tokens), needs the
+/// admin token.
 pub fn permit(
     principal: &Principal,
     method: &Method,
@@ -275,7 +276,10 @@ pub fn permit(
             vec![project.to_owned()],
         ))));
     }
-    if reads {
+    // A logical cloud user's kubeconfig is a credential for its clusters:
+    // an editor's to fetch, not a viewer's.
+    let credential = template.ends_with("/kubeconfig");
+    if reads && !(credential && record.role == Role::Viewer) {
         return Ok(());
     }
     if template == Kind::Project.item_route() && *method != Method::PUT {
@@ -285,7 +289,10 @@ pub fn permit(
         Role::Editor => Ok(()),
         Role::Viewer => Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            format!("token {} is a viewer's: it can only read", record.name),
+            format!(
+                "token {} is a viewer's: it can read, but not change anything or fetch credentials",
+                record.name
+            ),
         )),
     }
 }
@@ -390,5 +397,68 @@ fn write_batches(lines: std::sync::mpsc::Receiver<String>, out: std::fs::File) {
         if !open {
             return;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scoped(role: Role) -> Principal {
+        Principal::Scoped(Arc::new(TokenRecord {
+            name: "t".into(),
+            projects: ["mine".to_owned()].into(),
+            role,
+            issued: 0,
+            expires: u64::MAX,
+            digest: String::new(),
+        }))
+    }
+
+    #[test]
+    fn a_scope_decides_by_route_project_and_role() {
+        let viewer = scoped(Role::Viewer);
+        let editor = scoped(Role::Editor);
+        let dig = "/v2/projects/{project}/composite-apps/{compositeApp}/{compositeAppVersion}/deployment-intent-groups/{deploymentIntentGroup}/instantiate";
+        let status = |r: Result<(), ApiError>| r.err().map(|e| e.status.as_u16());
+        assert_eq!(
+            status(permit(&editor, &Method::POST, dig, Some("mine"))),
+            None
+        );
+        assert_eq!(
+            status(permit(&viewer, &Method::POST, dig, Some("mine"))),
+            Some(403)
+        );
+        assert_eq!(
+            status(permit(&editor, &Method::POST, dig, Some("theirs"))),
+            Some(404)
+        );
+        let kubeconfig = "/v2/projects/{project}/logical-clouds/{logicalCloud}/cluster-references/{clusterReference}/kubeconfig";
+        assert_eq!(
+            status(permit(&viewer, &Method::GET, kubeconfig, Some("mine"))),
+            Some(403)
+        );
+        assert_eq!(
+            status(permit(&editor, &Method::GET, kubeconfig, Some("mine"))),
+            None
+        );
+        let providers = "/v2/cluster-providers";
+        assert_eq!(
+            status(permit(&editor, &Method::GET, providers, None)),
+            Some(403)
+        );
+        assert_eq!(
+            status(permit(&Principal::Admin, &Method::DELETE, providers, None)),
+            None
+        );
+        let project = "/v2/projects/{project}";
+        assert_eq!(
+            status(permit(&editor, &Method::PUT, project, Some("mine"))),
+            None
+        );
+        assert_eq!(
+            status(permit(&editor, &Method::DELETE, project, Some("mine"))),
+            Some(403)
+        );
     }
 }
