@@ -20,4 +20,4 @@ pub mod rsync;
 pub mod runtime;
 pub mod secrets;
 pub mod store;
-pub mod vcluster;
+pub use wasmco_vcluster as vcluster;

@@ -257,7 +257,7 @@ impl Objects {
                 ));
             }
         };
-        if crate::appcontext::resource::check_object_name("metadata.name", &object_name).is_err() {
+        if !is_dns_subdomain(&object_name) {
             return Err(KubeError::invalid(
                 ty,
                 &object_name,
@@ -603,6 +603,19 @@ fn set(values: &str) -> Option<Vec<String>> {
             .filter(|v| !v.is_empty())
             .collect(),
     )
+}
+
+/// Kubernetes' rule for most object names: an RFC 1123 subdomain, at most
+/// 253 lowercase letters, digits, `-` and `.`, starting and ending with a
+/// letter or digit.
+fn is_dns_subdomain(name: &str) -> bool {
+    let alnum = |c: u8| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let bytes = name.as_bytes();
+    !bytes.is_empty()
+        && bytes.len() <= 253
+        && bytes.iter().all(|&c| alnum(c) || c == b'-' || c == b'.')
+        && bytes.first().is_some_and(|&c| alnum(c))
+        && bytes.last().is_some_and(|&c| alnum(c))
 }
 
 #[cfg(test)]
