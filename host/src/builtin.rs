@@ -17,7 +17,7 @@ pub struct BuiltinController {
 
 macro_rules! guest {
     ($file:literal) => {
-        include_bytes!(concat!(env!("WASMCO_GUEST_DIR"), "/", $file))
+        include_bytes!(concat!(env!("WASMCO_PLUGIN_DIR"), "/", $file))
     };
 }
 

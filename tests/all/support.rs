@@ -16,7 +16,14 @@ pub fn runtime() -> &'static Runtime {
 }
 
 pub fn guest_path(file: &str) -> PathBuf {
-    PathBuf::from(env!("WASMCO_GUEST_DIR")).join(file)
+    // The test guests come from the test-only crate; the shipped
+    // controllers from the host's own build.
+    let dir = if file.starts_with("guest_") {
+        wasmco_test_guests::DIR
+    } else {
+        env!("WASMCO_PLUGIN_DIR")
+    };
+    PathBuf::from(dir).join(file)
 }
 
 pub fn guest(file: &str) -> Vec<u8> {
