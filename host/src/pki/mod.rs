@@ -376,13 +376,46 @@ pub fn kubeconfig(
     user: &str,
     client: &KeyedCert,
 ) -> String {
-    use base64_encode as b64;
-    format!(
-        "apiVersion: v1\nkind: Config\nclusters:\n- name: {cluster}\n  cluster:\n    server: {server}\n    certificate-authority-data: {}\nusers:\n- name: {user}\n  user:\n    client-certificate-data: {}\n    client-key-data: {}\ncontexts:\n- name: {user}@{cluster}\n  context:\n    cluster: {cluster}\n    user: {user}\ncurrent-context: {user}@{cluster}\n",
-        b64(ca_pem.as_bytes()),
-        b64(client.certificate.as_bytes()),
-        b64(client.key.as_bytes()),
-    )
+    use kube::config::{
+        AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
+    };
+    let context = format!("{user}@{cluster}");
+    let config = Kubeconfig {
+        api_version: Some("v1".into()),
+        kind: Some("Config".into()),
+        clusters: vec![NamedCluster {
+            name: cluster.into(),
+            cluster: Some(Cluster {
+                server: Some(server.into()),
+                certificate_authority_data: Some(base64_encode(ca_pem.as_bytes())),
+                ..Cluster::default()
+            }),
+            ..NamedCluster::default()
+        }],
+        auth_infos: vec![NamedAuthInfo {
+            name: user.into(),
+            auth_info: Some(AuthInfo {
+                client_certificate_data: Some(base64_encode(client.certificate.as_bytes())),
+                client_key_data: Some(base64_encode(client.key.as_bytes()).into()),
+                ..AuthInfo::default()
+            }),
+            ..NamedAuthInfo::default()
+        }],
+        contexts: vec![NamedContext {
+            name: context.clone(),
+            context: Some(Context {
+                cluster: cluster.into(),
+                user: Some(user.into()),
+                ..Context::default()
+            }),
+            ..NamedContext::default()
+        }],
+        current_context: Some(context),
+        ..Kubeconfig::default()
+    };
+    // Built as values, not text: a `server` holding a newline stays one
+    // value. Serialising plain strings into YAML cannot fail.
+    serde_norway::to_string(&config).unwrap_or_default()
 }
 
 fn base64_encode(bytes: &[u8]) -> String {
@@ -565,4 +598,24 @@ pub fn rustls_server(
         .map_err(|e| tls(e.to_string()))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kubeconfig_is_built_as_values_so_no_input_adds_a_field() {
+        let ca = new_ca("c").unwrap();
+        let client = issue(&ca, "u", &[], &[], Usage::Client).unwrap();
+        let server = "https://10.0.0.5:6443\n    tokenFile: /etc/shadow";
+        let yaml = kubeconfig("c", server, &ca.certificate, "u: x", &client);
+        let config = kube::config::Kubeconfig::from_yaml(&yaml).unwrap();
+        let cluster = config.clusters[0].cluster.as_ref().unwrap();
+        assert_eq!(cluster.server.as_deref(), Some(server));
+        let user = config.auth_infos[0].auth_info.as_ref().unwrap();
+        assert!(user.token_file.is_none());
+        assert_eq!(config.auth_infos[0].name, "u: x");
+        assert_eq!(config.current_context.as_deref(), Some("u: x@c"));
+    }
 }

@@ -122,10 +122,16 @@ impl VirtualCluster {
     /// A kubeconfig that reaches it (plain HTTP on loopback).
     pub fn kubeconfig(&self) -> String {
         let name = &self.name;
-        format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: http://{addr}\nusers:\n- name: {name}-admin\n  user:\n    token: wasmco-virtual-cluster\ncontexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}-admin\n    namespace: default\ncurrent-context: {name}\n",
-            addr = self.addr
-        )
+        let admin = format!("{name}-admin");
+        let config = serde_json::json!({
+            "apiVersion": "v1",
+            "kind": "Config",
+            "clusters": [{"name": name, "cluster": {"server": format!("http://{}", self.addr)}}],
+            "users": [{"name": admin, "user": {"token": "wasmco-virtual-cluster"}}],
+            "contexts": [{"name": name, "context": {"cluster": name, "user": admin, "namespace": "default"}}],
+            "current-context": name,
+        });
+        serde_norway::to_string(&config).unwrap_or_default()
     }
 
     /// Writes [`Self::kubeconfig`] to `path`.
