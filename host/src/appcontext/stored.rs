@@ -241,7 +241,8 @@ impl ResourceStatus {
             name: resource.key.name.clone(),
             deployed: deployed.to_owned(),
             ready: "NotReady".to_owned(),
-            message,
+            // A cluster's answer can be any size; the store keeps a bounded one.
+            message: message.map(crate::model::limits::bounded),
         }
     }
 
