@@ -21,9 +21,9 @@ use serde_json::json;
 mod support;
 
 use support::create;
-use wasmco::api;
 use wasmco::db::ResourceDb;
 use wasmco::model::Kind;
+use wasmco::startup;
 
 const CONNECTIONS: usize = 64;
 const PHASE: Duration = Duration::from_secs(5);
@@ -171,7 +171,7 @@ fn report(name: &str, phase: &Phase) {
 
 fn main() {
     let data = tempfile::tempdir().expect("temp dir");
-    let state = api::open_state(data.path(), None, Default::default()).expect("state");
+    let state = startup::open_state(data.path(), None, Default::default()).expect("state");
     let state_token = state.admin_token.clone();
     populate(&state.db);
 
@@ -181,10 +181,10 @@ fn main() {
         .build()
         .expect("server runtime");
     let listener = server
-        .block_on(api::bind("127.0.0.1:0".parse().expect("addr")))
+        .block_on(startup::bind("127.0.0.1:0".parse().expect("addr")))
         .expect("bind");
     let addr = listener.local_addr().expect("addr");
-    server.spawn(async move { api::serve(state, listener).await });
+    server.spawn(async move { startup::serve(state, listener).await });
 
     let client = tokio::runtime::Builder::new_current_thread()
         .enable_all()

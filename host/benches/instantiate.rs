@@ -13,10 +13,10 @@ use serde_json::json;
 mod support;
 
 use support::create;
-use wasmco::api;
 use wasmco::model::Kind;
 use wasmco::orchestrator::DigRef;
 use wasmco::runtime::{ControllerKind, LimitOverrides};
+use wasmco::startup;
 
 const APPS: usize = 10;
 const RESOURCES: usize = 5;
@@ -43,7 +43,7 @@ fn manifests(app: usize) -> Vec<u8> {
 /// Builds the inputs for `clusters` clusters and instantiates once.
 fn run(clusters: usize) {
     let data = tempfile::tempdir().expect("temp dir");
-    let state = api::open_state(data.path(), None, Default::default()).expect("state");
+    let state = startup::open_state(data.path(), None, Default::default()).expect("state");
     let db = &state.db;
     create(db, Kind::ClusterProvider, &["edge"], json!({}), None);
     let kubeconfig = std::fs::read(concat!(

@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 mod support;
 
 use support::create;
-use wasmco::api;
 use wasmco::model::Kind;
 use wasmco::orchestrator::DigRef;
 use wasmco::rsync::RsyncConfig;
+use wasmco::startup;
 use wasmco::vcluster::{Behaviour, VirtualCluster};
 
 const CLUSTERS: usize = 50;
@@ -49,7 +49,7 @@ fn main() {
         clusters
     });
     let data = tempfile::tempdir().expect("temp dir");
-    let state = api::open_state(
+    let state = startup::open_state(
         data.path(),
         Some((runtime.handle().clone(), RsyncConfig::default())),
         Default::default(),

@@ -453,6 +453,18 @@ impl CheckedKubeconfig {
     }
 }
 
+/// A cluster's `status`: the server its kubeconfig names and what is
+/// accepted but worth a warning; an error when the kubeconfig is refused.
+pub fn cluster_status(
+    policy: &KubeconfigPolicy,
+    kubeconfig: &[u8],
+) -> Result<serde_json::Value, KubeconfigError> {
+    let checked = policy.check(kubeconfig)?;
+    Ok(serde_json::json!({
+        "kubeconfig": {"server": checked.server(), "warnings": checked.warnings()}
+    }))
+}
+
 /// The DER certificates of a base64 PEM bundle.
 fn der_certificates(base64_pem: &str) -> Result<Vec<Vec<u8>>, KubeconfigError> {
     use base64::Engine;

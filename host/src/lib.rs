@@ -19,5 +19,6 @@ pub mod pki;
 pub mod rsync;
 pub mod runtime;
 pub mod secrets;
+pub mod startup;
 pub mod store;
 pub use wasmco_vcluster as vcluster;

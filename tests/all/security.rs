@@ -220,7 +220,7 @@ fn a_hostile_kubeconfig_already_in_the_store_still_cannot_run_or_read() {
         ),
     ];
     {
-        let state = wasmco::api::open_state(data.path(), None, Default::default()).unwrap();
+        let state = wasmco::startup::open_state(data.path(), None, Default::default()).unwrap();
         for (cluster, file) in &hostile {
             let id = wasmco::db::ResourceId::new(
                 wasmco::model::Kind::Cluster,

@@ -405,13 +405,14 @@ fn prepare(
     match id.kind {
         Kind::Cluster => {
             let kubeconfig = file.unwrap_or_default();
-            body["status"] = kubeconfig_status(&state.kubeconfigs, kubeconfig).map_err(|e| {
-                let field = match e.field.as_str() {
-                    "" => "file".to_owned(),
-                    inner => format!("file.{inner}"),
-                };
-                ApiError::field(StatusCode::BAD_REQUEST, field, e.reason)
-            })?;
+            body["status"] = crate::kubeconfig::cluster_status(&state.kubeconfigs, kubeconfig)
+                .map_err(|e| {
+                    let field = match e.field.as_str() {
+                        "" => "file".to_owned(),
+                        inner => format!("file.{inner}"),
+                    };
+                    ApiError::field(StatusCode::BAD_REQUEST, field, e.reason)
+                })?;
             Ok((body, None))
         }
         Kind::Controller => {
@@ -446,16 +447,6 @@ fn prepare(
         }
         _ => Ok((body, None)),
     }
-}
-
-/// A cluster's `status`: the server its kubeconfig names and what is
-/// accepted but worth a warning; an error when the kubeconfig is refused.
-pub(super) fn kubeconfig_status(
-    policy: &crate::kubeconfig::KubeconfigPolicy,
-    kubeconfig: &[u8],
-) -> Result<Value, crate::kubeconfig::KubeconfigError> {
-    let checked = policy.check(kubeconfig)?;
-    Ok(json!({"kubeconfig": {"server": checked.server(), "warnings": checked.warnings()}}))
 }
 
 fn expect_json(content_type: &str) -> Result<(), ApiError> {

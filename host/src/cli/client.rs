@@ -109,7 +109,8 @@ impl Connection {
             .unwrap_or_else(|| DEFAULT_SERVER.to_owned());
         // The dev server's token only ever goes to a server on this machine.
         let token_file = config.token_file.or_else(|| {
-            is_loopback(&server).then(|| Path::new(DEV_DATA_DIR).join(crate::api::ADMIN_TOKEN_FILE))
+            is_loopback(&server)
+                .then(|| Path::new(DEV_DATA_DIR).join(crate::startup::ADMIN_TOKEN_FILE))
         });
         let token = match token.or(config.token) {
             Some(token) => Some(token),
@@ -118,7 +119,7 @@ impl Connection {
                 .map(|t| t.trim().to_owned()),
         };
         let ca_file = ca_file.or(config.ca_file).or_else(|| {
-            let dev = Path::new(DEV_DATA_DIR).join(crate::api::TLS_CA_FILE);
+            let dev = Path::new(DEV_DATA_DIR).join(crate::startup::TLS_CA_FILE);
             (server.starts_with("https://") && dev.exists()).then_some(dev)
         });
         Ok(Connection {

@@ -125,22 +125,22 @@ pub async fn run(options: DevOptions, console: Console) -> Result<(), CliError> 
         })?;
     }
 
-    let state = crate::api::open_state(
+    let state = crate::startup::open_state(
         &data_dir,
         Some((
             tokio::runtime::Handle::current(),
             crate::rsync::RsyncConfig::default(),
         )),
-        crate::api::HostOptions {
+        crate::startup::HostOptions {
             compiler: crate::runtime::CompilerProcess::this_program(
                 crate::runtime::DEFAULT_COMPILE_TIMEOUT,
             ),
             ..Default::default()
         },
     )?;
-    let listener = crate::api::bind(options.listen).await?;
+    let listener = crate::startup::bind(options.listen).await?;
     let api_addr = listener.local_addr()?;
-    let server = tokio::spawn(crate::api::serve(state, listener));
+    let server = tokio::spawn(crate::startup::serve(state, listener));
     say(&console, format!("wasmco dev: API on http://{api_addr}"));
 
     let behaviour = Behaviour {
@@ -199,16 +199,16 @@ pub async fn run(options: DevOptions, console: Console) -> Result<(), CliError> 
         "  hot reload    {}/*.wasm (a file's name is its controller's name)",
         controllers_dir.display()
     ));
-    let admin_token = std::fs::read_to_string(data_dir.join(crate::api::ADMIN_TOKEN_FILE))
+    let admin_token = std::fs::read_to_string(data_dir.join(crate::startup::ADMIN_TOKEN_FILE))
         .map_err(|source| CliError::Io {
-            path: data_dir.join(crate::api::ADMIN_TOKEN_FILE),
+            path: data_dir.join(crate::startup::ADMIN_TOKEN_FILE),
             source,
         })?
         .trim()
         .to_owned();
     summary.push(format!(
         "  token         {} (the CLI reads it from there when run here)",
-        data_dir.join(crate::api::ADMIN_TOKEN_FILE).display()
+        data_dir.join(crate::startup::ADMIN_TOKEN_FILE).display()
     ));
     // The client blocks, so it lives on blocking threads only.
     let base = format!("http://{api_addr}");

@@ -37,7 +37,7 @@ pub enum CliError {
     Build(String),
     /// The dev server could not start.
     #[error("{0}")]
-    Serve(#[from] crate::api::ServeError),
+    Serve(#[from] crate::startup::ServeError),
     /// The command was given something it cannot use.
     #[error("{0}")]
     Usage(String),

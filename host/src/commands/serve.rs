@@ -90,13 +90,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         directory: sync_to_directory,
         ..Default::default()
     };
-    let options = wasmco::api::HostOptions {
+    let options = wasmco::startup::HostOptions {
         kubeconfigs: kubeconfigs.policy(),
         compiler: wasmco::runtime::CompilerProcess::this_program(compile_timeout),
         controller_limits,
     };
     let state =
-        wasmco::api::open_state(&data_dir, Some((runtime.handle().clone(), rsync)), options)
+        wasmco::startup::open_state(&data_dir, Some((runtime.handle().clone(), rsync)), options)
             .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
     let tls_config = if tls {
         let mut names: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
@@ -104,12 +104,12 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             names.push(listen.ip().to_string());
         }
         names.extend(tls_sans);
-        Some(wasmco::api::tls_config(&state, &data_dir, &names)?)
+        Some(wasmco::startup::tls_config(&state, &data_dir, &names)?)
     } else {
         None
     };
     runtime.block_on(async {
-        let listener = wasmco::api::bind(listen).await?;
+        let listener = wasmco::startup::bind(listen).await?;
         let scheme = if tls_config.is_some() {
             "https"
         } else {
@@ -121,8 +121,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
             listener.local_addr()?
         );
         match tls_config {
-            Some(config) => wasmco::api::serve_tls(state, listener, config).await,
-            None => wasmco::api::serve(state, listener).await,
+            Some(config) => wasmco::startup::serve_tls(state, listener, config).await,
+            None => wasmco::startup::serve(state, listener).await,
         }
     })?;
     Ok(())
