@@ -7,12 +7,12 @@
 //! Finished contexts go to the sync engine through [`SyncEngine`].
 
 use super::locks::{TargetGuard, TargetLocks};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::appcontext::stored::{
     ContextError, ContextMeta, ContextStore, DeployState, DigState, StoredContext,
 };
-use crate::appcontext::{DraftContext, stored};
+use crate::appcontext::{ContextHandoff, DraftContext, SyncEngine, stored};
 use crate::db::{DbError, ResourceDb, ResourceId};
 use crate::model::Kind;
 use crate::runtime::{CallError, Controller};
@@ -130,63 +130,6 @@ pub struct SyncedContext {
     >,
     /// `provider+cluster` → Available or Retrying.
     pub connectivity: std::collections::BTreeMap<String, String>,
-}
-
-/// Where finished contexts go: rsync implements it.
-pub trait SyncEngine: Send + Sync {
-    /// A new context revision is current: make the clusters match it.
-    fn deploy(&self, handoff: ContextHandoff);
-    /// The DIG was terminated: remove what revision `revision` deployed.
-    fn terminate(&self, handoff: ContextHandoff);
-    /// Cluster `provider+cluster` was changed or deleted: forget what was
-    /// made from its old kubeconfig.
-    fn cluster_changed(&self, _cluster: &str) {}
-}
-
-/// Which context a [`SyncEngine`] is to act on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ContextHandoff {
-    /// The DIG's key.
-    pub dig: String,
-    /// The context revision.
-    pub revision: u64,
-    /// The revision deployed before (update, rollback): what it has and the
-    /// new one does not is to be deleted.
-    pub previous: Option<u64>,
-}
-
-/// A sync engine that only records what it was handed, until rsync lands.
-#[derive(Debug, Default)]
-pub struct NoSync {
-    handed: Mutex<Vec<(&'static str, ContextHandoff)>>,
-}
-
-impl NoSync {
-    /// Everything handed so far.
-    pub fn handed(&self) -> Vec<(&'static str, ContextHandoff)> {
-        self.handed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-}
-
-impl SyncEngine for NoSync {
-    fn deploy(&self, handoff: ContextHandoff) {
-        tracing::info!(dig = %handoff.dig, revision = handoff.revision, "context ready for sync");
-        self.handed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(("deploy", handoff));
-    }
-
-    fn terminate(&self, handoff: ContextHandoff) {
-        tracing::info!(dig = %handoff.dig, revision = handoff.revision, "context marked for removal");
-        self.handed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(("terminate", handoff));
-    }
 }
 
 /// DIG actions over the resource database and the context store.

@@ -8,9 +8,8 @@ mod logical_cloud;
 pub mod pipeline;
 mod registry;
 
-pub use deploy::{
-    ContextHandoff, DigRef, NoSync, Orchestrator, OrchestratorError, SyncEngine, SyncedContext,
-};
+pub use crate::appcontext::{ContextHandoff, NoSync, SyncEngine};
+pub use deploy::{DigRef, Orchestrator, OrchestratorError, SyncedContext};
 pub use logical_cloud::{KUBECONFIG_SECRET, LogicalCloudRef};
 pub use pipeline::{ControllerRun, Step, run_controllers};
 pub use registry::ControllerRegistry;

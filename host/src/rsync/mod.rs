@@ -16,11 +16,11 @@ use std::time::Duration;
 use tokio::sync::{Mutex, Semaphore};
 
 use crate::appcontext::stored::{ContextStore, ResourceStatus, StoredApp, StoredContext};
+use crate::appcontext::{ContextHandoff, SyncEngine};
 use crate::appcontext::{DeployState, Resource};
 use crate::db::{ResourceDb, ResourceId};
 use crate::kubeconfig::KubeconfigPolicy;
 use crate::model::Kind;
-use crate::orchestrator::{ContextHandoff, SyncEngine};
 
 pub use target::{DirectoryTarget, KubeTarget, SyncError, SyncTarget};
 
