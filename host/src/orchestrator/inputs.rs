@@ -11,8 +11,7 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::OrchestratorError;
-use super::deploy::DigRef;
+use super::dig::{DigRef, OrchestratorError};
 use super::registry::ControllerRegistry;
 use crate::appcontext::stored::AppDependency;
 use crate::appcontext::{AppDraft, ClusterInfo, Resource};

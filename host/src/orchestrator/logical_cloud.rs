@@ -8,7 +8,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::deploy::{DEPLOYED, Orchestrator, OrchestratorError};
+use super::deploy::{DEPLOYED, Orchestrator};
+use super::dig::OrchestratorError;
 use crate::appcontext::ContextHandoff;
 use crate::appcontext::stored::{self, ContextMeta, DeployState, DigState};
 use crate::appcontext::{AppDraft, ClusterInfo, DraftContext, Resource};

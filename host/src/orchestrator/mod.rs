@@ -2,6 +2,7 @@
 //! through their states.
 
 mod deploy;
+mod dig;
 mod inputs;
 mod locks;
 mod logical_cloud;
@@ -9,7 +10,8 @@ pub mod pipeline;
 mod registry;
 
 pub use crate::appcontext::{ContextHandoff, NoSync, SyncEngine};
-pub use deploy::{DigRef, Orchestrator, OrchestratorError, SyncedContext};
+pub use deploy::{Orchestrator, SyncedContext};
+pub use dig::{DigRef, OrchestratorError};
 pub use logical_cloud::{KUBECONFIG_SECRET, LogicalCloudRef};
 pub use pipeline::{ControllerRun, Step, run_controllers};
 pub use registry::ControllerRegistry;
