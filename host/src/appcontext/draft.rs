@@ -19,18 +19,7 @@ use crate::contract::{
     Interned, Interner, PlacementEdit, PlacementRequest,
 };
 
-/// A cluster that a deployment may use, as controllers see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterInfo {
-    /// Its cluster provider.
-    pub provider: String,
-    /// Its name.
-    pub name: String,
-    /// Its labels.
-    pub labels: Vec<String>,
-    /// Its key/value pairs, from all its kv-pair documents.
-    pub kv: Vec<(String, String)>,
-}
+pub use crate::model::ClusterInfo;
 
 /// A cluster an app is placed on, and the anyOf group it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

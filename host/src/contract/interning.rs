@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use super::{ClusterTable, Strings};
-use crate::appcontext::ClusterInfo;
+use crate::model::ClusterInfo;
 
 /// Collects a request's strings, then numbers them in byte order.
 #[derive(Default)]

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::document::FieldError;
 use super::limits::{Bounded, MAX_ARCHIVE_ENTRIES, MAX_UNPACKED_BYTES, TooLarge, check_yaml_depth};
-use crate::appcontext::Resource;
+use super::resource::Resource;
 
 /// The Kubernetes objects of an app's file: one multi-document YAML (or JSON),
 /// or a gzipped tar of `.yaml`/`.yml`/`.json` files (other files are ignored).

@@ -5,6 +5,7 @@ pub mod files;
 pub mod kinds;
 pub mod limits;
 pub mod names;
+pub mod resource;
 pub mod tokens;
 
 pub use document::{
@@ -12,3 +13,4 @@ pub use document::{
     check_name, check_spec, parse_document, parse_json,
 };
 pub use kinds::{BodyShape, FileKind, Kind, KindInfo};
+pub use resource::{ClusterInfo, ManifestError, Resource, ResourceKey};

@@ -1,4 +1,5 @@
-//! Kubernetes objects as the AppContext holds them.
+//! Kubernetes objects (manifests) and candidate clusters, as uploads,
+//! contexts and controllers see them.
 
 use std::fmt;
 
@@ -145,6 +146,19 @@ fn is_rfc1123(name: &str, max: usize, dots: bool) -> bool {
         && bytes
             .iter()
             .all(|&c| alnum(c) || c == b'-' || (dots && c == b'.'))
+}
+
+/// A cluster that a deployment may use, as controllers see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterInfo {
+    /// Its cluster provider.
+    pub provider: String,
+    /// Its name.
+    pub name: String,
+    /// Its labels.
+    pub labels: Vec<String>,
+    /// Its key/value pairs, from all its kv-pair documents.
+    pub kv: Vec<(String, String)>,
 }
 
 #[cfg(test)]
