@@ -12,9 +12,9 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::controllers::{ControllerKind, LimitOverrides};
 use super::kinds::Kind;
 use super::names::{NAME_RULE, is_valid_name};
-use crate::runtime::{ControllerKind, LimitOverrides};
 
 /// A request body the API refuses, with the field at fault.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

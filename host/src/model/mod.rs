@@ -1,5 +1,6 @@
 //! The API's resource types: the kind table, bodies, names and files.
 
+pub mod controllers;
 pub mod document;
 pub mod files;
 pub mod kinds;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use wasmtime::ResourceLimiter;
 
 use super::RegistrationError;
+pub use crate::model::controllers::LimitOverrides;
 
 /// The limits every call of a controller runs under.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,30 +48,6 @@ impl Default for ControllerLimits {
             manifest_bytes: 4 << 20,
         }
     }
-}
-
-/// Limits a controller's registration asks for; unset fields keep the host's.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct LimitOverrides {
-    /// See [`ControllerLimits::deadline_ms`].
-    pub deadline_ms: Option<u64>,
-    /// See [`ControllerLimits::memory_bytes`].
-    pub memory_bytes: Option<u64>,
-    /// See [`ControllerLimits::instances`].
-    pub instances: Option<u32>,
-    /// See [`ControllerLimits::tables`].
-    pub tables: Option<u32>,
-    /// See [`ControllerLimits::table_elements`].
-    pub table_elements: Option<u32>,
-    /// See [`ControllerLimits::log_bytes`].
-    pub log_bytes: Option<u32>,
-    /// See [`ControllerLimits::max_edits`].
-    pub max_edits: Option<u32>,
-    /// See [`ControllerLimits::output_bytes`].
-    pub output_bytes: Option<u64>,
-    /// See [`ControllerLimits::manifest_bytes`].
-    pub manifest_bytes: Option<u32>,
 }
 
 impl ControllerLimits {

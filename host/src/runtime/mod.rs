@@ -33,15 +33,7 @@ pub use precheck::CodeLimits;
 
 use sandbox::Sandbox;
 
-/// What kind of controller a component is, and so which world it implements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ControllerKind {
-    /// Chooses clusters: the `placement-controller` world.
-    Placement,
-    /// Changes resources: the `action-controller` world.
-    Action,
-}
+pub use crate::model::controllers::ControllerKind;
 
 impl ControllerKind {
     /// The WIT world a component of this kind implements.

@@ -1,0 +1,38 @@
+//! What a controller's registration says about it: its kind and the limits
+//! it asks for. The runtime gives these meaning; here they are data.
+
+use serde::{Deserialize, Serialize};
+
+/// What kind of controller a component is, and so which world it implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ControllerKind {
+    /// Chooses clusters: the `placement-controller` world.
+    Placement,
+    /// Changes resources: the `action-controller` world.
+    Action,
+}
+
+/// Limits a controller's registration asks for; unset fields keep the host's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LimitOverrides {
+    /// Wall-clock budget of one call, in milliseconds.
+    pub deadline_ms: Option<u64>,
+    /// Cap on all of a call's linear memories together.
+    pub memory_bytes: Option<u64>,
+    /// Cap on core instances.
+    pub instances: Option<u32>,
+    /// Cap on tables.
+    pub tables: Option<u32>,
+    /// Cap on the elements of all tables together.
+    pub table_elements: Option<u32>,
+    /// How much of a call's output is kept.
+    pub log_bytes: Option<u32>,
+    /// Edits one call may return.
+    pub max_edits: Option<u32>,
+    /// Bytes of manifests one call's edits may produce.
+    pub output_bytes: Option<u64>,
+    /// Largest manifest an edit may produce.
+    pub manifest_bytes: Option<u32>,
+}
