@@ -1,5 +1,5 @@
 //! The `file` parts of multipart resources: manifest bundles and app
-//! profiles (kubeconfigs are [`crate::kubeconfig`]'s).
+//! profiles (kubeconfigs are checked by the kubeconfig policy).
 
 use std::io::Read;
 
