@@ -20,10 +20,26 @@ pub const FIELD_MANAGER: &str = "wasmco";
 pub enum SyncError {
     /// The cluster could not be reached (worth retrying).
     #[error("cluster unreachable: {0}")]
-    Unreachable(String),
-    /// The cluster answered with an error.
-    #[error("{0}")]
-    Refused(String),
+    Unreachable(#[source] kube::Error),
+    /// The cluster answered with an error status.
+    #[error("{code} {reason}: {message}")]
+    Refused {
+        /// The HTTP status: 429 and 5xx are worth retrying.
+        code: u16,
+        /// Kubernetes' reason (`Conflict`, `Invalid`, …).
+        reason: String,
+        /// Its message.
+        message: String,
+    },
+    /// The directory target could not write or remove a file.
+    #[error("{path}: {source}")]
+    Directory {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// The cluster's kubeconfig is unusable.
     #[error("kubeconfig: {0}")]
     Config(String),
@@ -34,19 +50,20 @@ impl SyncError {
     pub fn is_transient(&self) -> bool {
         match self {
             SyncError::Unreachable(_) => true,
-            SyncError::Refused(message) => message.starts_with("429") || message.starts_with("5"),
-            SyncError::Config(_) => false,
+            SyncError::Refused { code, .. } => *code == 429 || *code >= 500,
+            SyncError::Directory { .. } | SyncError::Config(_) => false,
         }
     }
 }
 
 fn classify(error: kube::Error) -> SyncError {
     match error {
-        kube::Error::Api(status) => SyncError::Refused(format!(
-            "{} {}: {}",
-            status.code, status.reason, status.message
-        )),
-        other => SyncError::Unreachable(other.to_string()),
+        kube::Error::Api(status) => SyncError::Refused {
+            code: status.code,
+            reason: status.reason.clone(),
+            message: status.message.clone(),
+        },
+        other => SyncError::Unreachable(other),
     }
 }
 
@@ -293,9 +310,12 @@ impl SyncTarget for DirectoryTarget {
             manifest["metadata"]["labels"][key] = Value::String(value.clone());
         }
         let path = self.path(resource);
-        let yaml =
-            serde_norway::to_string(&manifest).map_err(|e| SyncError::Refused(e.to_string()))?;
-        let io = |e: std::io::Error| SyncError::Refused(format!("{}: {e}", path.display()));
+        let io = |source: std::io::Error| SyncError::Directory {
+            path: path.clone(),
+            source,
+        };
+        let yaml = serde_norway::to_string(&manifest)
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
         if let Some(parent) = path.parent() {
             tokio::fs::create_dir_all(parent).await.map_err(io)?;
         }
@@ -309,10 +329,30 @@ impl SyncTarget for DirectoryTarget {
     }
 
     async fn delete(&self, resource: &Resource) -> Result<bool, SyncError> {
-        match tokio::fs::remove_file(self.path(resource)).await {
+        let path = self.path(resource);
+        match tokio::fs::remove_file(&path).await {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
-            Err(e) => Err(SyncError::Refused(e.to_string())),
+            Err(source) => Err(SyncError::Directory { path, source }),
         }
+    }
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::*;
+
+    #[test]
+    fn what_is_worth_retrying_is_decided_by_the_status_code() {
+        let refused = |code| SyncError::Refused {
+            code,
+            reason: "r".into(),
+            message: "5 is not a status".into(),
+        };
+        assert!(refused(429).is_transient());
+        assert!(refused(503).is_transient());
+        assert!(!refused(409).is_transient());
+        assert!(!refused(422).is_transient());
+        assert_eq!(refused(409).to_string(), "409 r: 5 is not a status");
     }
 }
