@@ -12,8 +12,42 @@ use super::state::AppState;
 use crate::appcontext::stored::{DigState, StoredContext};
 use crate::orchestrator::{DigRef, OrchestratorError};
 
-/// The DIG action routes, relative to a DIG's item path.
-pub const ACTIONS: [&str; 5] = ["approve", "instantiate", "update", "rollback", "terminate"];
+/// An action on a DIG, `POST …/{dig}/{action}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DigAction {
+    /// Created -> Approved.
+    Approve,
+    /// Approved or Terminated -> Instantiated.
+    Instantiate,
+    /// Instantiated or Updated -> Updated, from the DIG's current inputs.
+    Update,
+    /// Instantiated or Updated -> Updated, with an earlier revision current.
+    Rollback,
+    /// Instantiated or Updated -> Terminated.
+    Terminate,
+}
+
+impl DigAction {
+    /// Every action, in the order the API documents them.
+    pub const ALL: [DigAction; 5] = [
+        DigAction::Approve,
+        DigAction::Instantiate,
+        DigAction::Update,
+        DigAction::Rollback,
+        DigAction::Terminate,
+    ];
+
+    /// Its route, relative to a DIG's item path.
+    pub fn route(self) -> &'static str {
+        match self {
+            DigAction::Approve => "approve",
+            DigAction::Instantiate => "instantiate",
+            DigAction::Update => "update",
+            DigAction::Rollback => "rollback",
+            DigAction::Terminate => "terminate",
+        }
+    }
+}
 
 /// The path parameters of a DIG.
 #[derive(Debug, Deserialize)]
@@ -76,12 +110,12 @@ struct RollbackBody {
 /// `POST …/{dig}/{action}`.
 pub async fn act(
     state: AppState,
-    action: &'static str,
+    action: DigAction,
     path: Path<DigPath>,
     request: Request,
 ) -> Result<Response, ApiError> {
     let dig: DigRef = path.0.into();
-    let revision = if action == "rollback" {
+    let revision = if action == DigAction::Rollback {
         let bytes = axum::body::to_bytes(request.into_body(), 1 << 16)
             .await
             .map_err(|_| ApiError::too_large(1 << 16))?;
@@ -93,11 +127,11 @@ pub async fn act(
     let orchestrator = state.orchestrator.clone();
     let target = dig.clone();
     let new_state = tokio::task::spawn_blocking(move || match action {
-        "approve" => orchestrator.approve(&target),
-        "instantiate" => orchestrator.instantiate(&target),
-        "update" => orchestrator.update(&target),
-        "rollback" => orchestrator.rollback(&target, revision.unwrap_or_default()),
-        _ => orchestrator.terminate(&target),
+        DigAction::Approve => orchestrator.approve(&target),
+        DigAction::Instantiate => orchestrator.instantiate(&target),
+        DigAction::Update => orchestrator.update(&target),
+        DigAction::Rollback => orchestrator.rollback(&target, revision.unwrap_or_default()),
+        DigAction::Terminate => orchestrator.terminate(&target),
     })
     .await
     .map_err(ApiError::internal)??;

@@ -15,8 +15,27 @@ use crate::db::ResourceId;
 use crate::model::Kind;
 use crate::orchestrator::{KUBECONFIG_SECRET, LogicalCloudRef};
 
-/// The actions, relative to a logical cloud's item path.
-pub const ACTIONS: [&str; 2] = ["instantiate", "terminate"];
+/// An action on a logical cloud, `POST …/{lc}/{action}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloudAction {
+    /// Issue the user's certificates and create what the cloud needs.
+    Instantiate,
+    /// Remove what instantiate created.
+    Terminate,
+}
+
+impl CloudAction {
+    /// Every action.
+    pub const ALL: [CloudAction; 2] = [CloudAction::Instantiate, CloudAction::Terminate];
+
+    /// Its route, relative to a logical cloud's item path.
+    pub fn route(self) -> &'static str {
+        match self {
+            CloudAction::Instantiate => "instantiate",
+            CloudAction::Terminate => "terminate",
+        }
+    }
+}
 
 /// The path of a logical cloud.
 #[derive(Debug, Deserialize)]
@@ -57,15 +76,15 @@ fn header_of(lc: &LogicalCloudRef, state: &DigState) -> serde_json::Value {
 /// `POST …/logical-clouds/{lc}/{action}`.
 pub async fn act(
     state: AppState,
-    action: &'static str,
+    action: CloudAction,
     Path(path): Path<LogicalCloudPath>,
 ) -> Result<Response, ApiError> {
     let lc: LogicalCloudRef = path.into();
     let orchestrator = state.orchestrator.clone();
     let target = lc.clone();
     let new_state = tokio::task::spawn_blocking(move || match action {
-        "instantiate" => orchestrator.instantiate_logical_cloud(&target),
-        _ => orchestrator.terminate_logical_cloud(&target),
+        CloudAction::Instantiate => orchestrator.instantiate_logical_cloud(&target),
+        CloudAction::Terminate => orchestrator.terminate_logical_cloud(&target),
     })
     .await
     .map_err(ApiError::internal)??;

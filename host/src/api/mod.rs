@@ -64,9 +64,9 @@ fn routes(state: AppState) -> Router {
             .route(&kind.item_route(), item_routes(kind));
     }
     let dig = Kind::DeploymentIntentGroup.item_route();
-    for action in deployments::ACTIONS {
+    for action in deployments::DigAction::ALL {
         router = router.route(
-            &format!("{dig}/{action}"),
+            &format!("{dig}/{}", action.route()),
             post(
                 move |State(s): State<AppState>,
                       path: axum::extract::Path<deployments::DigPath>,
@@ -100,9 +100,9 @@ fn routes(state: AppState) -> Router {
         ),
     );
     let lc = Kind::LogicalCloud.item_route();
-    for action in logical_clouds::ACTIONS {
+    for action in logical_clouds::CloudAction::ALL {
         router = router.route(
-            &format!("{lc}/{action}"),
+            &format!("{lc}/{}", action.route()),
             post(move |State(s): State<AppState>, path| logical_clouds::act(s, action, path)),
         );
     }

@@ -19,14 +19,14 @@ pub fn operations() -> Vec<(&'static str, String)> {
         ops.push(("delete", kind.item_route()));
     }
     let dig = Kind::DeploymentIntentGroup.item_route();
-    for action in super::deployments::ACTIONS {
-        ops.push(("post", format!("{dig}/{action}")));
+    for action in super::deployments::DigAction::ALL {
+        ops.push(("post", format!("{dig}/{}", action.route())));
     }
     ops.push(("get", format!("{dig}/context")));
     ops.push(("get", format!("{dig}/status")));
     let lc = Kind::LogicalCloud.item_route();
-    for action in super::logical_clouds::ACTIONS {
-        ops.push(("post", format!("{lc}/{action}")));
+    for action in super::logical_clouds::CloudAction::ALL {
+        ops.push(("post", format!("{lc}/{}", action.route())));
     }
     ops.push(("get", format!("{lc}/status")));
     ops.push((
@@ -161,11 +161,12 @@ pub fn document() -> Value {
 /// The DIG actions and the context read-back.
 fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
     let dig = Kind::DeploymentIntentGroup.item_route();
-    for action in super::deployments::ACTIONS {
-        let route = format!("{dig}/{action}");
+    for action in super::deployments::DigAction::ALL {
+        let action_name = action.route();
+        let route = format!("{dig}/{action_name}");
         let errors = error_responses();
         let mut op = json!({
-            "summary": format!("{action} the deployment intent group"),
+            "summary": format!("{action_name} the deployment intent group"),
             "parameters": parameters(&route),
             "responses": {
                 "202": {"description": "done; the DIG's state and history"},
@@ -174,7 +175,7 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
                 "422": merge(&errors["422"], "a controller or the DIG's inputs failed; nothing changed"),
             }
         });
-        if action == "rollback" {
+        if action == super::deployments::DigAction::Rollback {
             op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {
                 "type": "object", "required": ["revision"], "properties": {"revision": {"type": "integer"}}}}}});
         }
@@ -265,12 +266,12 @@ fn document_pki(paths: &mut serde_json::Map<String, Value>) {
 fn document_logical_clouds(paths: &mut serde_json::Map<String, Value>) {
     let lc = Kind::LogicalCloud.item_route();
     let errors = error_responses();
-    for action in super::logical_clouds::ACTIONS {
-        let route = format!("{lc}/{action}");
+    for action in super::logical_clouds::CloudAction::ALL {
+        let route = format!("{lc}/{}", action.route());
         paths.insert(route.clone(), json!({"post": {
             "summary": match action {
-                "instantiate" => "issue the user's certificate on every referenced cluster and create the namespace, Role, RoleBinding and ResourceQuota there",
-                _ => "remove what instantiate created",
+                super::logical_clouds::CloudAction::Instantiate => "issue the user's certificate on every referenced cluster and create the namespace, Role, RoleBinding and ResourceQuota there",
+                super::logical_clouds::CloudAction::Terminate => "remove what instantiate created",
             },
             "parameters": parameters(&route),
             "responses": {"202": {"description": "done; the logical cloud's state"}, "404": errors["404"],
