@@ -155,7 +155,7 @@ fn main() {
         let applied = synced.map_or(0, |s| {
             s.statuses
                 .values()
-                .filter(|r| r.deployed == "Applied")
+                .filter(|r| r.deployed == wasmco::appcontext::stored::Deployed::Applied)
                 .count()
         });
         if applied == total {

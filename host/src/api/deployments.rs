@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use super::error::ApiError;
 use super::state::AppState;
-use crate::appcontext::stored::{DigState, StoredContext};
+use crate::appcontext::stored::{Deployed, DigState, Readiness, StoredContext};
 use crate::orchestrator::{DigRef, OrchestratorError};
 
 /// An action on a DIG, `POST …/{dig}/{action}`.
@@ -329,8 +329,8 @@ pub fn status_body(
                         resource.key.to_string(),
                     ))
                 });
-                let deployed = recorded.map_or("Pending", |r| r.deployed.as_str());
-                let readiness = recorded.map_or("NotReady", |r| r.ready.as_str());
+                let deployed = recorded.map_or(Deployed::Pending, |r| r.deployed).as_str();
+                let readiness = recorded.map_or(Readiness::NotReady, |r| r.ready).as_str();
                 *counts
                     .entry(if ready { readiness } else { deployed }.to_owned())
                     .or_default() += 1;

@@ -15,7 +15,9 @@ use std::time::Duration;
 
 use tokio::sync::{Mutex, Semaphore};
 
-use crate::appcontext::stored::{ContextStore, ResourceStatus, StoredApp, StoredContext};
+use crate::appcontext::stored::{
+    ContextStore, Deployed, Readiness, ResourceStatus, StoredApp, StoredContext,
+};
 use crate::appcontext::{ContextHandoff, SyncEngine};
 use crate::appcontext::{DeployState, Resource};
 use crate::db::{ResourceDb, ResourceId};
@@ -355,7 +357,9 @@ impl Inner {
                 Err(error) => ResourceStatus::failed(resource, error.to_string()),
             };
             // What follows a CRD may be of its kind: wait until it is Established.
-            if resource.key.kind == "CustomResourceDefinition" && status.deployed == "Applied" {
+            if resource.key.kind == "CustomResourceDefinition"
+                && status.deployed == Deployed::Applied
+            {
                 self.wait_ready(handoff, cluster, resource).await;
             }
             statuses.push((resource.key.to_string(), status));
@@ -371,11 +375,11 @@ impl Inner {
             let Some(resource) = resources.iter().find(|r| r.key.to_string() == *key) else {
                 continue;
             };
-            if status.deployed == "Applied"
+            if status.deployed == Deployed::Applied
                 && (target::ready_once_applied(&resource.key.kind)
                     || self.wait_ready(handoff, cluster, resource).await)
             {
-                status.ready = "Ready".into();
+                status.ready = Readiness::Ready;
             }
         }
         self.contexts.put_statuses(
