@@ -221,6 +221,18 @@ pub fn refused(response: Response, status: u16, field: Option<&str>, words: &str
     assert!(message.contains(words), "{words:?} not in {message:?}");
 }
 
+/// Project `p` with composite app `ca` version `v1`.
+pub fn project_with_app(server: &Server) {
+    expect(server.post("/v2/projects", doc("p", json!({}))), 201);
+    expect(
+        server.post(
+            "/v2/projects/p/composite-apps",
+            doc("ca", json!({"compositeAppVersion": "v1"})),
+        ),
+        201,
+    );
+}
+
 pub fn doc(name: &str, spec: Value) -> Value {
     json!({"metadata": {"name": name, "description": format!("{name} for tests")}, "spec": spec})
 }

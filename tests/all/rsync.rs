@@ -9,7 +9,7 @@ use reqwest::blocking::Client;
 use serde_json::Value;
 
 use crate::deploy::{DIG, action, set_up_with};
-use crate::http::{Server, Virtual, expect};
+use crate::http::{Server, Virtual, expect, project_with_app};
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
@@ -293,14 +293,7 @@ fn crds_go_first_and_their_kinds_follow() {
         ),
         201,
     );
-    expect(server.post("/v2/projects", doc("p", json!({}))), 201);
-    expect(
-        server.post(
-            "/v2/projects/p/composite-apps",
-            doc("ca", json!({"compositeAppVersion": "v1"})),
-        ),
-        201,
-    );
+    project_with_app(&server);
     let ca = "/v2/projects/p/composite-apps/ca/v1";
     // The custom resource comes first in the file; the CRD must still be applied first.
     let manifests = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec: {size: 3}\n---\n\

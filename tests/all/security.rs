@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::deploy::{DIG, action, set_up_with};
-use crate::http::{Server, authorised, doc, expect, fixture, peak_memory_kib, refused};
+use crate::http::{
+    Server, authorised, doc, expect, fixture, peak_memory_kib, project_with_app, refused,
+};
 
 const CLUSTERS: &str = "/v2/cluster-providers/edge/clusters";
 
@@ -301,14 +303,7 @@ fn gzip_bomb(size: u64) -> Vec<u8> {
 fn nasty_uploads_are_refused_in_bounded_time_while_gets_stay_fast() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path());
-    expect(server.post("/v2/projects", doc("p", json!({}))), 201);
-    expect(
-        server.post(
-            "/v2/projects/p/composite-apps",
-            doc("ca", json!({"compositeAppVersion": "v1"})),
-        ),
-        201,
-    );
+    project_with_app(&server);
     let apps = "/v2/projects/p/composite-apps/ca/v1/apps";
     let nested = format!("{}{}", "[".repeat(40_000), "]".repeat(40_000)).into_bytes();
     let bomb = gzip_bomb(256 << 20);
