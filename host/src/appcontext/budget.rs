@@ -7,6 +7,8 @@
 
 use serde_json::Value;
 
+use crate::model::controllers;
+
 /// Nesting past which a manifest is refused. Uploads stop at 128 (the JSON
 /// and YAML parsers' limit), so nothing a user could upload is refused; an
 /// edit that nests deeper is refused before anything recursive walks it.
@@ -26,9 +28,9 @@ pub struct EditLimits {
 impl Default for EditLimits {
     fn default() -> Self {
         EditLimits {
-            max_edits: 10_000,
-            output_bytes: 512 << 20,
-            manifest_bytes: 4 << 20,
+            max_edits: controllers::DEFAULT_MAX_EDITS as usize,
+            output_bytes: controllers::DEFAULT_OUTPUT_BYTES,
+            manifest_bytes: controllers::DEFAULT_MANIFEST_BYTES as usize,
         }
     }
 }

@@ -34,29 +34,33 @@ pub struct DeleteArgs {
 }
 
 pub fn apply(connect: &Connect, args: DocumentArgs) -> anyhow::Result<()> {
-    let documents = emcoctl::load(&args.files, args.values.as_deref())?;
-    let options = apply::RunOptions {
-        stop_on_error: args.stop_on_error,
-        terminate_timeout: std::time::Duration::ZERO,
-    };
-    let tally = apply::apply(
-        &connect.client()?,
-        &documents,
-        options,
-        &mut std::io::stdout().lock(),
-    )?;
-    finish(tally)
+    run(connect, &args, std::time::Duration::ZERO, apply::apply)
 }
 
 pub fn delete(connect: &Connect, args: DeleteArgs) -> anyhow::Result<()> {
-    let loaded = emcoctl::load(&args.documents.files, args.documents.values.as_deref())?;
+    run(connect, &args.documents, args.timeout, apply::delete)
+}
+
+/// Loads the documents and runs `verb` over them, then reports.
+fn run(
+    connect: &Connect,
+    args: &DocumentArgs,
+    terminate_timeout: std::time::Duration,
+    verb: impl FnOnce(
+        &wasmco::cli::client::ApiClient,
+        &[emcoctl::Document],
+        apply::RunOptions,
+        &mut dyn std::io::Write,
+    ) -> Result<apply::Tally, wasmco::cli::CliError>,
+) -> anyhow::Result<()> {
+    let documents = emcoctl::load(&args.files, args.values.as_deref())?;
     let options = apply::RunOptions {
-        stop_on_error: args.documents.stop_on_error,
-        terminate_timeout: args.timeout,
+        stop_on_error: args.stop_on_error,
+        terminate_timeout,
     };
-    let tally = apply::delete(
+    let tally = verb(
         &connect.client()?,
-        &loaded,
+        &documents,
         options,
         &mut std::io::stdout().lock(),
     )?;

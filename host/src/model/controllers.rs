@@ -3,6 +3,14 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Edits one controller call may return, unless the host or the
+/// registration says otherwise.
+pub const DEFAULT_MAX_EDITS: u32 = 10_000;
+/// Bytes of manifests one call's edits may produce, by default.
+pub const DEFAULT_OUTPUT_BYTES: u64 = 512 << 20;
+/// The largest manifest an edit may produce, by default.
+pub const DEFAULT_MANIFEST_BYTES: u32 = 4 << 20;
+
 /// What kind of controller a component is, and so which world it implements.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use wasmtime::ResourceLimiter;
 
 use super::RegistrationError;
+use crate::model::controllers;
 pub use crate::model::controllers::LimitOverrides;
 
 /// The limits every call of a controller runs under.
@@ -43,9 +44,9 @@ impl Default for ControllerLimits {
             tables: 16,
             table_elements: 20_000,
             log_bytes: 64 << 10,
-            max_edits: 10_000,
-            output_bytes: 512 << 20,
-            manifest_bytes: 4 << 20,
+            max_edits: controllers::DEFAULT_MAX_EDITS,
+            output_bytes: controllers::DEFAULT_OUTPUT_BYTES,
+            manifest_bytes: controllers::DEFAULT_MANIFEST_BYTES,
         }
     }
 }
