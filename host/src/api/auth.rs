@@ -83,14 +83,6 @@ impl Tokens {
         })
     }
 
-    /// The admin token alone (tools that store no scoped tokens).
-    pub fn admin_only(admin: Arc<str>) -> Self {
-        Tokens {
-            admin,
-            scoped: RwLock::default(),
-        }
-    }
-
     /// Who holds `presented`, or why nobody does.
     fn resolve(&self, presented: &str) -> Result<Principal, &'static str> {
         use subtle::ConstantTimeEq;
@@ -316,7 +308,7 @@ const MAX_AUDITED_PATH: usize = 1024;
 /// request holds up the requests.
 #[derive(Clone)]
 pub struct AuditLog {
-    lines: Option<std::sync::mpsc::Sender<String>>,
+    lines: std::sync::mpsc::Sender<String>,
 }
 
 /// How long the writer gathers lines before it writes them out.
@@ -337,14 +329,7 @@ impl AuditLog {
         std::thread::Builder::new()
             .name("wasmco-audit".into())
             .spawn(move || write_batches(receiver, out))?;
-        Ok(AuditLog {
-            lines: Some(sender),
-        })
-    }
-
-    /// A log that only emits tracing events (tools with no data directory).
-    pub fn tracing_only() -> Self {
-        AuditLog { lines: None }
+        Ok(AuditLog { lines: sender })
     }
 
     fn record(&self, entry: AuditEntry) {
@@ -360,20 +345,18 @@ impl AuditLog {
             status,
             millis = entry.millis,
         );
-        if let Some(lines) = &self.lines {
-            let quoted = |text: &str| serde_json::Value::from(text).to_string();
-            let line = format!(
-                r#"{{"time":"{}","who":{},"method":"{}","route":{},"resource":{},"status":{status},"millis":{:.3}}}"#,
-                humantime::format_rfc3339_millis(SystemTime::now()),
-                quoted(&entry.who),
-                entry.method,
-                quoted(route),
-                quoted(resource),
-                entry.millis,
-            );
-            // The writer only stops with the process.
-            let _ = lines.send(line);
-        }
+        let quoted = |text: &str| serde_json::Value::from(text).to_string();
+        let line = format!(
+            r#"{{"time":"{}","who":{},"method":"{}","route":{},"resource":{},"status":{status},"millis":{:.3}}}"#,
+            humantime::format_rfc3339_millis(SystemTime::now()),
+            quoted(&entry.who),
+            entry.method,
+            quoted(route),
+            quoted(resource),
+            entry.millis,
+        );
+        // The writer only stops with the process.
+        let _ = self.lines.send(line);
     }
 }
 
