@@ -599,7 +599,7 @@ fn the_openapi_document_covers_every_route() {
     let server = Server::start(data.path());
     let document = expect(server.get("/v2/openapi.json"), 200);
     assert_eq!(document["openapi"], "3.0.3");
-    let operations = wasmco::api::openapi::operations();
+    let operations = wasmco_api::openapi::operations();
     assert!(operations.len() > 70);
     for (method, path) in &operations {
         assert!(

@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::support::guest_path;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// A `wasmco dev` process with its data in a temporary directory.

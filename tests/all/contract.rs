@@ -1,9 +1,10 @@
 //! The shipped plugins, built to components, called through the real runtime.
 
 use serde_json::{Value, json};
-use wasmco::appcontext::{AppDraft, DraftContext, Resource};
-use wasmco::orchestrator::{Step, run_controllers};
-use wasmco::runtime::{Controller, ControllerKind};
+use wasmco_core::resource::Resource;
+use wasmco_orchestrator::draft::{AppDraft, DraftContext};
+use wasmco_orchestrator::{Step, run_controllers};
+use wasmco_runtime::{Controller, ControllerKind};
 
 use crate::support::{cluster, load};
 

@@ -417,9 +417,9 @@ fn a_hostile_controller_fails_instantiate_and_leaves_nothing_behind() {
     );
     // Nothing half-built in the store: only the state of the approve.
     drop(server);
-    let store = wasmco::store::SledStore::open(&data.path().join("db")).unwrap();
+    let store = wasmco_store::SledStore::open(&data.path().join("db")).unwrap();
     let keys: Vec<String> =
-        wasmco::store::KvStore::scan_prefix(&store, b"ctx/shop/store/v1/doomed/")
+        wasmco_store::KvStore::scan_prefix(&store, b"ctx/shop/store/v1/doomed/")
             .unwrap()
             .into_iter()
             .map(|(k, _)| String::from_utf8_lossy(&k).into_owned())

@@ -4,10 +4,10 @@
 use std::time::{Duration, Instant};
 
 use serde_json::json;
-use wasmco::appcontext::{AppDraft, DraftContext};
-use wasmco::contract::PlacementRequest;
-use wasmco::orchestrator::{Step, run_controllers};
-use wasmco::runtime::{CallFailure, Controller, ControllerKind, LimitOverrides, RegistrationError};
+use wasmco_orchestrator::draft::{AppDraft, DraftContext};
+use wasmco_orchestrator::{Step, run_controllers};
+use wasmco_runtime::contract::PlacementRequest;
+use wasmco_runtime::{CallFailure, Controller, ControllerKind, LimitOverrides, RegistrationError};
 
 use crate::support::{cluster, guest, load, load_with, runtime};
 

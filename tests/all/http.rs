@@ -190,7 +190,7 @@ pub fn peak_memory_kib(pid: u32) -> u64 {
 pub fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../tests/fixtures")
+            .join("../../tests/fixtures")
             .join(name),
     )
     .unwrap()

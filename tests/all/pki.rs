@@ -549,14 +549,14 @@ fn a_virtual_cluster_with_the_cluster_ca_accepts_its_admin_certificate_only() {
         entry.read_to_string(&mut text).unwrap();
         files.insert(name, text);
     }
-    let identity = wasmco::pki::KeyedCert {
+    let identity = wasmco_pki::KeyedCert {
         certificate: files["apiserver.crt"].clone(),
         key: files["apiserver.key"].clone(),
     };
-    let tls = wasmco::pki::rustls_server(&identity, Some(&files["ca.crt"])).unwrap();
+    let tls = wasmco_pki::rustls_server(&identity, Some(&files["ca.crt"])).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let cluster = runtime
-        .block_on(wasmco::vcluster::VirtualCluster::start_tls(
+        .block_on(wasmco_vcluster::VirtualCluster::start_tls(
             "c1",
             "127.0.0.1:0".parse().unwrap(),
             Default::default(),

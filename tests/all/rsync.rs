@@ -219,12 +219,12 @@ fn a_server_killed_mid_apply_resumes_and_converges() {
 #[test]
 fn a_cluster_refusing_connections_is_retried_and_converges() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let behaviour = wasmco::vcluster::Behaviour {
+    let behaviour = wasmco_vcluster::Behaviour {
         ready_after: Duration::from_millis(100),
         ..Default::default()
     };
     let mut flaky = runtime
-        .block_on(wasmco::vcluster::VirtualCluster::start(
+        .block_on(wasmco_vcluster::VirtualCluster::start(
             "c3",
             "127.0.0.1:0".parse().unwrap(),
             behaviour,

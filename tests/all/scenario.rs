@@ -15,7 +15,7 @@ fn wasmco(args: &[&str]) -> std::process::Output {
 fn the_example_scenario_places_filters_and_customises() {
     let example = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/../examples/scenario/edge-web.yaml"
+        "/../../examples/scenario/edge-web.yaml"
     );
     let out = wasmco(&["run", example]);
     let stdout = String::from_utf8_lossy(&out.stdout);

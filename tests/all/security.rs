@@ -224,8 +224,8 @@ fn a_hostile_kubeconfig_already_in_the_store_still_cannot_run_or_read() {
     {
         let state = wasmco::startup::open_state(data.path(), None, Default::default()).unwrap();
         for (cluster, file) in &hostile {
-            let id = wasmco::db::ResourceId::new(
-                wasmco::model::Kind::Cluster,
+            let id = wasmco_store::db::ResourceId::new(
+                wasmco_core::Kind::Cluster,
                 vec!["edge".into(), (*cluster).into()],
             );
             let mut body = state.db.get(&id).unwrap();
@@ -234,7 +234,7 @@ fn a_hostile_kubeconfig_already_in_the_store_still_cannot_run_or_read() {
                 .db
                 .update(
                     &id,
-                    wasmco::db::Write {
+                    wasmco_store::db::Write {
                         body,
                         references: Vec::new(),
                         file: Some(file.clone()),

@@ -1,11 +1,11 @@
 //! Shared set-up: one runtime per test process (as in production) and the
-//! guests built by `host/build.rs`.
+//! guests built by `host/runtime/build.rs`.
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
-use wasmco::appcontext::ClusterInfo;
-use wasmco::runtime::{Controller, ControllerKind, LimitOverrides, Runtime, RuntimeConfig};
+use wasmco_core::ClusterInfo;
+use wasmco_runtime::{Controller, ControllerKind, LimitOverrides, Runtime, RuntimeConfig};
 
 pub fn runtime() -> &'static Runtime {
     static RUNTIME: OnceLock<Runtime> = OnceLock::new();
@@ -21,7 +21,7 @@ pub fn guest_path(file: &str) -> PathBuf {
     let dir = if file.starts_with("guest_") {
         wasmco_test_guests::DIR
     } else {
-        env!("WASMCO_PLUGIN_DIR")
+        wasmco_runtime::builtin::PLUGIN_DIR
     };
     PathBuf::from(dir).join(file)
 }

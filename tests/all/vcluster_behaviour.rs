@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use wasmco::vcluster::{Behaviour, VirtualCluster};
+use wasmco_vcluster::{Behaviour, VirtualCluster};
 
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 

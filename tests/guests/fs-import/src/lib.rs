@@ -21,4 +21,7 @@ impl Guest for ReadsFiles {
     }
 }
 
+// Only a component has these exports: on the host, `cargo build --workspace`
+// links this crate too, and the linker cannot take the WIT export names.
+#[cfg(target_arch = "wasm32")]
 export!(ReadsFiles);

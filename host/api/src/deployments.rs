@@ -1,0 +1,376 @@
+//! DIG actions (`approve`, `instantiate`, `update`, `rollback`, `terminate`)
+//! and reading back the computed context.
+
+use axum::extract::{Path, Query, Request};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::error::ApiError;
+use super::state::AppState;
+use wasmco_orchestrator::{DigRef, OrchestratorError};
+use wasmco_store::appcontext::{Deployed, DigState, Readiness, StoredContext};
+
+/// An action on a DIG, `POST …/{dig}/{action}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DigAction {
+    /// Created -> Approved.
+    Approve,
+    /// Approved or Terminated -> Instantiated.
+    Instantiate,
+    /// Instantiated or Updated -> Updated, from the DIG's current inputs.
+    Update,
+    /// Instantiated or Updated -> Updated, with an earlier revision current.
+    Rollback,
+    /// Instantiated or Updated -> Terminated.
+    Terminate,
+}
+
+impl DigAction {
+    /// Every action, in the order the API documents them.
+    pub const ALL: [DigAction; 5] = [
+        DigAction::Approve,
+        DigAction::Instantiate,
+        DigAction::Update,
+        DigAction::Rollback,
+        DigAction::Terminate,
+    ];
+
+    /// Its route, relative to a DIG's item path.
+    pub fn route(self) -> &'static str {
+        match self {
+            DigAction::Approve => "approve",
+            DigAction::Instantiate => "instantiate",
+            DigAction::Update => "update",
+            DigAction::Rollback => "rollback",
+            DigAction::Terminate => "terminate",
+        }
+    }
+}
+
+/// The path parameters of a DIG.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DigPath {
+    project: String,
+    composite_app: String,
+    composite_app_version: String,
+    deployment_intent_group: String,
+}
+
+impl From<DigPath> for DigRef {
+    fn from(p: DigPath) -> Self {
+        DigRef {
+            project: p.project,
+            composite_app: p.composite_app,
+            version: p.composite_app_version,
+            name: p.deployment_intent_group,
+        }
+    }
+}
+
+impl From<OrchestratorError> for ApiError {
+    fn from(e: OrchestratorError) -> Self {
+        match e {
+            OrchestratorError::Db(db) => db.into(),
+            OrchestratorError::State { .. } | OrchestratorError::Deployed(_) => {
+                ApiError::new(StatusCode::CONFLICT, e.to_string())
+            }
+            OrchestratorError::Input(_) | OrchestratorError::Controller(_) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+            }
+            OrchestratorError::Context(wasmco_store::appcontext::ContextError::NoRevision(_)) => {
+                ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, "revision", e.to_string())
+            }
+            OrchestratorError::Context(_) => ApiError::internal(e),
+        }
+    }
+}
+
+fn state_body(dig: &DigRef, state: &DigState) -> Value {
+    json!({
+        "project": dig.project,
+        "compositeApp": dig.composite_app,
+        "compositeAppVersion": dig.version,
+        "name": dig.name,
+        "deployedStatus": state.state,
+        "revision": state.revision,
+        "states": {"actions": state.actions},
+    })
+}
+
+/// The body of `rollback`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RollbackBody {
+    revision: u64,
+}
+
+/// `POST …/{dig}/{action}`.
+pub async fn act(
+    state: AppState,
+    action: DigAction,
+    path: Path<DigPath>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let dig: DigRef = path.0.into();
+    let revision = if action == DigAction::Rollback {
+        let bytes = axum::body::to_bytes(request.into_body(), 1 << 16)
+            .await
+            .map_err(|_| ApiError::too_large(1 << 16))?;
+        let body: RollbackBody = wasmco_core::parse_json(&bytes, "body")?;
+        Some(body.revision)
+    } else {
+        None
+    };
+    let orchestrator = state.orchestrator.clone();
+    let target = dig.clone();
+    let new_state = tokio::task::spawn_blocking(move || match action {
+        DigAction::Approve => orchestrator.approve(&target),
+        DigAction::Instantiate => orchestrator.instantiate(&target),
+        DigAction::Update => orchestrator.update(&target),
+        DigAction::Rollback => orchestrator.rollback(&target, revision.unwrap_or_default()),
+        DigAction::Terminate => orchestrator.terminate(&target),
+    })
+    .await
+    .map_err(ApiError::internal)??;
+    Ok((
+        StatusCode::ACCEPTED,
+        axum::Json(state_body(&dig, &new_state)),
+    )
+        .into_response())
+}
+
+/// Filters of `GET …/{dig}/context`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContextQuery {
+    app: Option<String>,
+    cluster: Option<String>,
+    revision: Option<u64>,
+}
+
+/// `GET …/{dig}/context`: per app, its clusters and each cluster's final
+/// manifests; JSON, or YAML with `Accept: application/yaml`.
+pub async fn context(
+    state: AppState,
+    path: Path<DigPath>,
+    query: Query<ContextQuery>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let dig: DigRef = path.0.into();
+    let orchestrator = state.orchestrator.clone();
+    let target = dig.clone();
+    let revision = query.revision;
+    let (dig_state, context) =
+        tokio::task::spawn_blocking(move || orchestrator.context(&target, revision))
+            .await
+            .map_err(ApiError::internal)??;
+    let body = context_body(&dig, &dig_state, &context, &query.0);
+    let wants_yaml = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("yaml"));
+    if wants_yaml {
+        let yaml = serde_norway::to_string(&body).map_err(ApiError::internal)?;
+        return Ok(([(header::CONTENT_TYPE, "application/yaml")], yaml).into_response());
+    }
+    Ok(axum::Json(body).into_response())
+}
+
+fn context_body(
+    dig: &DigRef,
+    state: &DigState,
+    context: &StoredContext,
+    query: &ContextQuery,
+) -> Value {
+    let apps: Vec<Value> = context
+        .apps
+        .iter()
+        .filter(|app| query.app.as_deref().is_none_or(|a| a == app.name))
+        .map(|app| {
+            let clusters: Vec<Value> = app
+                .placement
+                .iter()
+                .filter(|p| query.cluster.as_deref().is_none_or(|c| c == p.cluster))
+                .map(|p| {
+                    let (provider, cluster) = p.cluster.split_once('+').unwrap_or(("", &p.cluster));
+                    let resources: Vec<&Value> = app.resources_on(&p.cluster).into_iter().map(|r| &r.manifest).collect();
+                    json!({"clusterProvider": provider, "cluster": cluster, "group": p.group, "resources": resources})
+                })
+                .collect();
+            json!({"name": app.name, "clusters": clusters})
+        })
+        .collect();
+    let mut body = state_body(dig, state);
+    body["revision"] = json!(context.meta.revision);
+    body["appOrder"] = json!(context.meta.app_order);
+    body["dependencies"] = json!(context.meta.dependencies);
+    body["apps"] = json!(apps);
+    body
+}
+
+/// Query of `GET …/{dig}/status`, as EMCO has it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StatusQuery {
+    status: Option<String>,
+    output: Option<String>,
+    app: Option<String>,
+    cluster: Option<String>,
+    resource: Option<String>,
+}
+
+/// A [`StatusQuery`] whose `status` and `output` were checked.
+#[derive(Debug)]
+pub struct StatusView {
+    ready: bool,
+    output: String,
+    filters: StatusQuery,
+}
+
+impl StatusQuery {
+    /// Refuses an unknown `status` or `output` (before any work is done).
+    pub fn checked(self) -> Result<StatusView, ApiError> {
+        let ready = match self.status.as_deref() {
+            None | Some("deployed") => false,
+            Some("ready") => true,
+            Some(other) => {
+                return Err(ApiError::field(
+                    StatusCode::BAD_REQUEST,
+                    "status",
+                    format!("{other:?} is not deployed or ready"),
+                ));
+            }
+        };
+        let output = self.output.as_deref().unwrap_or("all");
+        if !matches!(output, "summary" | "all" | "detail") {
+            return Err(ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "output",
+                format!("{output:?} is not summary, all or detail"),
+            ));
+        }
+        let output = output.to_owned();
+        Ok(StatusView {
+            ready,
+            output,
+            filters: self,
+        })
+    }
+}
+
+/// `GET …/{dig}/status`: the DIG's state and, per app, cluster and
+/// resource, what rsync did (`status=deployed`) or whether it is ready
+/// (`status=ready`); `output=summary` gives the counts only, `detail` adds
+/// failure messages.
+pub async fn status(
+    state: AppState,
+    path: Path<DigPath>,
+    query: Query<StatusQuery>,
+) -> Result<Response, ApiError> {
+    let query = query.0.checked()?;
+    let dig: DigRef = path.0.into();
+    let orchestrator = state.orchestrator.clone();
+    let target = dig.clone();
+    let (dig_state, synced) = tokio::task::spawn_blocking(move || orchestrator.status(&target))
+        .await
+        .map_err(ApiError::internal)??;
+    status_body(
+        state_body(&dig, &dig_state),
+        &dig_state,
+        synced.as_ref(),
+        &query,
+    )
+}
+
+/// The EMCO-shaped status of a deployment (a DIG's, or a logical cloud's)
+/// under `body`, its header.
+pub fn status_body(
+    mut body: Value,
+    dig_state: &DigState,
+    synced: Option<&wasmco_orchestrator::SyncedContext>,
+    query: &StatusView,
+) -> Result<Response, ApiError> {
+    let ready = query.ready;
+    let output = query.output.as_str();
+    let filters = &query.filters;
+    body["deployedStatus"] = json!(dig_state.state);
+    let mut counts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
+    let mut apps = Vec::new();
+    for app in synced.iter().flat_map(|s| &s.context.apps) {
+        if filters.app.as_deref().is_some_and(|a| a != app.name) {
+            continue;
+        }
+        let mut clusters = Vec::new();
+        for placement in &app.placement {
+            if filters
+                .cluster
+                .as_deref()
+                .is_some_and(|c| c != placement.cluster)
+            {
+                continue;
+            }
+            let synced = synced.as_ref();
+            let mut resources = Vec::new();
+            for resource in app.resources_on(&placement.cluster) {
+                if filters
+                    .resource
+                    .as_deref()
+                    .is_some_and(|r| r != resource.key.name)
+                {
+                    continue;
+                }
+                let recorded = synced.and_then(|s| {
+                    s.statuses.get(&(
+                        app.name.clone(),
+                        placement.cluster.clone(),
+                        resource.key.to_string(),
+                    ))
+                });
+                let deployed = recorded.map_or(Deployed::Pending, |r| r.deployed).as_str();
+                let readiness = recorded.map_or(Readiness::NotReady, |r| r.ready).as_str();
+                *counts
+                    .entry(if ready { readiness } else { deployed }.to_owned())
+                    .or_default() += 1;
+                let (group, version) = resource
+                    .api_version
+                    .split_once('/')
+                    .unwrap_or(("", &resource.api_version));
+                let mut entry = json!({"GVK": {"Group": group, "Version": version, "Kind": resource.key.kind}, "name": resource.key.name});
+                if ready {
+                    entry["readyStatus"] = json!(readiness);
+                } else {
+                    entry["deployedStatus"] = json!(deployed);
+                }
+                if output == "detail"
+                    && let Some(message) = recorded.and_then(|r| r.message.as_ref())
+                {
+                    entry["message"] = json!(message);
+                }
+                resources.push(entry);
+            }
+            let (provider, cluster) = placement
+                .cluster
+                .split_once('+')
+                .unwrap_or(("", &placement.cluster));
+            let connectivity = synced
+                .and_then(|s| s.connectivity.get(&placement.cluster))
+                .map_or("Unknown", String::as_str);
+            clusters.push(json!({"clusterProvider": provider, "cluster": cluster, "connectivity": connectivity, "resources": resources}));
+        }
+        apps.push(json!({"name": app.name, "clusters": clusters}));
+    }
+    if ready {
+        let all_ready = counts.keys().all(|k| k == "Ready") && !counts.is_empty();
+        body["readyStatus"] = json!(if all_ready { "Ready" } else { "NotReady" });
+        body["readyCounts"] = json!(counts);
+    } else {
+        body["deployedCounts"] = json!(counts);
+    }
+    if output != "summary" {
+        body["apps"] = json!(apps);
+    }
+    Ok(axum::Json(body).into_response())
+}

@@ -1,0 +1,108 @@
+//! Every API error is a JSON body: `{"message": "...", "field": "..."}`.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+
+use wasmco_core::FieldError;
+use wasmco_store::db::DbError;
+
+/// An error the API answers with.
+#[derive(Debug)]
+pub struct ApiError {
+    /// The HTTP status.
+    pub status: StatusCode,
+    /// What went wrong, for a person.
+    pub message: String,
+    /// The request field at fault, if one is.
+    pub field: Option<String>,
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    message: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+}
+
+impl ApiError {
+    /// An error without a field.
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            message: wasmco_core::limits::bounded(message.into()),
+            field: None,
+        }
+    }
+
+    /// A 400 (or other status) naming a field.
+    pub fn field(status: StatusCode, field: impl Into<String>, message: impl Into<String>) -> Self {
+        let cut = wasmco_core::limits::bounded;
+        ApiError {
+            status,
+            message: cut(message.into()),
+            field: Some(cut(field.into())),
+        }
+    }
+
+    /// 413 for a body over `limit` bytes.
+    pub fn too_large(limit: usize) -> Self {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "request body is larger than the {} MiB this resource accepts",
+                limit >> 20
+            ),
+        )
+    }
+
+    /// 500 for a failure that is ours, not the client's.
+    pub fn internal(error: impl std::fmt::Display) -> Self {
+        let error = wasmco_core::limits::bounded(error.to_string());
+        tracing::error!(%error, "request failed");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("internal error: {error}"),
+        )
+    }
+}
+
+impl From<FieldError> for ApiError {
+    fn from(e: FieldError) -> Self {
+        let message = format!("{}: {}", e.field, e.reason);
+        ApiError::field(StatusCode::BAD_REQUEST, e.field, message)
+    }
+}
+
+impl From<DbError> for ApiError {
+    fn from(e: DbError) -> Self {
+        let message = e.to_string();
+        match e {
+            DbError::NotFound(_) | DbError::ParentNotFound(_) => {
+                ApiError::new(StatusCode::NOT_FOUND, message)
+            }
+            DbError::AlreadyExists(_) => {
+                ApiError::field(StatusCode::CONFLICT, "metadata.name", message)
+            }
+            DbError::InUse { .. } | DbError::HasChildren { .. } => {
+                ApiError::new(StatusCode::CONFLICT, message)
+            }
+            DbError::ReferenceNotFound { field, .. } => {
+                ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, field, message)
+            }
+            DbError::Corrupt { .. } | DbError::Store(_) | DbError::Sealed(_) => {
+                ApiError::internal(message)
+            }
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            message: &self.message,
+            field: self.field.as_deref(),
+        };
+        (self.status, axum::Json(body)).into_response()
+    }
+}

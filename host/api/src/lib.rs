@@ -1,0 +1,201 @@
+//! The REST API (`/v2`), EMCO's paths and bodies.
+
+pub mod auth;
+mod deployments;
+mod error;
+mod logical_clouds;
+pub mod openapi;
+mod pki;
+mod resources;
+mod state;
+mod tokens;
+mod work;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Query, Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, Uri};
+use axum::routing::{MethodRouter, get, post};
+
+pub use error::ApiError;
+pub use state::AppState;
+pub use work::WorkPool;
+
+use resources::{ListQuery, PathValues};
+use wasmco_core::Kind;
+
+/// The router with every route of the kind table, `/healthz`, the OpenAPI
+/// document and the token routes, behind the token check and the audit log.
+pub fn router(state: AppState) -> Router {
+    let gate = auth::Gate {
+        tokens: state.tokens.clone(),
+        audit: state.audit.clone(),
+    };
+    routes(state)
+        .route_layer(axum::middleware::from_fn(auth::authorize))
+        .layer(axum::middleware::from_fn_with_state(
+            gate,
+            auth::authenticate,
+        ))
+}
+
+fn routes(state: AppState) -> Router {
+    let mut router = Router::new()
+        .route(
+            "/healthz",
+            get(|| async { axum::Json(serde_json::json!({"status": "ok"})) }),
+        )
+        .route(
+            "/v2/openapi.json",
+            get(|| async { axum::Json(openapi::document()) }),
+        )
+        .route(
+            "/v2/tokens",
+            get(|State(s): State<AppState>| tokens::list(s))
+                .post(|State(s): State<AppState>, body| tokens::issue(s, body)),
+        )
+        .route(
+            "/v2/tokens/{token}",
+            get(|State(s): State<AppState>, name| tokens::get_one(s, name))
+                .delete(|State(s): State<AppState>, name| tokens::revoke(s, name)),
+        );
+    for kind in Kind::ALL {
+        router = router
+            .route(&kind.collection_route(), collection_routes(kind))
+            .route(&kind.item_route(), item_routes(kind));
+    }
+    let dig = Kind::DeploymentIntentGroup.item_route();
+    for action in deployments::DigAction::ALL {
+        router = router.route(
+            &format!("{dig}/{}", action.route()),
+            post(
+                move |State(s): State<AppState>,
+                      path: axum::extract::Path<deployments::DigPath>,
+                      request: Request| {
+                    deployments::act(s, action, path, request)
+                },
+            ),
+        );
+    }
+    router = router.route(
+        &format!("{dig}/status"),
+        get(
+            |State(s): State<AppState>,
+             path: axum::extract::Path<deployments::DigPath>,
+             query: Result<Query<deployments::StatusQuery>, _>| async move {
+                let query = query.map_err(bad_query)?;
+                deployments::status(s, path, query).await
+            },
+        ),
+    );
+    router = router.route(
+        &format!("{dig}/context"),
+        get(
+            |State(s): State<AppState>,
+             path: axum::extract::Path<deployments::DigPath>,
+             query: Result<Query<deployments::ContextQuery>, _>,
+             headers: HeaderMap| async move {
+                let query = query.map_err(bad_query)?;
+                deployments::context(s, path, query, headers).await
+            },
+        ),
+    );
+    let lc = Kind::LogicalCloud.item_route();
+    for action in logical_clouds::CloudAction::ALL {
+        router = router.route(
+            &format!("{lc}/{}", action.route()),
+            post(move |State(s): State<AppState>, path| logical_clouds::act(s, action, path)),
+        );
+    }
+    router = router
+        .route(
+            &format!("{lc}/status"),
+            get(
+                |State(s): State<AppState>,
+                 path,
+                 query: Result<Query<deployments::StatusQuery>, _>| async move {
+                    let query = query.map_err(bad_query)?;
+                    logical_clouds::status(s, path, query).await
+                },
+            ),
+        )
+        .route(
+            &format!(
+                "{}/kubeconfig",
+                Kind::LogicalCloudClusterReference.item_route()
+            ),
+            get(|State(s): State<AppState>, path| logical_clouds::kubeconfig(s, path)),
+        );
+    let cluster = Kind::Cluster.item_route();
+    router = router
+        .route(
+            &format!("{cluster}/ca"),
+            post(|State(s): State<AppState>, path, body| pki::create_ca(s, path, body))
+                .get(|State(s): State<AppState>, path| pki::get_ca(s, path)),
+        )
+        .route(
+            &format!("{cluster}/admin-kubeconfig"),
+            post(|State(s): State<AppState>, path, body| pki::admin_kubeconfig(s, path, body)),
+        )
+        .route(
+            &format!("{cluster}/bootstrap-bundle"),
+            post(|State(s): State<AppState>, path, body| pki::bootstrap_bundle(s, path, body)),
+        )
+        .route(
+            &format!("{cluster}/csr"),
+            post(|State(s): State<AppState>, path, body| pki::sign_csr(s, path, body)),
+        );
+    router
+        .fallback(|method: Method, uri: Uri| async move {
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                format!("no route for {method} {}", uri.path()),
+            )
+        })
+        .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
+            ApiError::new(
+                StatusCode::METHOD_NOT_ALLOWED,
+                format!("{method} is not allowed on {}", uri.path()),
+            )
+        })
+        .with_state(state)
+}
+
+fn collection_routes(kind: Kind) -> MethodRouter<AppState> {
+    let limit = DefaultBodyLimit::max(kind.info().max_body);
+    get(
+        move |State(s): State<AppState>,
+              principal: Option<axum::Extension<auth::Principal>>,
+              path: PathValues,
+              query: Result<Query<ListQuery>, _>| async move {
+            let query = query.map_err(bad_query)?;
+            let principal = principal.map_or(auth::Principal::Admin, |p| p.0);
+            resources::list(s, &principal, kind, path, query).await
+        },
+    )
+    .post(
+        move |State(s): State<AppState>, path: PathValues, request: Request| {
+            resources::create(s, kind, path, request)
+        },
+    )
+    .layer(limit)
+}
+
+fn item_routes(kind: Kind) -> MethodRouter<AppState> {
+    let limit = DefaultBodyLimit::max(kind.info().max_body);
+    get(move |State(s): State<AppState>, path: PathValues| resources::get_one(s, kind, path))
+        .put(
+            move |State(s): State<AppState>, path: PathValues, request: Request| {
+                resources::update(s, kind, path, request)
+            },
+        )
+        .delete(move |State(s): State<AppState>, path: PathValues| resources::delete(s, kind, path))
+        .layer(limit)
+}
+
+/// A query string the handler's parameters refuse, as a 400 naming why.
+fn bad_query(rejection: axum::extract::rejection::QueryRejection) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        format!("bad query: {}", rejection.body_text()),
+    )
+}

@@ -1,0 +1,297 @@
+//! The OpenAPI 3 document, generated from the same kind table that builds
+//! the router, so a route cannot exist undocumented.
+
+use serde_json::{Value, json};
+
+use wasmco_core::{BodyShape, FileKind, Kind};
+
+/// Every (method, path) the API serves, in OpenAPI path syntax.
+pub fn operations() -> Vec<(&'static str, String)> {
+    let mut ops = vec![
+        ("get", "/healthz".to_owned()),
+        ("get", "/v2/openapi.json".to_owned()),
+    ];
+    for kind in Kind::ALL {
+        ops.push(("get", kind.collection_route()));
+        ops.push(("post", kind.collection_route()));
+        ops.push(("get", kind.item_route()));
+        ops.push(("put", kind.item_route()));
+        ops.push(("delete", kind.item_route()));
+    }
+    let dig = Kind::DeploymentIntentGroup.item_route();
+    for action in super::deployments::DigAction::ALL {
+        ops.push(("post", format!("{dig}/{}", action.route())));
+    }
+    ops.push(("get", format!("{dig}/context")));
+    ops.push(("get", format!("{dig}/status")));
+    let lc = Kind::LogicalCloud.item_route();
+    for action in super::logical_clouds::CloudAction::ALL {
+        ops.push(("post", format!("{lc}/{}", action.route())));
+    }
+    ops.push(("get", format!("{lc}/status")));
+    ops.push((
+        "get",
+        format!(
+            "{}/kubeconfig",
+            Kind::LogicalCloudClusterReference.item_route()
+        ),
+    ));
+    let cluster = Kind::Cluster.item_route();
+    for (method, route) in super::pki::ROUTES {
+        ops.push((method, format!("{cluster}/{route}")));
+    }
+    ops
+}
+
+fn parameters(route: &str) -> Vec<Value> {
+    route
+        .split('/')
+        .filter_map(|segment| segment.strip_prefix('{')?.strip_suffix('}'))
+        .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+        .collect()
+}
+
+fn request_body(kind: Kind) -> Value {
+    let document = json!({"$ref": "#/components/schemas/Document"});
+    match kind.info().body {
+        BodyShape::Document => {
+            json!({"required": true, "content": {"application/json": {"schema": document}}})
+        }
+        BodyShape::Label => {
+            json!({"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ClusterLabel"}}}})
+        }
+        BodyShape::Multipart(file) => {
+            let description = match file {
+                FileKind::Kubeconfig => "the cluster's kubeconfig (YAML)",
+                FileKind::Component => "the controller's WebAssembly component (.wasm)",
+                FileKind::Manifests => {
+                    "Kubernetes manifests: multi-document YAML or a .tgz of YAML files"
+                }
+                FileKind::Profile => "the profile's overrides (YAML)",
+            };
+            json!({"required": true, "content": {"multipart/form-data": {"schema": {
+            "type": "object",
+            "required": ["metadata", "file"],
+            "properties": {
+                "metadata": {"type": "string", "description": "the JSON document (metadata and spec)"},
+                "file": {"type": "string", "format": "binary", "description": description}
+            }}}}})
+        }
+    }
+}
+
+fn error_responses() -> Value {
+    let error = json!({"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}});
+    json!({
+        "400": merge(&error, "invalid request; `field` names the part at fault"),
+        "404": merge(&error, "the resource or its parent does not exist"),
+        "409": merge(&error, "duplicate name, or still referred to"),
+        "413": merge(&error, "request body too large"),
+        "415": merge(&error, "wrong content type"),
+        "422": merge(&error, "the body names something that does not exist, or its file is refused"),
+    })
+}
+
+fn merge(base: &Value, description: &str) -> Value {
+    let mut value = base.clone();
+    value["description"] = json!(description);
+    value
+}
+
+/// The document served at `/v2/openapi.json`.
+pub fn document() -> Value {
+    let mut paths = serde_json::Map::new();
+    for kind in Kind::ALL {
+        let title = kind.info().title;
+        let ok = json!({"description": "OK", "content": {"application/json": {"schema": {}}}});
+        let collection = kind.collection_route();
+        let mut list = json!({"summary": format!("list {title}s"), "parameters": parameters(&collection),
+            "responses": {"200": ok, "404": error_responses()["404"]}});
+        if kind == Kind::Cluster
+            && let Some(params) = list["parameters"].as_array_mut()
+        {
+            params.push(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string"}}));
+        }
+        let mut created = error_responses();
+        created["201"] = json!({"description": "created; the stored body"});
+        paths.insert(collection.clone(), json!({
+            "get": list,
+            "post": {"summary": format!("create a {title}"), "parameters": parameters(&collection),
+                     "requestBody": request_body(kind), "responses": created},
+        }));
+        let item = kind.item_route();
+        let mut updated = error_responses();
+        updated["200"] = json!({"description": "updated; the stored body"});
+        paths.insert(item.clone(), json!({
+            "get": {"summary": format!("get a {title}"), "parameters": parameters(&item),
+                    "responses": {"200": ok, "404": error_responses()["404"]}},
+            "put": {"summary": format!("update a {title}"), "parameters": parameters(&item),
+                    "requestBody": request_body(kind), "responses": updated},
+            "delete": {"summary": format!("delete a {title}"), "parameters": parameters(&item),
+                       "responses": {"204": {"description": "deleted"}, "404": error_responses()["404"],
+                                     "409": error_responses()["409"]}},
+        }));
+    }
+    document_deployments(&mut paths);
+    document_pki(&mut paths);
+    document_logical_clouds(&mut paths);
+    paths.insert(
+        "/healthz".into(),
+        json!({"get": {"summary": "liveness", "responses": {"200": {"description": "alive"}}}}),
+    );
+    paths.insert("/v2/openapi.json".into(), json!({"get": {"summary": "this document", "responses": {"200": {"description": "OpenAPI 3"}}}}));
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": "wasmco", "version": env!("CARGO_PKG_VERSION"),
+                 "description": "EMCO-shaped API of wasmco, the multi-cluster orchestrator with WebAssembly controllers"},
+        "paths": paths,
+        "components": {"schemas": {
+            "Metadata": {"type": "object", "required": ["name"], "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z0-9]([A-Za-z0-9_.-]{0,126}[A-Za-z0-9])?$"},
+                "description": {"type": "string"}, "userData1": {"type": "string"}, "userData2": {"type": "string"}}},
+            "Document": {"type": "object", "required": ["metadata"], "properties": {
+                "metadata": {"$ref": "#/components/schemas/Metadata"}, "spec": {"type": "object"}}},
+            "ClusterLabel": {"type": "object", "required": ["clusterLabel"], "properties": {"clusterLabel": {"type": "string"}}},
+            "Error": {"type": "object", "required": ["message"], "properties": {
+                "message": {"type": "string"}, "field": {"type": "string"}}}
+        }}
+    })
+}
+
+/// The DIG actions and the context read-back.
+fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
+    let dig = Kind::DeploymentIntentGroup.item_route();
+    for action in super::deployments::DigAction::ALL {
+        let action_name = action.route();
+        let route = format!("{dig}/{action_name}");
+        let errors = error_responses();
+        let mut op = json!({
+            "summary": format!("{action_name} the deployment intent group"),
+            "parameters": parameters(&route),
+            "responses": {
+                "202": {"description": "done; the DIG's state and history"},
+                "404": errors["404"],
+                "409": merge(&errors["409"], "the DIG's state does not allow this action"),
+                "422": merge(&errors["422"], "a controller or the DIG's inputs failed; nothing changed"),
+            }
+        });
+        if action == super::deployments::DigAction::Rollback {
+            op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["revision"], "properties": {"revision": {"type": "integer"}}}}}});
+        }
+        paths.insert(route, json!({ "post": op }));
+    }
+    let route = format!("{dig}/status");
+    let mut params = parameters(&route);
+    for (name, description) in [
+        ("status", "deployed (default) or ready"),
+        ("output", "summary, all (default) or detail"),
+        ("app", "only this app"),
+        ("cluster", "provider+cluster"),
+        ("resource", "only resources of this name"),
+    ] {
+        params.push(json!({"name": name, "in": "query", "required": false, "schema": {"type": "string"}, "description": description}));
+    }
+    paths.insert(route, json!({"get": {
+        "summary": "what rsync did with the DIG's current context, per app, cluster and resource (EMCO's status shape)",
+        "parameters": params,
+        "responses": {"200": {"description": "the status"}, "404": error_responses()["404"]}}}));
+    let route = format!("{dig}/context");
+    let mut params = parameters(&route);
+    for name in ["app", "cluster", "revision"] {
+        params.push(
+            json!({"name": name, "in": "query", "required": false, "schema": {"type": "string"},
+            "description": match name {
+                "cluster" => "provider+cluster, as EMCO writes it",
+                "revision" => "a kept revision instead of the current one",
+                _ => "only this app",
+            }}),
+        );
+    }
+    paths.insert(route, json!({"get": {
+        "summary": "the computed AppContext: per app, its clusters and their final manifests (JSON, or YAML with Accept: application/yaml)",
+        "parameters": params,
+        "responses": {"200": {"description": "the context"}, "404": error_responses()["404"], "422": error_responses()["422"]}}}));
+}
+
+/// A cluster's PKI.
+fn document_pki(paths: &mut serde_json::Map<String, Value>) {
+    let cluster = Kind::Cluster.item_route();
+    let errors = error_responses();
+    let json_body = |required: &[&str], properties: Value| {
+        json!({"required": true, "content": {"application/json": {"schema": {
+            "type": "object", "required": required, "properties": properties}}}})
+    };
+    let pem = json!({"type": "string", "description": "PEM"});
+    let certificate = json!({"description": "the certificate", "content": {"application/json": {"schema": {
+        "type": "object", "properties": {"certificate": pem}}}}});
+    let failures = json!({"400": errors["400"], "404": errors["404"],
+        "422": merge(&errors["422"], "the input cannot be used; `field` names it")});
+    let with = |mut responses: Value, code: &str, ok: Value| {
+        responses[code] = ok;
+        responses
+    };
+    let route = format!("{cluster}/ca");
+    paths.insert(route.clone(), json!({
+        "post": {"summary": "create the cluster's CA, or import one with {certificate, key}",
+                 "parameters": parameters(&route),
+                 "requestBody": {"required": false, "content": {"application/json": {"schema": {
+                     "type": "object", "properties": {"certificate": pem, "key": pem}}}}},
+                 "responses": with(with(failures.clone(), "201", certificate.clone()), "409",
+                     merge(&errors["409"], "the cluster already has a CA"))},
+        "get": {"summary": "the cluster's CA certificate (never its key)", "parameters": parameters(&route),
+                "responses": {"200": certificate.clone(), "404": errors["404"]}},
+    }));
+    let route = format!("{cluster}/admin-kubeconfig");
+    paths.insert(route.clone(), json!({"post": {
+        "summary": "a new admin.kubeconfig (client certificate in system:masters) for the cluster's API",
+        "parameters": parameters(&route),
+        "requestBody": json_body(&["server"], json!({"server": {"type": "string", "description": "https:// URL of the API"}})),
+        "responses": with(failures.clone(), "200", json!({"description": "the kubeconfig", "content": {"application/yaml": {}}}))}}));
+    let route = format!("{cluster}/bootstrap-bundle");
+    paths.insert(route.clone(), json!({"post": {
+        "summary": "kubeadm's certificate set for a control-plane node, as /etc/kubernetes/pki in a .tar.gz",
+        "parameters": parameters(&route),
+        "requestBody": json_body(&["node"], json!({"node": {"type": "string"}, "sans": {"type": "array", "items": {"type": "string"}}})),
+        "responses": with(failures.clone(), "200", json!({"description": "the bundle", "content": {"application/gzip": {}}}))}}));
+    let route = format!("{cluster}/csr");
+    paths.insert(route.clone(), json!({"post": {
+        "summary": "sign a node's CSR: system:node:NAME / system:nodes, client auth, or server auth with SANs",
+        "parameters": parameters(&route),
+        "requestBody": json_body(&["csr"], json!({"csr": pem})),
+        "responses": with(failures, "200", certificate)}}));
+}
+
+/// A logical cloud's actions, status and user kubeconfigs.
+fn document_logical_clouds(paths: &mut serde_json::Map<String, Value>) {
+    let lc = Kind::LogicalCloud.item_route();
+    let errors = error_responses();
+    for action in super::logical_clouds::CloudAction::ALL {
+        let route = format!("{lc}/{}", action.route());
+        paths.insert(route.clone(), json!({"post": {
+            "summary": match action {
+                super::logical_clouds::CloudAction::Instantiate => "issue the user's certificate on every referenced cluster and create the namespace, Role, RoleBinding and ResourceQuota there",
+                super::logical_clouds::CloudAction::Terminate => "remove what instantiate created",
+            },
+            "parameters": parameters(&route),
+            "responses": {"202": {"description": "done; the logical cloud's state"}, "404": errors["404"],
+                          "409": merge(&errors["409"], "its state does not allow this action"),
+                          "422": merge(&errors["422"], "no cluster referenced, or a cluster without a CA")}}}));
+    }
+    let route = format!("{lc}/status");
+    paths.insert(
+        route.clone(),
+        json!({"get": {
+        "summary": "what rsync did with the logical cloud, in a DIG status's shape",
+        "parameters": parameters(&route),
+        "responses": {"200": {"description": "the status"}, "404": errors["404"]}}}),
+    );
+    let route = format!(
+        "{}/kubeconfig",
+        Kind::LogicalCloudClusterReference.item_route()
+    );
+    paths.insert(route.clone(), json!({"get": {
+        "summary": "the logical cloud user's kubeconfig for this cluster (client certificate from the cluster's CA)",
+        "parameters": parameters(&route),
+        "responses": {"200": {"description": "the kubeconfig", "content": {"application/yaml": {}}}, "404": errors["404"]}}}));
+}

@@ -1,0 +1,579 @@
+//! Create, read, update and delete for every kind of the table, in steps:
+//! read the body, check it, check its file, write it.
+
+use axum::extract::{Path, Query, Request};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::auth::Principal;
+use super::error::ApiError;
+use super::state::AppState;
+use wasmco_core::{
+    BodyShape, ControllerSpec, Document, FieldError, FileKind, Kind, LabelBody, Reference,
+};
+use wasmco_runtime::Controller;
+use wasmco_store::appcontext::DeployState;
+use wasmco_store::db::{ResourceId, Write};
+
+/// Path parameters in route order.
+pub type PathValues = Path<Vec<(String, String)>>;
+
+fn values(path: PathValues) -> Vec<String> {
+    path.0.into_iter().map(|(_, v)| v).collect()
+}
+
+/// A create or update request, read and checked.
+struct Incoming {
+    /// The resource's own path values (name, and version for composite apps).
+    own: Vec<String>,
+    body: Value,
+    references: Vec<Reference>,
+    file: Option<Vec<u8>>,
+}
+
+/// `POST` on a collection.
+pub async fn create(
+    state: AppState,
+    kind: Kind,
+    path: PathValues,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let parent = values(path);
+    let raw = read_body(kind, request).await?;
+    let worker = state.clone();
+    let (id, write, controller) = state
+        .work
+        .run(move || {
+            let incoming = parse_incoming(kind, &parent, raw, true)?;
+            let mut full = parent;
+            full.extend(incoming.own.iter().cloned());
+            let id = ResourceId::new(kind, full);
+            let (body, controller) =
+                prepare(&worker, &id, incoming.body, incoming.file.as_deref())?;
+            let write = Write {
+                body,
+                references: incoming.references,
+                file: incoming.file,
+            };
+            Ok::<_, ApiError>((id, write, controller))
+        })
+        .await??;
+    let body = write.body.clone();
+    let db = state.db.clone();
+    blocking(move || db.create(&id, write)).await?;
+    // Live only once stored: a refused write leaves the old version serving.
+    if let Some(controller) = controller {
+        state.controllers.insert(controller);
+    }
+    Ok((StatusCode::CREATED, axum::Json(body)).into_response())
+}
+
+/// `PUT` on an item.
+pub async fn update(
+    state: AppState,
+    kind: Kind,
+    path: PathValues,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let full = values(path);
+    let raw = read_body(kind, request).await?;
+    let worker = state.clone();
+    let (id, write, controller) = state
+        .work
+        .run(move || {
+            let arity = kind.parent_arity();
+            let incoming = parse_incoming(kind, &full[..arity], raw, false)?;
+            if incoming.own != full[arity..] {
+                return Err(ApiError::field(
+                    StatusCode::BAD_REQUEST,
+                    name_field(kind),
+                    format!(
+                        "the body names {} but the path names {}; a resource cannot be renamed",
+                        incoming.own.join("/"),
+                        full[arity..].join("/")
+                    ),
+                ));
+            }
+            let id = ResourceId::new(kind, full);
+            // A missing resource is a 404 before any work on the file (a
+            // controller's component would otherwise be compiled first).
+            worker.db.get_raw(&id)?;
+            let file = match incoming.file {
+                Some(file) => Some(file),
+                // Kept, and checked again: the policy may have changed since.
+                None if matches!(kind, Kind::Controller | Kind::Cluster) => worker.db.file(&id)?,
+                None => None,
+            };
+            let (body, controller) = prepare(&worker, &id, incoming.body, file.as_deref())?;
+            let write = Write {
+                body,
+                references: incoming.references,
+                file,
+            };
+            Ok((id, write, controller))
+        })
+        .await??;
+    let body = write.body.clone();
+    let db = state.db.clone();
+    let changed = id.clone();
+    blocking(move || db.update(&id, write)).await?;
+    if kind == Kind::Cluster {
+        state
+            .orchestrator
+            .cluster_changed(&changed.path[0], &changed.path[1]);
+    }
+    if let Some(controller) = controller {
+        state.controllers.insert(controller);
+    }
+    Ok(axum::Json(body).into_response())
+}
+
+/// `GET` on an item: the stored JSON as is.
+pub async fn get_one(state: AppState, kind: Kind, path: PathValues) -> Result<Response, ApiError> {
+    let id = ResourceId::new(kind, values(path));
+    Ok(json_response(state.db.get_raw(&id)?))
+}
+
+/// Query of a cluster list.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    label: Option<String>,
+}
+
+/// `GET` on a collection (`?label=` filters clusters): the stored bodies as a JSON array.
+pub async fn list(
+    state: AppState,
+    principal: &Principal,
+    kind: Kind,
+    path: PathValues,
+    query: Query<ListQuery>,
+) -> Result<Response, ApiError> {
+    let parent = values(path);
+    if kind == Kind::Project && matches!(principal, Principal::Scoped(_)) {
+        // A scoped token sees its own projects, not the others' names.
+        let mut items = state.db.list_raw(kind, &parent)?;
+        items.retain(|(id, _)| principal.sees(&id.path[0]));
+        return Ok(json_response(json_array(&items)));
+    }
+    let label = match (&query.label, kind) {
+        (None, _) => return Ok(json_response(state.db.list_json(kind, &parent)?)),
+        (Some(label), Kind::Cluster) => label,
+        (Some(_), _) => {
+            return Err(ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "label",
+                "only clusters can be filtered by label",
+            ));
+        }
+    };
+    let mut items = state.db.list_raw(kind, &parent)?;
+    items.retain(|(id, _)| {
+        let mut label_path = id.path.clone();
+        label_path.push(label.clone());
+        state
+            .db
+            .get_raw(&ResourceId::new(Kind::ClusterLabel, label_path))
+            .is_ok()
+    });
+    Ok(json_response(json_array(&items)))
+}
+
+/// Stored bodies (JSON text) as one JSON array.
+fn json_array(items: &[(ResourceId, Vec<u8>)]) -> Vec<u8> {
+    let mut array = vec![b'['];
+    for (i, (_, body)) in items.iter().enumerate() {
+        if i > 0 {
+            array.push(b',');
+        }
+        array.extend_from_slice(body);
+    }
+    array.push(b']');
+    array
+}
+
+fn json_response(body: impl Into<axum::body::Body>) -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], body.into()).into_response()
+}
+
+/// `DELETE` on an item.
+pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Response, ApiError> {
+    let id = ResourceId::new(kind, values(path));
+    let dig = (kind == Kind::DeploymentIntentGroup)
+        .then(|| wasmco_orchestrator::DigRef::from_path(&id.path));
+    if let Some(dig) = &dig {
+        let deployed = state.orchestrator.state(dig)?;
+        if matches!(
+            deployed.state,
+            DeployState::Instantiated | DeployState::Updated
+        ) {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                format!(
+                    "{} is {}; terminate it before deleting it",
+                    id.describe(),
+                    deployed.state
+                ),
+            ));
+        }
+    }
+    if kind == Kind::LogicalCloud {
+        let lc = wasmco_orchestrator::LogicalCloudRef {
+            project: id.path[0].clone(),
+            name: id.path[1].clone(),
+        };
+        // Checked (and its context forgotten) before the resource goes: a
+        // deployed logical cloud must be terminated first.
+        state.orchestrator.release_logical_cloud(&lc)?;
+    }
+    let db = state.db.clone();
+    let deleted = id.clone();
+    blocking(move || db.delete(&deleted)).await?;
+    if let Some(dig) = &dig {
+        state.orchestrator.forget(dig)?;
+    }
+    if kind == Kind::Controller {
+        state.controllers.remove(&id.path[0]);
+    }
+    if kind == Kind::Cluster {
+        state.orchestrator.cluster_changed(&id.path[0], &id.path[1]);
+    }
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, wasmco_store::db::DbError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(ApiError::internal)?
+        .map_err(ApiError::from)
+}
+
+fn name_field(kind: Kind) -> &'static str {
+    match kind {
+        Kind::ClusterLabel => "clusterLabel",
+        _ => "metadata.name",
+    }
+}
+
+/// A request's body, read whole within the kind's limit; nothing of it is
+/// parsed yet.
+struct RawBody {
+    /// The multipart boundary, for a kind that takes multipart.
+    boundary: Option<String>,
+    bytes: bytes::Bytes,
+}
+
+/// Reads the request body the way `kind` carries it: the size and the
+/// content type are checked here, the content in [`parse_incoming`].
+async fn read_body(kind: Kind, request: Request) -> Result<RawBody, ApiError> {
+    let info = kind.info();
+    if let Some(length) = request
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok())
+        && length > info.max_body
+    {
+        return Err(ApiError::too_large(info.max_body));
+    }
+    let content_type = request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned();
+    let boundary = match info.body {
+        BodyShape::Label | BodyShape::Document => {
+            expect_json(&content_type)?;
+            None
+        }
+        BodyShape::Multipart(_) => Some(multer::parse_boundary(&content_type).map_err(|e| {
+            ApiError::field(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "Content-Type",
+                format!("expected multipart/form-data: {e}"),
+            )
+        })?),
+    };
+    let bytes = axum::body::to_bytes(request.into_body(), info.max_body)
+        .await
+        .map_err(|_| ApiError::too_large(info.max_body))?;
+    Ok(RawBody { boundary, bytes })
+}
+
+/// Parses and checks a body (everything that does not need the database);
+/// runs on the work pool.
+fn parse_incoming(
+    kind: Kind,
+    parent: &[String],
+    raw: RawBody,
+    creating: bool,
+) -> Result<Incoming, ApiError> {
+    match (kind.info().body, raw.boundary) {
+        (BodyShape::Label, _) => {
+            let label: LabelBody = wasmco_core::parse_json(&raw.bytes, "body")?;
+            wasmco_core::check_name("clusterLabel", &label.cluster_label)?;
+            Ok(Incoming {
+                own: vec![label.cluster_label.clone()],
+                body: json!({ "clusterLabel": label.cluster_label }),
+                references: Vec::new(),
+                file: None,
+            })
+        }
+        (BodyShape::Multipart(file_kind), Some(boundary)) => {
+            let Parts { metadata, file } = parse_multipart(raw.bytes, boundary)?;
+            let metadata = metadata.ok_or_else(|| {
+                ApiError::field(
+                    StatusCode::BAD_REQUEST,
+                    "metadata",
+                    "the multipart request needs a `metadata` part with the JSON document",
+                )
+            })?;
+            let document = wasmco_core::parse_document(&metadata, "metadata")?;
+            if creating && file.is_none() {
+                return Err(ApiError::field(
+                    StatusCode::BAD_REQUEST,
+                    "file",
+                    "the multipart request needs a `file` part",
+                ));
+            }
+            checked_document(kind, parent, document, file.map(|f| (file_kind, f)))
+        }
+        _ => {
+            let document = wasmco_core::parse_document(&raw.bytes, "body")?;
+            checked_document(kind, parent, document, None)
+        }
+    }
+}
+
+fn checked_document(
+    kind: Kind,
+    parent: &[String],
+    document: Document,
+    file: Option<(FileKind, Vec<u8>)>,
+) -> Result<Incoming, ApiError> {
+    wasmco_core::check_name("metadata.name", &document.metadata.name)?;
+    let references = wasmco_core::check_spec(kind, parent, &document)?;
+    let mut own = vec![document.metadata.name.clone()];
+    if kind.is_versioned() {
+        let version = document.spec["compositeAppVersion"]
+            .as_str()
+            .unwrap_or_default();
+        own.push(version.to_owned());
+    }
+    let file = match file {
+        Some((file_kind, bytes)) => {
+            check_file(file_kind, &bytes)?;
+            Some(bytes)
+        }
+        None => None,
+    };
+    let body = serde_json::to_value(&document).map_err(ApiError::internal)?;
+    Ok(Incoming {
+        own,
+        body,
+        references,
+        file,
+    })
+}
+
+fn check_file(kind: FileKind, bytes: &[u8]) -> Result<(), FieldError> {
+    match kind {
+        // Checked in `prepare`, against the server's kubeconfig policy.
+        FileKind::Kubeconfig => Ok(()),
+        FileKind::Manifests => wasmco_core::files::parse_manifests(bytes).map(drop),
+        FileKind::Profile => wasmco_core::files::check_profile(bytes),
+        // Compiled and checked against its world in `prepare`, which knows the kind.
+        FileKind::Component => Ok(()),
+    }
+}
+
+/// The body as stored: a cluster's kubeconfig is checked against the
+/// server's policy and its verdict added; a controller's component is
+/// compiled and checked now and its digest, size and effective limits are
+/// added. Runs on the work pool.
+fn prepare(
+    state: &AppState,
+    id: &ResourceId,
+    body: Value,
+    file: Option<&[u8]>,
+) -> Result<(Value, Option<Controller>), ApiError> {
+    let mut body = body;
+    match id.kind {
+        Kind::Cluster => {
+            let kubeconfig = file.unwrap_or_default();
+            body["status"] = wasmco_pki::kubeconfig::cluster_status(&state.kubeconfigs, kubeconfig)
+                .map_err(|e| {
+                    let field = match e.field.as_str() {
+                        "" => "file".to_owned(),
+                        inner => format!("file.{inner}"),
+                    };
+                    ApiError::field(StatusCode::BAD_REQUEST, field, e.reason)
+                })?;
+            Ok((body, None))
+        }
+        Kind::Controller => {
+            let spec: ControllerSpec = serde_json::from_value(body["spec"].clone())
+                .map_err(|e| ApiError::field(StatusCode::BAD_REQUEST, "spec", e.to_string()))?;
+            let wasm = file.ok_or_else(|| {
+                ApiError::field(
+                    StatusCode::BAD_REQUEST,
+                    "file",
+                    "the controller has no component",
+                )
+            })?;
+            let controller = state
+                .runtime
+                .load(&id.path[0], spec.kind, wasm, &spec.limits)
+                .map_err(|e| {
+                    let field = if matches!(e, wasmco_runtime::RegistrationError::Limit { .. }) {
+                        "spec"
+                    } else {
+                        "file"
+                    };
+                    ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, field, e.to_string())
+                })?;
+            body["status"] = json!({
+                "digest": format!("sha256:{}", controller.digest()),
+                "size": controller.size(),
+                "type": controller.kind(),
+                "priority": spec.priority,
+                "limits": controller.limits(),
+            });
+            Ok((body, Some(controller)))
+        }
+        _ => Ok((body, None)),
+    }
+}
+
+fn expect_json(content_type: &str) -> Result<(), ApiError> {
+    if content_type.starts_with("application/json") {
+        return Ok(());
+    }
+    Err(ApiError::field(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "Content-Type",
+        format!(
+            "expected application/json, got {:?}",
+            if content_type.is_empty() {
+                "nothing"
+            } else {
+                content_type
+            }
+        ),
+    ))
+}
+
+/// The parts of a multipart body that wasmco reads.
+#[derive(Debug, Default)]
+struct Parts {
+    metadata: Option<Vec<u8>>,
+    file: Option<Vec<u8>>,
+}
+
+/// The `metadata` and `file` parts of a multipart body already read whole.
+fn parse_multipart(bytes: bytes::Bytes, boundary: String) -> Result<Parts, ApiError> {
+    let body = futures_util::stream::once(async move { Ok::<_, std::convert::Infallible>(bytes) });
+    let mut multipart = multer::Multipart::new(body, boundary);
+    let malformed = |e: multer::Error| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("malformed multipart body: {e}"),
+        )
+    };
+    // The whole body is in memory, so this future never waits: polled
+    // once, it finishes here, on this (work pool) thread.
+    let parsed = async {
+        let mut parts = Parts::default();
+        while let Some(field) = multipart.next_field().await.map_err(malformed)? {
+            let name = field.name().unwrap_or_default().to_owned();
+            let part = field.bytes().await.map_err(malformed)?.to_vec();
+            let slot = match name.as_str() {
+                "metadata" => &mut parts.metadata,
+                "file" => &mut parts.file,
+                other => {
+                    return Err(ApiError::field(
+                        StatusCode::BAD_REQUEST,
+                        other,
+                        format!(
+                            "unexpected multipart part {other:?}; expected `metadata` and `file`"
+                        ),
+                    ));
+                }
+            };
+            if slot.replace(part).is_some() {
+                return Err(ApiError::field(
+                    StatusCode::BAD_REQUEST,
+                    name,
+                    "the part appears twice",
+                ));
+            }
+        }
+        Ok(parts)
+    };
+    futures_util::FutureExt::now_or_never(parsed).unwrap_or_else(|| {
+        Err(ApiError::internal(
+            "a multipart body held in memory waited for more input",
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn body(boundary: &str, parts: &[(&str, &[u8])]) -> bytes::Bytes {
+        let mut out = Vec::new();
+        for (name, content) in parts {
+            out.extend_from_slice(
+                format!("--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n")
+                    .as_bytes(),
+            );
+            out.extend_from_slice(content);
+            out.extend_from_slice(b"\r\n");
+        }
+        out.extend_from_slice(format!("--{boundary}--\r\n").as_bytes());
+        out.into()
+    }
+
+    #[test]
+    fn multipart_parts_are_read_and_repeats_refused() {
+        let Parts { metadata, file } = parse_multipart(
+            body("b", &[("metadata", b"{}"), ("file", b"x\r\ny")]),
+            "b".into(),
+        )
+        .unwrap();
+        assert_eq!(metadata.as_deref(), Some(&b"{}"[..]));
+        assert_eq!(file.as_deref(), Some(&b"x\r\ny"[..]));
+        let twice = parse_multipart(body("b", &[("file", b"1"), ("file", b"2")]), "b".into());
+        assert_eq!(twice.unwrap_err().field.as_deref(), Some("file"));
+        let other = parse_multipart(body("b", &[("extra", b"1")]), "b".into());
+        assert_eq!(other.unwrap_err().status, StatusCode::BAD_REQUEST);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Any body under any boundary: parts or a 400, never a panic or a wait.
+        #[test]
+        fn any_multipart_body_is_parsed_or_refused(bytes in proptest::collection::vec(any::<u8>(), 0..2048), boundary in "[a-zA-Z0-9'()+_,./:=? -]{1,70}") {
+            if let Err(error) = parse_multipart(bytes.into(), boundary) {
+                prop_assert!(error.status.is_client_error(), "{}", error.message);
+            }
+        }
+
+        /// What was put in comes out, whatever its bytes.
+        #[test]
+        fn parts_round_trip(file in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let boundary = "wasmco-boundary-7f3a";
+            prop_assume!(!file.windows(boundary.len()).any(|w| w == boundary.as_bytes()));
+            let parts = parse_multipart(body(boundary, &[("file", &file)]), boundary.into()).unwrap();
+            prop_assert_eq!(parts.file, Some(file));
+        }
+    }
+}

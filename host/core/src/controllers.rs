@@ -1,0 +1,65 @@
+//! What a controller's registration says about it: its kind and the limits
+//! it asks for. The runtime gives these meaning; here they are data.
+
+use serde::{Deserialize, Serialize};
+
+/// Edits one controller call may return, unless the host or the
+/// registration says otherwise.
+pub const DEFAULT_MAX_EDITS: u32 = 10_000;
+/// Bytes of manifests one call's edits may produce, by default.
+pub const DEFAULT_OUTPUT_BYTES: u64 = 512 << 20;
+/// The largest manifest an edit may produce, by default.
+pub const DEFAULT_MANIFEST_BYTES: u32 = 4 << 20;
+
+/// What kind of controller a component is, and so which world it implements.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ControllerKind {
+    /// Chooses clusters: the `placement-controller` world.
+    Placement,
+    /// Changes resources: the `action-controller` world.
+    Action,
+}
+
+impl ControllerKind {
+    /// The WIT world a component of this kind implements.
+    pub fn world(self) -> &'static str {
+        match self {
+            ControllerKind::Placement => "placement-controller",
+            ControllerKind::Action => "action-controller",
+        }
+    }
+}
+
+impl std::fmt::Display for ControllerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ControllerKind::Placement => "placement",
+            ControllerKind::Action => "action",
+        })
+    }
+}
+
+/// Limits a controller's registration asks for; unset fields keep the host's.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LimitOverrides {
+    /// Wall-clock budget of one call, in milliseconds.
+    pub deadline_ms: Option<u64>,
+    /// Cap on all of a call's linear memories together.
+    pub memory_bytes: Option<u64>,
+    /// Cap on core instances.
+    pub instances: Option<u32>,
+    /// Cap on tables.
+    pub tables: Option<u32>,
+    /// Cap on the elements of all tables together.
+    pub table_elements: Option<u32>,
+    /// How much of a call's output is kept.
+    pub log_bytes: Option<u32>,
+    /// Edits one call may return.
+    pub max_edits: Option<u32>,
+    /// Bytes of manifests one call's edits may produce.
+    pub output_bytes: Option<u64>,
+    /// Largest manifest an edit may produce.
+    pub manifest_bytes: Option<u32>,
+}

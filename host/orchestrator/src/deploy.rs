@@ -1,0 +1,324 @@
+//! A DIG's lifecycle: approve, instantiate, update, rollback, terminate.
+//!
+//! Each action checks the DIG's state first (EMCO's states: Created ->
+//! Approved -> Instantiated -> Updated | Terminated); instantiate and update
+//! build a new AppContext revision and store it with the new state in one
+//! batch, so a failed controller leaves no context and no state change.
+//! Finished contexts go to the sync engine through [`SyncEngine`].
+
+use super::locks::{TargetGuard, TargetLocks};
+use std::sync::Arc;
+
+use crate::draft::DraftContext;
+use wasmco_runtime::Controller;
+use wasmco_store::appcontext::{
+    self as stored, ContextHandoff, ContextMeta, ContextStore, DeployState, DigState,
+    StoredContext, SyncEngine,
+};
+use wasmco_store::db::ResourceDb;
+
+use super::dig::{DigRef, OrchestratorError};
+use super::inputs::{self, Inputs};
+use super::pipeline::{Step, run_controllers};
+use super::registry::ControllerRegistry;
+
+/// The states in which a DIG's context is deployed.
+pub(super) const DEPLOYED: &[DeployState] = &[DeployState::Instantiated, DeployState::Updated];
+
+/// A context and what rsync recorded for it.
+#[derive(Debug, Clone)]
+pub struct SyncedContext {
+    /// The context.
+    pub context: StoredContext,
+    /// (app, `provider+cluster`, `name+Kind`) → status.
+    pub statuses: std::collections::BTreeMap<
+        (String, String, String),
+        wasmco_store::appcontext::ResourceStatus,
+    >,
+    /// `provider+cluster` → Available or Retrying.
+    pub connectivity: std::collections::BTreeMap<String, String>,
+}
+
+/// DIG actions over the resource database and the context store.
+#[derive(Clone)]
+pub struct Orchestrator {
+    pub(super) db: ResourceDb,
+    pub(super) contexts: ContextStore,
+    registry: ControllerRegistry,
+    generic: Arc<Controller>,
+    pub(super) sync: Arc<dyn SyncEngine>,
+    /// What a cluster's kubeconfig may ask of this host.
+    pub(super) kubeconfigs: Arc<wasmco_pki::kubeconfig::KubeconfigPolicy>,
+    /// One action per DIG or logical cloud at a time: an action reads,
+    /// computes and writes its target's state.
+    pub(super) actions: Arc<TargetLocks>,
+}
+
+impl Orchestrator {
+    /// An orchestrator calling `generic` for generic placement intents.
+    pub fn new(
+        db: ResourceDb,
+        contexts: ContextStore,
+        registry: ControllerRegistry,
+        generic: Arc<Controller>,
+        sync: Arc<dyn SyncEngine>,
+        kubeconfigs: Arc<wasmco_pki::kubeconfig::KubeconfigPolicy>,
+    ) -> Self {
+        Orchestrator {
+            db,
+            contexts,
+            registry,
+            generic,
+            sync,
+            kubeconfigs,
+            actions: Arc::default(),
+        }
+    }
+
+    fn begin(&self, dig: &DigRef) -> Result<(TargetGuard, DigState), OrchestratorError> {
+        let guard = self.actions.lock(&dig.key());
+        self.db.get(&dig.id())?;
+        let state = self.contexts.state(&dig.key())?;
+        Ok((guard, state))
+    }
+
+    /// Refuses `action` unless the DIG is in one of `from`.
+    pub(super) fn allow(
+        target: &str,
+        state: &DigState,
+        action: &'static str,
+        from: &[DeployState],
+        next: DeployState,
+    ) -> Result<(), OrchestratorError> {
+        if from.contains(&state.state) {
+            return Ok(());
+        }
+        Err(OrchestratorError::State {
+            target: target.to_owned(),
+            action,
+            state: state.state,
+            next,
+            from: from.iter().map(|s| s.name()).collect(),
+        })
+    }
+
+    /// The DIG's state and history.
+    pub fn state(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
+        self.db.get(&dig.id())?;
+        Ok(self.contexts.state(&dig.key())?)
+    }
+
+    /// Created -> Approved.
+    pub fn approve(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
+        let (_guard, mut state) = self.begin(dig)?;
+        Self::allow(
+            &dig.describe(),
+            &state,
+            "approve",
+            &[DeployState::Created],
+            DeployState::Approved,
+        )?;
+        let revision = state.revision;
+        state.enter(DeployState::Approved, revision);
+        self.contexts.put_state(&dig.key(), &state)?;
+        Ok(state)
+    }
+
+    /// Approved or Terminated -> Instantiated, with a new context.
+    pub fn instantiate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
+        let (_guard, state) = self.begin(dig)?;
+        Self::allow(
+            &dig.describe(),
+            &state,
+            "instantiate",
+            &[DeployState::Approved, DeployState::Terminated],
+            DeployState::Instantiated,
+        )?;
+        self.build(dig, state, DeployState::Instantiated)
+    }
+
+    /// Instantiated or Updated -> Updated, with a new context from the current inputs.
+    pub fn update(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
+        let (_guard, state) = self.begin(dig)?;
+        Self::allow(
+            &dig.describe(),
+            &state,
+            "update",
+            DEPLOYED,
+            DeployState::Updated,
+        )?;
+        self.build(dig, state, DeployState::Updated)
+    }
+
+    /// Instantiated or Updated -> Updated, back to a kept revision.
+    pub fn rollback(&self, dig: &DigRef, revision: u64) -> Result<DigState, OrchestratorError> {
+        let (_guard, mut state) = self.begin(dig)?;
+        Self::allow(
+            &dig.describe(),
+            &state,
+            "roll back",
+            DEPLOYED,
+            DeployState::Updated,
+        )?;
+        self.contexts.read(&dig.key(), revision)?;
+        let previous = Some(state.revision).filter(|&p| p != revision);
+        state.enter(DeployState::Updated, revision);
+        self.contexts.put_state(&dig.key(), &state)?;
+        self.sync.deploy(ContextHandoff {
+            dig: dig.key(),
+            revision,
+            previous,
+        });
+        Ok(state)
+    }
+
+    /// Instantiated or Updated -> Terminated; the context is marked for removal.
+    pub fn terminate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
+        let (_guard, state) = self.begin(dig)?;
+        self.mark_terminated(&dig.describe(), &dig.key(), state)
+    }
+
+    /// Instantiated or Updated -> Terminated for what is stored under `key`
+    /// (a DIG's or a logical cloud's context); rsync removes what it made.
+    /// The caller holds the action lock.
+    pub(super) fn mark_terminated(
+        &self,
+        target: &str,
+        key: &str,
+        mut state: DigState,
+    ) -> Result<DigState, OrchestratorError> {
+        Self::allow(
+            target,
+            &state,
+            "terminate",
+            DEPLOYED,
+            DeployState::Terminated,
+        )?;
+        let revision = state.revision;
+        state.enter(DeployState::Terminated, revision);
+        self.contexts.put_state(key, &state)?;
+        self.sync.terminate(ContextHandoff {
+            dig: key.to_owned(),
+            revision,
+            previous: None,
+        });
+        Ok(state)
+    }
+
+    /// The current context (or revision `revision`).
+    pub fn context(
+        &self,
+        dig: &DigRef,
+        revision: Option<u64>,
+    ) -> Result<(DigState, StoredContext), OrchestratorError> {
+        let state = self.state(dig)?;
+        let revision = revision.unwrap_or(state.revision);
+        if revision == 0 {
+            return Err(OrchestratorError::Input(format!(
+                "deployment intent group {} has no context yet (it is {})",
+                dig.key(),
+                state.state
+            )));
+        }
+        let context = self.contexts.read(&dig.key(), revision)?;
+        Ok((state, context))
+    }
+
+    /// Runs the controllers over the DIG's inputs and stores the result as a
+    /// new revision, entering `next` in the same write.
+    fn build(
+        &self,
+        dig: &DigRef,
+        mut state: DigState,
+        next: DeployState,
+    ) -> Result<DigState, OrchestratorError> {
+        let Inputs {
+            release,
+            apps,
+            app_order,
+            dependencies,
+            clusters,
+            steps,
+        } = inputs::gather(&self.db, &self.registry, &self.generic, dig)?;
+        let mut draft = DraftContext::new(apps, clusters);
+        let pipeline: Vec<Step<'_>> = steps
+            .iter()
+            .map(|s| Step {
+                controller: &s.controller,
+                intent: s.intent.clone(),
+            })
+            .collect();
+        let runs = run_controllers(&mut draft, &pipeline)?;
+        for run in &runs {
+            for line in run.log.text.lines() {
+                tracing::info!(controller = %run.controller, "{line}");
+            }
+        }
+        let revision = state.latest + 1;
+        // What an update replaces; a (re-)instantiate starts from nothing deployed.
+        let previous = Some(state.revision).filter(|&p| p != 0 && next == DeployState::Updated);
+        let meta = ContextMeta {
+            project: dig.project.clone(),
+            composite_app: dig.composite_app.clone(),
+            composite_app_version: dig.version.clone(),
+            deployment_intent_group: dig.name.clone(),
+            release,
+            revision,
+            created: stored::now(),
+            app_order,
+            dependencies,
+        };
+        state.enter(next, revision);
+        self.contexts
+            .write(&dig.key(), &meta, &draft.into_stored(), &state)?;
+        self.sync.deploy(ContextHandoff {
+            dig: dig.key(),
+            revision,
+            previous,
+        });
+        Ok(state)
+    }
+
+    /// The DIG's state and, when it has a context, the context with what
+    /// rsync recorded for it: resource statuses and cluster connectivity.
+    pub fn status(
+        &self,
+        dig: &DigRef,
+    ) -> Result<(DigState, Option<SyncedContext>), OrchestratorError> {
+        self.db.get(&dig.id())?;
+        self.synced(&dig.key())
+    }
+
+    /// The state and synced context of what is stored under `key`.
+    pub(super) fn synced(
+        &self,
+        key: &str,
+    ) -> Result<(DigState, Option<SyncedContext>), OrchestratorError> {
+        let state = self.contexts.state(key)?;
+        if state.revision == 0 {
+            return Ok((state, None));
+        }
+        let context = self.contexts.read(key, state.revision)?;
+        let statuses = self.contexts.statuses(key, state.revision)?;
+        let connectivity = self.contexts.connectivity(key, state.revision)?;
+        Ok((
+            state,
+            Some(SyncedContext {
+                context,
+                statuses,
+                connectivity,
+            }),
+        ))
+    }
+
+    /// A cluster's kubeconfig changed (or the cluster was deleted); the
+    /// next sync reads the stored one again.
+    pub fn cluster_changed(&self, provider: &str, cluster: &str) {
+        self.sync.cluster_changed(&format!("{provider}+{cluster}"));
+    }
+
+    /// Forgets a deleted DIG's contexts and state.
+    pub fn forget(&self, dig: &DigRef) -> Result<(), OrchestratorError> {
+        Ok(self.contexts.forget(&dig.key())?)
+    }
+}

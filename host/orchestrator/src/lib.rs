@@ -1,0 +1,21 @@
+//! Runs the controllers of a deployment over its AppContext [`draft`], and
+//! moves DIGs and logical clouds through their states. Finished contexts go
+//! to the store and through its hand-off port to whichever [`SyncEngine`]
+//! the binary wired in; this crate never sees rsync.
+
+pub mod budget;
+mod deploy;
+mod dig;
+pub mod draft;
+mod inputs;
+mod locks;
+mod logical_cloud;
+pub mod pipeline;
+mod registry;
+
+pub use deploy::{Orchestrator, SyncedContext};
+pub use dig::{DigRef, OrchestratorError};
+pub use logical_cloud::{KUBECONFIG_SECRET, LogicalCloudRef};
+pub use pipeline::{ControllerRun, Step, run_controllers};
+pub use registry::ControllerRegistry;
+pub use wasmco_store::appcontext::{ContextHandoff, NoSync, SyncEngine};

@@ -1,0 +1,269 @@
+//! Logical clouds (EMCO's dcm): a namespace, a Role, a RoleBinding for a
+//! user and a ResourceQuota in every referenced cluster, and for each
+//! cluster a kubeconfig whose client certificate comes from that cluster's
+//! CA. They travel to the clusters the way an app does: as a one-app
+//! context handed to rsync, so status, retries and resume come with it.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use super::deploy::{DEPLOYED, Orchestrator};
+use super::dig::OrchestratorError;
+use crate::draft::{AppDraft, ClusterInfo, DraftContext};
+use wasmco_core::Kind;
+use wasmco_core::document::{ClusterReferenceSpec, LogicalCloudSpec, UserPermissionSpec};
+use wasmco_core::resource::Resource;
+use wasmco_pki::ClusterPki;
+use wasmco_runtime::contract::{PlaceApp, PlacementEdit};
+use wasmco_store::appcontext::{
+    self as stored, ContextHandoff, ContextMeta, DeployState, DigState,
+};
+use wasmco_store::db::ResourceId;
+
+/// The one app of a logical cloud's context.
+const APP: &str = "logical-cloud";
+/// The secret of a cluster reference holding the user's kubeconfig.
+pub const KUBECONFIG_SECRET: &str = "kubeconfig";
+
+/// A logical cloud: `/projects/{project}/logical-clouds/{name}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogicalCloudRef {
+    /// Its project.
+    pub project: String,
+    /// Its name.
+    pub name: String,
+}
+
+impl LogicalCloudRef {
+    /// Its resource id.
+    pub fn id(&self) -> ResourceId {
+        ResourceId::new(
+            Kind::LogicalCloud,
+            vec![self.project.clone(), self.name.clone()],
+        )
+    }
+
+    /// Its key in the context store. `_` cannot start a composite app's
+    /// name, so no DIG's key starts with this one.
+    pub fn key(&self) -> String {
+        format!("{}/_logical-cloud/{}", self.project, self.name)
+    }
+
+    fn describe(&self) -> String {
+        format!("logical cloud {}/{}", self.project, self.name)
+    }
+
+    /// The path its children live under.
+    fn path(&self) -> Vec<String> {
+        vec![self.project.clone(), self.name.clone()]
+    }
+}
+
+impl Orchestrator {
+    /// Created or Terminated -> Instantiated: issues the user's certificate
+    /// on every referenced cluster and hands the namespace, Role,
+    /// RoleBinding and ResourceQuota to rsync.
+    pub fn instantiate_logical_cloud(
+        &self,
+        lc: &LogicalCloudRef,
+    ) -> Result<DigState, OrchestratorError> {
+        let _guard = self.actions.lock(&lc.key());
+        let body = self.db.get(&lc.id())?;
+        let mut state = self.contexts.state(&lc.key())?;
+        Self::allow(
+            &lc.describe(),
+            &state,
+            "instantiate",
+            &[DeployState::Created, DeployState::Terminated],
+            DeployState::Instantiated,
+        )?;
+        let spec: LogicalCloudSpec = serde_json::from_value(body["spec"].clone())
+            .map_err(|e| OrchestratorError::Input(format!("{}: spec: {e}", lc.describe())))?;
+        let parent = lc.path();
+        let references = self.db.list(Kind::LogicalCloudClusterReference, &parent)?;
+        if references.is_empty() {
+            return Err(OrchestratorError::Input(format!(
+                "{} references no cluster; add one under …/cluster-references",
+                lc.describe()
+            )));
+        }
+        let mut clusters = Vec::new();
+        let mut kubeconfigs = Vec::new();
+        for (reference, body) in &references {
+            let target: ClusterReferenceSpec = serde_json::from_value(body["spec"].clone())
+                .map_err(|e| OrchestratorError::Input(format!("{}: {e}", reference.describe())))?;
+            let cluster = ResourceId::new(
+                Kind::Cluster,
+                vec![target.cluster_provider.clone(), target.cluster.clone()],
+            );
+            let pki = ClusterPki::load(&self.db, &cluster)?.ok_or_else(|| {
+                OrchestratorError::Input(format!(
+                    "{} has no CA to sign {}'s certificate; POST …/ca on it first",
+                    cluster.describe(),
+                    spec.user.user_name
+                ))
+            })?;
+            let server = self.api_server(&cluster)?;
+            let certificate = pki
+                .client(&spec.user.user_name, &[])
+                .map_err(|e| OrchestratorError::Input(e.to_string()))?;
+            kubeconfigs.push((
+                reference.clone(),
+                wasmco_pki::kubeconfig(
+                    &target.cluster,
+                    &server,
+                    &pki.ca.certificate,
+                    &spec.user.user_name,
+                    &certificate,
+                ),
+            ));
+            clusters.push(ClusterInfo {
+                provider: target.cluster_provider,
+                name: target.cluster,
+                labels: Vec::new(),
+                kv: Vec::new(),
+            });
+        }
+        let resources = self.manifests(lc, &spec)?;
+        let mut draft = DraftContext::new(vec![AppDraft::new(APP, resources)], clusters);
+        let everywhere = PlacementEdit::Place(PlaceApp {
+            app: APP.to_owned(),
+            clusters: (0..references.len() as u32).collect(),
+            group: None,
+        });
+        draft
+            .apply_placement(&[everywhere])
+            .map_err(|e| OrchestratorError::Input(e.reason))?;
+        draft.settle_placement();
+        let revision = state.latest + 1;
+        let meta = ContextMeta {
+            project: lc.project.clone(),
+            composite_app: "_logical-cloud".into(),
+            composite_app_version: String::new(),
+            deployment_intent_group: lc.name.clone(),
+            release: String::new(),
+            revision,
+            created: stored::now(),
+            app_order: vec![APP.to_owned()],
+            dependencies: BTreeMap::new(),
+        };
+        state.enter(DeployState::Instantiated, revision);
+        self.contexts
+            .write(&lc.key(), &meta, &draft.into_stored(), &state)?;
+        for (reference, kubeconfig) in kubeconfigs {
+            self.db
+                .put_secret(&reference, KUBECONFIG_SECRET, kubeconfig.as_bytes())?;
+        }
+        self.sync.deploy(ContextHandoff {
+            dig: lc.key(),
+            revision,
+            previous: None,
+        });
+        Ok(state)
+    }
+
+    /// Instantiated -> Terminated: rsync removes what the logical cloud made.
+    pub fn terminate_logical_cloud(
+        &self,
+        lc: &LogicalCloudRef,
+    ) -> Result<DigState, OrchestratorError> {
+        let _guard = self.actions.lock(&lc.key());
+        self.db.get(&lc.id())?;
+        let state = self.contexts.state(&lc.key())?;
+        self.mark_terminated(&lc.describe(), &lc.key(), state)
+    }
+
+    /// The logical cloud's state and what rsync did with its context.
+    pub fn logical_cloud_status(
+        &self,
+        lc: &LogicalCloudRef,
+    ) -> Result<(DigState, Option<super::deploy::SyncedContext>), OrchestratorError> {
+        self.db.get(&lc.id())?;
+        self.synced(&lc.key())
+    }
+
+    /// Refuses to let a deployed logical cloud be deleted; forgets the
+    /// context of one that may be.
+    pub fn release_logical_cloud(&self, lc: &LogicalCloudRef) -> Result<(), OrchestratorError> {
+        let state = self.contexts.state(&lc.key())?;
+        if DEPLOYED.contains(&state.state) {
+            return Err(OrchestratorError::Deployed(format!(
+                "{} is {}; terminate it before deleting it",
+                lc.describe(),
+                state.state
+            )));
+        }
+        Ok(self.contexts.forget(&lc.key())?)
+    }
+
+    /// The API server URL of a cluster, from its stored kubeconfig.
+    fn api_server(&self, cluster: &ResourceId) -> Result<String, OrchestratorError> {
+        let unusable =
+            |reason: &str| OrchestratorError::Input(format!("{}: {reason}", cluster.describe()));
+        let kubeconfig = self
+            .db
+            .file(cluster)?
+            .ok_or_else(|| unusable("has no kubeconfig"))?;
+        let checked = self
+            .kubeconfigs
+            .check(&kubeconfig)
+            .map_err(|e| unusable(&format!("its kubeconfig is refused: {e}")))?;
+        Ok(checked.server().to_owned())
+    }
+
+    /// Namespace, Role, RoleBinding and (when quotas are set) ResourceQuota.
+    fn manifests(
+        &self,
+        lc: &LogicalCloudRef,
+        spec: &LogicalCloudSpec,
+    ) -> Result<Vec<Resource>, OrchestratorError> {
+        let parent = lc.path();
+        let mut rules: Vec<Value> = Vec::new();
+        for (id, body) in self.db.list(Kind::LogicalCloudUserPermission, &parent)? {
+            let permission: UserPermissionSpec = serde_json::from_value(body["spec"].clone())
+                .map_err(|e| OrchestratorError::Input(format!("{}: {e}", id.describe())))?;
+            rules.push(json!({
+                "apiGroups": permission.api_groups,
+                "resources": permission.resources,
+                "verbs": permission.verbs,
+            }));
+        }
+        if rules.is_empty() {
+            // EMCO's default for a logical cloud's user: everything in its namespace.
+            rules.push(json!({"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}));
+        }
+        let mut hard = serde_json::Map::new();
+        for (_, body) in self.db.list(Kind::LogicalCloudQuota, &parent)? {
+            if let Some(spec) = body["spec"].as_object() {
+                hard.extend(spec.clone());
+            }
+        }
+        let namespace = &spec.namespace;
+        let name = &lc.name;
+        let mut manifests = vec![
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                   "metadata": {"name": format!("{name}-role"), "namespace": namespace},
+                   "rules": rules}),
+            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                   "metadata": {"name": format!("{name}-rolebinding"), "namespace": namespace},
+                   "subjects": [{"kind": "User", "name": spec.user.user_name,
+                                 "apiGroup": "rbac.authorization.k8s.io"}],
+                   "roleRef": {"kind": "Role", "name": format!("{name}-role"),
+                               "apiGroup": "rbac.authorization.k8s.io"}}),
+        ];
+        if !hard.is_empty() {
+            manifests.push(json!({"apiVersion": "v1", "kind": "ResourceQuota",
+                "metadata": {"name": format!("{name}-quota"), "namespace": namespace},
+                "spec": {"hard": hard}}));
+        }
+        manifests
+            .into_iter()
+            .map(|m| {
+                Resource::from_manifest(m)
+                    .map_err(|e| OrchestratorError::Input(format!("{}: {e}", lc.describe())))
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,111 @@
+//! The controller pipeline of one instantiate: placement controllers, then
+//! settling anyOf groups, then action controllers.
+//!
+//! It works on a copy of the draft; the caller's draft changes only when every
+//! controller succeeded and every edit was valid.
+
+use crate::budget::EditLimits;
+use crate::draft::DraftContext;
+use wasmco_runtime::{CallError, CallFailure, Controller, ControllerKind, ControllerLog};
+
+/// One controller to call, with the intent addressed to it.
+#[derive(Debug)]
+pub struct Step<'a> {
+    /// The controller.
+    pub controller: &'a Controller,
+    /// Its intent document, as JSON.
+    pub intent: String,
+}
+
+/// What one controller did in a successful pipeline.
+#[derive(Debug)]
+pub struct ControllerRun {
+    /// The controller's name.
+    pub controller: String,
+    /// How many edits it returned.
+    pub edits: usize,
+    /// What it printed.
+    pub log: ControllerLog,
+}
+
+/// Runs `steps` in the order given (the caller sorts them: placement before
+/// action, each by priority). Placement settles after the last placement step.
+pub fn run_controllers(
+    draft: &mut DraftContext,
+    steps: &[Step<'_>],
+) -> Result<Vec<ControllerRun>, CallError> {
+    let mut work = draft.clone();
+    let mut runs = Vec::with_capacity(steps.len());
+    let mut settled = false;
+    for step in steps {
+        let controller = step.controller;
+        let run = match controller.kind() {
+            ControllerKind::Placement => {
+                if settled {
+                    return Err(CallError {
+                        controller: controller.name().to_owned(),
+                        failure: CallFailure::Refused {
+                            message: "placement controllers must run before action controllers"
+                                .into(),
+                        },
+                        log: ControllerLog::default(),
+                    });
+                }
+                let output = controller.place(&work.placement_request(step.intent.clone()))?;
+                work.apply_placement_within(&output.value, edit_limits(controller))
+                    .map_err(|e| invalid_edit(controller, e, &output.log))?;
+                ControllerRun {
+                    controller: controller.name().to_owned(),
+                    edits: output.value.len(),
+                    log: output.log,
+                }
+            }
+            ControllerKind::Action => {
+                if !settled {
+                    work.settle_placement();
+                    settled = true;
+                }
+                let (request, clusters) = work.action_request(step.intent.clone());
+                let output = controller.act(&request)?;
+                work.apply_actions_within(&output.value, &clusters, edit_limits(controller))
+                    .map_err(|e| invalid_edit(controller, e, &output.log))?;
+                ControllerRun {
+                    controller: controller.name().to_owned(),
+                    edits: output.value.len(),
+                    log: output.log,
+                }
+            }
+        };
+        tracing::debug!(controller = %run.controller, edits = run.edits, "controller ran");
+        runs.push(run);
+    }
+    if !settled {
+        work.settle_placement();
+    }
+    *draft = work;
+    Ok(runs)
+}
+
+/// What a call's edits may make the host do, from the controller's limits.
+fn edit_limits(controller: &Controller) -> EditLimits {
+    let limits = controller.limits();
+    EditLimits {
+        max_edits: limits.max_edits as usize,
+        output_bytes: limits.output_bytes,
+        manifest_bytes: limits.manifest_bytes as usize,
+    }
+}
+
+fn invalid_edit(
+    controller: &Controller,
+    error: crate::draft::EditError,
+    log: &ControllerLog,
+) -> CallError {
+    CallError {
+        controller: controller.name().to_owned(),
+        failure: CallFailure::InvalidEdit {
+            reason: error.to_string(),
+        },
+        log: log.clone(),
+    }
+}

@@ -1,0 +1,613 @@
+//! AppContexts in the store, and the deployment state of each DIG.
+//!
+//! Key layout (this module owns the `ctx/` key space):
+//!
+//! ```text
+//! ctx/<dig>/state                          DigState: current state, revision, history
+//! ctx/<dig>/rev/<revision>/meta            ContextMeta: inputs, app order, dependencies
+//! ctx/<dig>/rev/<revision>/app/<app>/base  the app's manifests (once per app)
+//! ctx/<dig>/rev/<revision>/app/<app>/placement  the app's clusters and their anyOf groups
+//! ctx/<dig>/rev/<revision>/app/<app>/order  resorder and resdependency (CRDs before the rest)
+//! ctx/<dig>/rev/<revision>/app/<app>/diff/<provider>+<cluster>  only what differs on that cluster
+//! ctx/<dig>/rev/<revision>/status/…        reserved for rsync's per-resource and per-cluster status
+//! ```
+//!
+//! A revision is written in one batch together with the state that points
+//! at it, so a context is either whole and current or absent.
+
+mod handoff;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{BatchOp, KvStore, StoreError};
+use wasmco_core::resource::{Resource, ResourceKey};
+
+pub use handoff::{ContextHandoff, NoSync, SyncEngine};
+
+/// A DIG's deployment states, as EMCO names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DeployState {
+    /// Defined, not yet approved.
+    Created,
+    /// Approved for instantiation.
+    Approved,
+    /// Deployed (revision 1 or a re-instantiation).
+    Instantiated,
+    /// Deployed again from changed inputs, or rolled back.
+    Updated,
+    /// Marked for removal from the clusters.
+    Terminated,
+}
+
+impl DeployState {
+    /// The state's name, as the API writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeployState::Created => "Created",
+            DeployState::Approved => "Approved",
+            DeployState::Instantiated => "Instantiated",
+            DeployState::Updated => "Updated",
+            DeployState::Terminated => "Terminated",
+        }
+    }
+}
+
+impl std::fmt::Display for DeployState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One entry of a DIG's history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StateAction {
+    /// The state entered.
+    pub state: DeployState,
+    /// When, RFC 3339.
+    pub time: String,
+    /// The context revision current after the action (0: none yet).
+    pub revision: u64,
+}
+
+/// A DIG's deployment state and history.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DigState {
+    /// The current state.
+    pub state: DeployState,
+    /// The current context revision (0: none).
+    pub revision: u64,
+    /// The highest revision ever written.
+    pub latest: u64,
+    /// Every action, oldest first.
+    pub actions: Vec<StateAction>,
+}
+
+impl DigState {
+    /// The state of a DIG nothing was done to yet.
+    pub fn created() -> Self {
+        DigState {
+            state: DeployState::Created,
+            revision: 0,
+            latest: 0,
+            actions: vec![StateAction {
+                state: DeployState::Created,
+                time: now(),
+                revision: 0,
+            }],
+        }
+    }
+
+    /// Enters `state` with `revision` current.
+    pub fn enter(&mut self, state: DeployState, revision: u64) {
+        self.state = state;
+        self.revision = revision;
+        self.latest = self.latest.max(revision);
+        self.actions.push(StateAction {
+            state,
+            time: now(),
+            revision,
+        });
+    }
+}
+
+/// The current time as RFC 3339.
+pub fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// An app's dependency on another app.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppDependency {
+    /// The app depended on.
+    pub app: String,
+    /// `Ready` or `Deployed`.
+    pub op_status: String,
+    /// Seconds to wait after it reaches that status.
+    pub wait: u64,
+}
+
+/// What a context was made from, and in what order rsync deploys it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextMeta {
+    /// Project.
+    pub project: String,
+    /// Composite app.
+    pub composite_app: String,
+    /// Composite app version.
+    pub composite_app_version: String,
+    /// Deployment intent group.
+    pub deployment_intent_group: String,
+    /// The DIG's `spec.version` (EMCO's release).
+    pub release: String,
+    /// This context's revision.
+    pub revision: u64,
+    /// When it was made.
+    pub created: String,
+    /// Apps in deployment order (dependencies first).
+    pub app_order: Vec<String>,
+    /// Per app, the apps it waits for.
+    pub dependencies: BTreeMap<String, Vec<AppDependency>>,
+}
+
+/// One cluster of an app in a stored context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredPlacement {
+    /// `provider+cluster`, EMCO's cluster key.
+    pub cluster: String,
+    /// The anyOf group it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+/// How a cluster's resource differs from its app's base, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum StoredOverride {
+    Set(serde_json::Value),
+    Removed,
+}
+
+/// An app of a stored context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredApp {
+    /// Its name.
+    pub name: String,
+    /// The manifests every cluster gets, CRDs first.
+    pub base: Vec<Resource>,
+    /// Its clusters.
+    pub placement: Vec<StoredPlacement>,
+    /// Per `provider+cluster`, the resources that differ from `base`.
+    pub diffs: BTreeMap<String, Vec<(ResourceKey, Option<Resource>)>>,
+}
+
+impl StoredApp {
+    /// The manifests `cluster` (`provider+cluster`) gets.
+    pub fn resources_on(&self, cluster: &str) -> Vec<&Resource> {
+        let Some(diff) = self.diffs.get(cluster) else {
+            return self.base.iter().collect();
+        };
+        let lookup = |key: &ResourceKey| diff.iter().find(|(k, _)| k == key).map(|(_, r)| r);
+        let mut out: Vec<&Resource> = self
+            .base
+            .iter()
+            .filter_map(|base| match lookup(&base.key) {
+                None => Some(base),
+                Some(changed) => changed.as_ref(),
+            })
+            .collect();
+        out.extend(diff.iter().filter_map(|(key, r)| match r {
+            Some(added) if !self.base.iter().any(|b| &b.key == key) => Some(added),
+            _ => None,
+        }));
+        out
+    }
+}
+
+/// A whole stored context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredContext {
+    /// Its inputs and order.
+    pub meta: ContextMeta,
+    /// Its apps in app order.
+    pub apps: Vec<StoredApp>,
+}
+
+/// Where a resource stands on its cluster (EMCO's deployed status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Deployed {
+    /// Not yet acted on.
+    Pending,
+    /// Applied to the cluster.
+    Applied,
+    /// The cluster refused it, or could not be reached in time.
+    Failed,
+    /// Removed from the cluster.
+    Deleted,
+}
+
+impl Deployed {
+    /// As the status API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Deployed::Pending => "Pending",
+            Deployed::Applied => "Applied",
+            Deployed::Failed => "Failed",
+            Deployed::Deleted => "Deleted",
+        }
+    }
+}
+
+/// Whether a resource is ready on its cluster, as the cluster says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Readiness {
+    /// Rolled out, complete, established or present, by its kind.
+    Ready,
+    /// Not (yet) ready.
+    NotReady,
+}
+
+impl Readiness {
+    /// As the status API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Readiness::Ready => "Ready",
+            Readiness::NotReady => "NotReady",
+        }
+    }
+}
+
+/// What rsync last did with one resource on one cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceStatus {
+    /// `apiVersion` of the object.
+    pub api_version: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// Where it stands.
+    pub deployed: Deployed,
+    /// Whether it is ready.
+    pub ready: Readiness,
+    /// Why it failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl ResourceStatus {
+    fn of(resource: &Resource, deployed: Deployed, message: Option<String>) -> Self {
+        ResourceStatus {
+            api_version: resource.api_version.clone(),
+            kind: resource.key.kind.clone(),
+            name: resource.key.name.clone(),
+            deployed,
+            ready: Readiness::NotReady,
+            // A cluster's answer can be any size; the store keeps a bounded one.
+            message: message.map(wasmco_core::limits::bounded),
+        }
+    }
+
+    /// Applied, not yet ready.
+    pub fn applied(resource: &Resource) -> Self {
+        Self::of(resource, Deployed::Applied, None)
+    }
+
+    /// Failed, with why.
+    pub fn failed(resource: &Resource, message: String) -> Self {
+        Self::of(resource, Deployed::Failed, Some(message))
+    }
+
+    /// Deleted from its cluster.
+    pub fn deleted(resource: &Resource) -> Self {
+        Self::of(resource, Deployed::Deleted, None)
+    }
+}
+
+/// The context store failed or holds something it cannot read.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A stored value is not what this version wrote.
+    #[error("stored context data at {key} is unreadable: {reason}")]
+    Corrupt {
+        /// The key.
+        key: String,
+        /// Why.
+        reason: String,
+    },
+    /// The revision is not kept.
+    #[error("revision {0} is not kept")]
+    NoRevision(u64),
+}
+
+/// AppContexts and DIG states over a [`KvStore`].
+#[derive(Clone)]
+pub struct ContextStore {
+    store: Arc<dyn KvStore>,
+}
+
+/// CRDs go first so the objects that use them can be applied.
+fn kind_rank(resource: &Resource) -> u8 {
+    match resource.key.kind.as_str() {
+        "CustomResourceDefinition" => 0,
+        "Namespace" => 1,
+        _ => 2,
+    }
+}
+
+impl ContextStore {
+    /// The context store over `store`.
+    pub fn new(store: Arc<dyn KvStore>) -> Self {
+        ContextStore { store }
+    }
+
+    fn get_json<T: for<'de> Deserialize<'de>>(&self, key: &str) -> Result<Option<T>, ContextError> {
+        match self.store.get(key.as_bytes())? {
+            None => Ok(None),
+            Some(bytes) => {
+                serde_json::from_slice(&bytes)
+                    .map(Some)
+                    .map_err(|e| ContextError::Corrupt {
+                        key: key.to_owned(),
+                        reason: e.to_string(),
+                    })
+            }
+        }
+    }
+
+    /// The DIG's state; `Created` when nothing was done to it.
+    pub fn state(&self, dig: &str) -> Result<DigState, ContextError> {
+        Ok(self
+            .get_json(&format!("ctx/{dig}/state"))?
+            .unwrap_or_else(DigState::created))
+    }
+
+    /// The write that stores `state` (to batch with a context).
+    pub fn state_op(dig: &str, state: &DigState) -> BatchOp {
+        BatchOp::Put(
+            format!("ctx/{dig}/state").into_bytes(),
+            serde_json::to_vec(state).unwrap_or_default(),
+        )
+    }
+
+    /// Stores `state` alone.
+    pub fn put_state(&self, dig: &str, state: &DigState) -> Result<(), ContextError> {
+        Ok(self.store.batch(vec![Self::state_op(dig, state)])?)
+    }
+
+    /// Writes `apps` as revision `meta.revision` and `state`, in one batch.
+    pub fn write(
+        &self,
+        dig: &str,
+        meta: &ContextMeta,
+        apps: &[StoredApp],
+        state: &DigState,
+    ) -> Result<(), ContextError> {
+        let prefix = format!("ctx/{dig}/rev/{:010}", meta.revision);
+        let mut ops = vec![BatchOp::Put(
+            format!("{prefix}/meta").into_bytes(),
+            json(meta),
+        )];
+        for app in apps {
+            let app_prefix = format!("{prefix}/app/{}", app.name);
+            let mut base: Vec<&Resource> = app.base.iter().collect();
+            base.sort_by_key(|r| kind_rank(r));
+            let manifests: Vec<&serde_json::Value> = base.iter().map(|r| &r.manifest).collect();
+            ops.push(BatchOp::Put(
+                format!("{app_prefix}/base").into_bytes(),
+                json(&manifests),
+            ));
+            ops.push(BatchOp::Put(
+                format!("{app_prefix}/placement").into_bytes(),
+                json(&app.placement),
+            ));
+            for (cluster, diff) in &app.diffs {
+                let stored: Vec<(&ResourceKey, StoredOverride)> = diff
+                    .iter()
+                    .map(|(key, resource)| {
+                        let o = match resource {
+                            Some(r) => StoredOverride::Set(r.manifest.clone()),
+                            None => StoredOverride::Removed,
+                        };
+                        (key, o)
+                    })
+                    .collect();
+                ops.push(BatchOp::Put(
+                    format!("{app_prefix}/diff/{cluster}").into_bytes(),
+                    json(&stored),
+                ));
+            }
+        }
+        ops.push(Self::state_op(dig, state));
+        Ok(self.store.batch(ops)?)
+    }
+
+    /// Reads revision `revision` of the DIG's context.
+    pub fn read(&self, dig: &str, revision: u64) -> Result<StoredContext, ContextError> {
+        let prefix = format!("ctx/{dig}/rev/{revision:010}");
+        let meta: ContextMeta = self
+            .get_json(&format!("{prefix}/meta"))?
+            .ok_or(ContextError::NoRevision(revision))?;
+        let corrupt = |key: &str, reason: String| ContextError::Corrupt {
+            key: key.to_owned(),
+            reason,
+        };
+        let mut apps = Vec::with_capacity(meta.app_order.len());
+        for name in &meta.app_order {
+            let app_prefix = format!("{prefix}/app/{name}");
+            let manifests: Vec<serde_json::Value> = self
+                .get_json(&format!("{app_prefix}/base"))?
+                .unwrap_or_default();
+            let base = manifests
+                .into_iter()
+                .map(|m| {
+                    Resource::from_manifest(m).map_err(|e| corrupt(&app_prefix, e.to_string()))
+                })
+                .collect::<Result<_, _>>()?;
+            let placement = self
+                .get_json(&format!("{app_prefix}/placement"))?
+                .unwrap_or_default();
+            let mut diffs = BTreeMap::new();
+            let diff_prefix = format!("{app_prefix}/diff/");
+            for (key, bytes) in self.store.scan_prefix(diff_prefix.as_bytes())? {
+                let key = String::from_utf8_lossy(&key).into_owned();
+                let stored: Vec<(ResourceKey, StoredOverride)> =
+                    serde_json::from_slice(&bytes).map_err(|e| corrupt(&key, e.to_string()))?;
+                let diff = stored
+                    .into_iter()
+                    .map(|(k, o)| match o {
+                        StoredOverride::Set(m) => Resource::from_manifest(m)
+                            .map(|r| (k, Some(r)))
+                            .map_err(|e| corrupt(&key, e.to_string())),
+                        StoredOverride::Removed => Ok((k, None)),
+                    })
+                    .collect::<Result<_, _>>()?;
+                diffs.insert(key[diff_prefix.len()..].to_owned(), diff);
+            }
+            apps.push(StoredApp {
+                name: name.clone(),
+                base,
+                placement,
+                diffs,
+            });
+        }
+        Ok(StoredContext { meta, apps })
+    }
+
+    /// Records the status of resources of `app` on `cluster`, in one write.
+    pub fn put_statuses(
+        &self,
+        dig: &str,
+        revision: u64,
+        app: &str,
+        cluster: &str,
+        statuses: &[(String, ResourceStatus)],
+    ) -> Result<(), ContextError> {
+        let ops = statuses
+            .iter()
+            .map(|(key, status)| {
+                BatchOp::Put(
+                    format!("ctx/{dig}/rev/{revision:010}/status/{app}/{cluster}/{key}")
+                        .into_bytes(),
+                    json(status),
+                )
+            })
+            .collect();
+        // Progress only: after a crash rsync applies the context again anyway.
+        Ok(self.store.batch_lazy(ops)?)
+    }
+
+    /// Records whether rsync reaches `cluster` (Available or Retrying).
+    pub fn put_connectivity(
+        &self,
+        dig: &str,
+        revision: u64,
+        cluster: &str,
+        state: &str,
+    ) -> Result<(), ContextError> {
+        let key = format!("ctx/{dig}/rev/{revision:010}/connectivity/{cluster}");
+        if self.store.get(key.as_bytes())?.as_deref() == Some(state.as_bytes()) {
+            return Ok(());
+        }
+        Ok(self.store.batch_lazy(vec![BatchOp::Put(
+            key.into_bytes(),
+            state.as_bytes().to_vec(),
+        )])?)
+    }
+
+    /// Every recorded resource status of a revision: (app, cluster, `name+Kind`) → status.
+    pub fn statuses(
+        &self,
+        dig: &str,
+        revision: u64,
+    ) -> Result<BTreeMap<(String, String, String), ResourceStatus>, ContextError> {
+        let prefix = format!("ctx/{dig}/rev/{revision:010}/status/");
+        let mut out = BTreeMap::new();
+        for (key, value) in self.store.scan_prefix(prefix.as_bytes())? {
+            let key = String::from_utf8_lossy(&key).into_owned();
+            let mut parts = key[prefix.len()..].splitn(3, '/');
+            let (Some(app), Some(cluster), Some(resource)) =
+                (parts.next(), parts.next(), parts.next())
+            else {
+                continue;
+            };
+            let status = serde_json::from_slice(&value).map_err(|e| ContextError::Corrupt {
+                key: key.clone(),
+                reason: e.to_string(),
+            })?;
+            out.insert(
+                (app.to_owned(), cluster.to_owned(), resource.to_owned()),
+                status,
+            );
+        }
+        Ok(out)
+    }
+
+    /// Per cluster, whether rsync reaches it.
+    pub fn connectivity(
+        &self,
+        dig: &str,
+        revision: u64,
+    ) -> Result<BTreeMap<String, String>, ContextError> {
+        let prefix = format!("ctx/{dig}/rev/{revision:010}/connectivity/");
+        Ok(self
+            .store
+            .scan_prefix(prefix.as_bytes())?
+            .into_iter()
+            .map(|(k, v)| {
+                (
+                    String::from_utf8_lossy(&k[prefix.len()..]).into_owned(),
+                    String::from_utf8_lossy(&v).into_owned(),
+                )
+            })
+            .collect())
+    }
+
+    /// Every DIG with a state, and that state.
+    pub fn states(&self) -> Result<Vec<(String, DigState)>, ContextError> {
+        let mut states = Vec::new();
+        self.store.visit_prefix(b"ctx/", &mut |key, value| {
+            let key = String::from_utf8_lossy(key);
+            if let Some(dig) = key
+                .strip_prefix("ctx/")
+                .and_then(|k| k.strip_suffix("/state"))
+                && let Ok(state) = serde_json::from_slice(value)
+            {
+                states.push((dig.to_owned(), state));
+            }
+        })?;
+        Ok(states)
+    }
+
+    /// Removes everything stored for the DIG (its contexts and state).
+    pub fn forget(&self, dig: &str) -> Result<(), ContextError> {
+        let ops = self
+            .store
+            .scan_prefix(format!("ctx/{dig}/").as_bytes())?
+            .into_iter()
+            .map(|(key, _)| BatchOp::Delete(key))
+            .collect();
+        Ok(self.store.batch(ops)?)
+    }
+
+    /// Keys stored for the DIG (for tests and size reports).
+    pub fn key_count(&self, dig: &str) -> Result<usize, ContextError> {
+        let mut count = 0;
+        self.store
+            .visit_prefix(format!("ctx/{dig}/").as_bytes(), &mut |_, _| count += 1)?;
+        Ok(count)
+    }
+}
+
+/// Our own plain data types serialise without fail.
+fn json<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
+    serde_json::to_vec(value).unwrap_or_default()
+}

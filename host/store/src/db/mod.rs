@@ -1,0 +1,542 @@
+//! The resource database: the API's resources over a [`KvStore`].
+//!
+//! Only this module knows the key layout:
+//!
+//! ```text
+//! res/<kind>/<path…>                 the resource's JSON body
+//! file/<kind>/<path…>                its multipart file (kubeconfig, .wasm, manifests)
+//! ref/<target key>\0<referrer key>   "referrer names target" (field name as value)
+//! out/<referrer key>\0<target key>   the same, indexed from the referrer
+//! token/<name>                       a scoped API token (its hash, never the secret)
+//! ```
+//!
+//! Writes are serialised by one lock, so the checks that make a write valid
+//! (parent exists, name free, references resolve, nothing refers to what is
+//! deleted) cannot race with another write; each write is one atomic, durable
+//! batch.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use bytes::Bytes;
+
+use serde_json::Value;
+
+use crate::secrets::MasterKey;
+use crate::{BatchOp, KvStore, StoreError};
+use wasmco_core::{Kind, Reference};
+
+/// A resource: its kind and path values (ancestors' names, then its own).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ResourceId {
+    /// The kind.
+    pub kind: Kind,
+    /// Path values, outermost first.
+    pub path: Vec<String>,
+}
+
+impl ResourceId {
+    /// The resource of `kind` at `path`.
+    pub fn new(kind: Kind, path: Vec<String>) -> Self {
+        ResourceId { kind, path }
+    }
+
+    fn key_with(&self, space: &str) -> Vec<u8> {
+        format!(
+            "{space}/{}/{}",
+            self.kind.info().store_id,
+            self.path.join("/")
+        )
+        .into_bytes()
+    }
+
+    fn key(&self) -> Vec<u8> {
+        self.key_with("res")
+    }
+
+    /// The resource it lives under.
+    pub fn parent(&self) -> Option<ResourceId> {
+        let parent = self.kind.info().parent?;
+        Some(ResourceId::new(
+            parent,
+            self.path[..self.kind.parent_arity()].to_vec(),
+        ))
+    }
+
+    /// How messages name it: `cluster edge/c1`.
+    pub fn describe(&self) -> String {
+        format!("{} {}", self.kind.info().title, self.path.join("/"))
+    }
+
+    fn from_key(key: &[u8]) -> Option<ResourceId> {
+        let text = std::str::from_utf8(key).ok()?;
+        let mut parts = text.split('/');
+        parts.next().filter(|space| *space == "res")?;
+        let store_id = parts.next()?;
+        let kind = Kind::ALL
+            .into_iter()
+            .find(|k| k.info().store_id == store_id)?;
+        Some(ResourceId::new(kind, parts.map(str::to_owned).collect()))
+    }
+}
+
+/// Why a database operation was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    /// The resource does not exist.
+    #[error("{} not found", .0.describe())]
+    NotFound(ResourceId),
+    /// The resource it would live under does not exist.
+    #[error("{} not found", .0.describe())]
+    ParentNotFound(ResourceId),
+    /// A resource of that name exists.
+    #[error("{} already exists", .0.describe())]
+    AlreadyExists(ResourceId),
+    /// A resource the body names does not exist.
+    #[error("{field}: {} not found", .target.describe())]
+    ReferenceNotFound {
+        /// The field naming it.
+        field: String,
+        /// What it names.
+        target: ResourceId,
+    },
+    /// Other resources name it.
+    #[error("{} is in use by {}", .target.describe(), .by.join(", "))]
+    InUse {
+        /// What was to be deleted.
+        target: ResourceId,
+        /// What refers to it.
+        by: Vec<String>,
+    },
+    /// Resources live under it.
+    #[error("{} still has {}; delete them first", .target.describe(), .children.join(", "))]
+    HasChildren {
+        /// What was to be deleted.
+        target: ResourceId,
+        /// What lives under it.
+        children: Vec<String>,
+    },
+    /// A stored body is not JSON (the store was changed behind our back).
+    #[error("stored {} is corrupt: {reason}", .id.describe())]
+    Corrupt {
+        /// The resource.
+        id: ResourceId,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A sealed value does not open under this master key.
+    #[error("a sealed secret does not open: {0}")]
+    Sealed(crate::secrets::SecretError),
+}
+
+/// What a create or update writes.
+#[derive(Debug, Clone)]
+pub struct Write {
+    /// The body to store and return.
+    pub body: Value,
+    /// The resources the body names.
+    pub references: Vec<Reference>,
+    /// The multipart file, if the kind has one (on update, `None` keeps the old one).
+    pub file: Option<Vec<u8>>,
+}
+
+/// The API's resources.
+#[derive(Clone)]
+pub struct ResourceDb {
+    store: Arc<dyn KvStore>,
+    writes: Arc<Mutex<()>>,
+    lists: Arc<ListCache>,
+    master_key: Option<Arc<MasterKey>>,
+}
+
+/// Collections as JSON arrays, ready to send. Any write empties it: writes
+/// are rare next to reads, and a whole-cache flush cannot miss a dependency.
+#[derive(Default)]
+struct ListCache {
+    /// Bumped after every write, before the cache is emptied, so a list read
+    /// while a write landed is not cached (see [`ResourceDb::list_json`]).
+    generation: AtomicU64,
+    arrays: Mutex<HashMap<Vec<u8>, Bytes>>,
+}
+
+impl ListCache {
+    fn arrays(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, Bytes>> {
+        self.arrays.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn invalidate(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        self.arrays().clear();
+    }
+}
+
+fn separator_key(space: &str, first: &[u8], second: &[u8]) -> Vec<u8> {
+    let mut key = format!("{space}/").into_bytes();
+    key.extend_from_slice(first);
+    key.push(0);
+    key.extend_from_slice(second);
+    key
+}
+
+impl ResourceDb {
+    /// The database over `store`.
+    pub fn new(store: Arc<dyn KvStore>) -> Self {
+        ResourceDb {
+            store,
+            writes: Arc::new(Mutex::new(())),
+            lists: Arc::default(),
+            master_key: None,
+        }
+    }
+
+    /// The database over `store`, sealing secret files (kubeconfigs) and
+    /// secrets under `master_key`.
+    pub fn with_master_key(store: Arc<dyn KvStore>, master_key: Arc<MasterKey>) -> Self {
+        ResourceDb {
+            master_key: Some(master_key),
+            ..Self::new(store)
+        }
+    }
+
+    fn seal(&self, key: &[u8], bytes: Vec<u8>) -> Vec<u8> {
+        match &self.master_key {
+            Some(master) => master.seal(key, &bytes),
+            None => bytes,
+        }
+    }
+
+    fn open(&self, key: &[u8], bytes: Vec<u8>) -> Result<Vec<u8>, DbError> {
+        match &self.master_key {
+            Some(master) => master.open(key, &bytes).map_err(DbError::Sealed),
+            None => Ok(bytes),
+        }
+    }
+
+    /// Stores secret `name` of `id` (sealed; deleted with `id`).
+    pub fn put_secret(&self, id: &ResourceId, name: &str, secret: &[u8]) -> Result<(), DbError> {
+        let _guard = self.lock();
+        if !self.exists(id)? {
+            return Err(DbError::NotFound(id.clone()));
+        }
+        let key = separator_key("secret", &id.key(), name.as_bytes());
+        let sealed = self.seal(&key, secret.to_vec());
+        self.store.batch(vec![BatchOp::Put(key, sealed)])?;
+        Ok(())
+    }
+
+    /// Stores a secret of the host itself (its TLS CA), sealed.
+    pub fn put_host_secret(&self, name: &str, secret: &[u8]) -> Result<(), DbError> {
+        let key = separator_key("secret", b"host", name.as_bytes());
+        let sealed = self.seal(&key, secret.to_vec());
+        self.store.batch(vec![BatchOp::Put(key, sealed)])?;
+        Ok(())
+    }
+
+    /// A secret of the host itself, opened.
+    pub fn host_secret(&self, name: &str) -> Result<Option<Vec<u8>>, DbError> {
+        let key = separator_key("secret", b"host", name.as_bytes());
+        match self.store.get(&key)? {
+            Some(sealed) => self.open(&key, sealed).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Secret `name` of `id`, opened.
+    pub fn secret(&self, id: &ResourceId, name: &str) -> Result<Option<Vec<u8>>, DbError> {
+        let key = separator_key("secret", &id.key(), name.as_bytes());
+        match self.store.get(&key)? {
+            Some(sealed) => self.open(&key, sealed).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The underlying store (for size reports).
+    pub fn store(&self) -> &Arc<dyn KvStore> {
+        &self.store
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+        // The guard protects no data of its own; a panic elsewhere leaves nothing half-done.
+        self.writes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn exists(&self, id: &ResourceId) -> Result<bool, DbError> {
+        Ok(self.store.get(&id.key())?.is_some())
+    }
+
+    fn decode(id: &ResourceId, bytes: &[u8]) -> Result<Value, DbError> {
+        serde_json::from_slice(bytes).map_err(|e| DbError::Corrupt {
+            id: id.clone(),
+            reason: e.to_string(),
+        })
+    }
+
+    /// The body of `id`.
+    pub fn get(&self, id: &ResourceId) -> Result<Value, DbError> {
+        match self.store.get(&id.key())? {
+            Some(bytes) => Self::decode(id, &bytes),
+            None => Err(DbError::NotFound(id.clone())),
+        }
+    }
+
+    /// The body of `id` as stored (JSON text), for answering without re-encoding.
+    pub fn get_raw(&self, id: &ResourceId) -> Result<Vec<u8>, DbError> {
+        self.store
+            .get(&id.key())?
+            .ok_or_else(|| DbError::NotFound(id.clone()))
+    }
+
+    /// The file stored with `id`.
+    pub fn file(&self, id: &ResourceId) -> Result<Option<Vec<u8>>, DbError> {
+        let key = id.key_with("file");
+        match self.store.get(&key)? {
+            Some(bytes) if id.kind.file_is_secret() => self.open(&key, bytes).map(Some),
+            other => Ok(other),
+        }
+    }
+
+    /// Every resource of `kind` under `parent_path`, in name order; the parent
+    /// must exist.
+    pub fn list(
+        &self,
+        kind: Kind,
+        parent_path: &[String],
+    ) -> Result<Vec<(ResourceId, Value)>, DbError> {
+        self.list_raw(kind, parent_path)?
+            .into_iter()
+            .map(|(id, bytes)| {
+                let body = Self::decode(&id, &bytes)?;
+                Ok((id, body))
+            })
+            .collect()
+    }
+
+    /// [`Self::list`] with the bodies as stored (JSON text).
+    pub fn list_raw(
+        &self,
+        kind: Kind,
+        parent_path: &[String],
+    ) -> Result<Vec<(ResourceId, Vec<u8>)>, DbError> {
+        self.check_collection_parent(kind, parent_path)?;
+        let probe = ResourceId::new(kind, parent_path.to_vec());
+        let prefix = collection_prefix(kind, parent_path);
+        Ok(self
+            .store
+            .scan_prefix(&prefix)?
+            .into_iter()
+            .map(|(key, bytes)| {
+                (
+                    ResourceId::from_key(&key).unwrap_or_else(|| probe.clone()),
+                    bytes,
+                )
+            })
+            .collect())
+    }
+
+    /// The bodies of [`Self::list`] as one JSON array, from the list cache
+    /// when it holds the collection.
+    pub fn list_json(&self, kind: Kind, parent_path: &[String]) -> Result<Bytes, DbError> {
+        let prefix = collection_prefix(kind, parent_path);
+        if let Some(array) = self.lists.arrays().get(&prefix) {
+            return Ok(array.clone());
+        }
+        let generation = self.lists.generation.load(Ordering::SeqCst);
+        self.check_collection_parent(kind, parent_path)?;
+        let mut out = vec![b'['];
+        self.store.visit_prefix(&prefix, &mut |_, body| {
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            out.extend_from_slice(body);
+        })?;
+        out.push(b']');
+        let array = Bytes::from(out);
+        let mut arrays = self.lists.arrays();
+        // A write that landed since the scan began may be missing from it.
+        if self.lists.generation.load(Ordering::SeqCst) == generation {
+            arrays.insert(prefix, array.clone());
+        }
+        Ok(array)
+    }
+
+    fn check_collection_parent(&self, kind: Kind, parent_path: &[String]) -> Result<(), DbError> {
+        if let Some(parent) = ResourceId::new(kind, parent_path.to_vec()).parent_of_collection()
+            && !self.exists(&parent)?
+        {
+            return Err(DbError::ParentNotFound(parent));
+        }
+        Ok(())
+    }
+
+    /// Stores a new resource.
+    pub fn create(&self, id: &ResourceId, write: Write) -> Result<(), DbError> {
+        let _guard = self.lock();
+        if let Some(parent) = id.parent()
+            && !self.exists(&parent)?
+        {
+            return Err(DbError::ParentNotFound(parent));
+        }
+        if self.exists(id)? {
+            return Err(DbError::AlreadyExists(id.clone()));
+        }
+        let ops = self.check_references(id, &write.references)?;
+        self.commit(ops, id, write)
+    }
+
+    /// Replaces an existing resource's body (and file, when given).
+    pub fn update(&self, id: &ResourceId, write: Write) -> Result<(), DbError> {
+        let _guard = self.lock();
+        if !self.exists(id)? {
+            return Err(DbError::NotFound(id.clone()));
+        }
+        let mut ops = self.drop_references(id)?;
+        ops.extend(self.check_references(id, &write.references)?);
+        self.commit(ops, id, write)
+    }
+
+    /// Writes `ops` plus `id`'s body and file as one batch.
+    fn commit(&self, mut ops: Vec<BatchOp>, id: &ResourceId, write: Write) -> Result<(), DbError> {
+        ops.push(BatchOp::Put(id.key(), write.body.to_string().into_bytes()));
+        if let Some(file) = write.file {
+            let key = id.key_with("file");
+            let file = if id.kind.file_is_secret() {
+                self.seal(&key, file)
+            } else {
+                file
+            };
+            ops.push(BatchOp::Put(key, file));
+        }
+        self.store.batch(ops)?;
+        self.lists.invalidate();
+        Ok(())
+    }
+
+    /// Deletes a resource that nothing refers to, with the resources it owns
+    /// (a cluster's labels and kv-pairs, an app's dependencies, …).
+    pub fn delete(&self, id: &ResourceId) -> Result<(), DbError> {
+        let _guard = self.lock();
+        if !self.exists(id)? {
+            return Err(DbError::NotFound(id.clone()));
+        }
+        let by: Vec<String> = self
+            .store
+            .scan_prefix(&separator_key("ref", &id.key(), b""))?
+            .into_iter()
+            .filter_map(|(key, _)| {
+                let referrer = key.rsplit(|&b| b == 0).next()?;
+                ResourceId::from_key(referrer).map(|r| r.describe())
+            })
+            .collect();
+        if !by.is_empty() {
+            return Err(DbError::InUse {
+                target: id.clone(),
+                by,
+            });
+        }
+        let mut doomed = vec![id.clone()];
+        let mut blocking = Vec::new();
+        for child in id.kind.children() {
+            for (child_key, _) in self
+                .store
+                .scan_prefix(&collection_prefix(child, &id.path))?
+            {
+                let Some(child_id) = ResourceId::from_key(&child_key) else {
+                    continue;
+                };
+                if child.info().owned_by_parent {
+                    doomed.push(child_id);
+                } else {
+                    blocking.push(child_id.describe());
+                }
+            }
+        }
+        if !blocking.is_empty() {
+            return Err(DbError::HasChildren {
+                target: id.clone(),
+                children: blocking,
+            });
+        }
+        let mut ops = Vec::new();
+        for doomed in &doomed {
+            ops.extend(self.drop_references(doomed)?);
+            ops.push(BatchOp::Delete(doomed.key()));
+            ops.push(BatchOp::Delete(doomed.key_with("file")));
+            for (key, _) in self
+                .store
+                .scan_prefix(&separator_key("secret", &doomed.key(), b""))?
+            {
+                ops.push(BatchOp::Delete(key));
+            }
+        }
+        self.store.batch(ops)?;
+        self.lists.invalidate();
+        Ok(())
+    }
+
+    /// Checks that every reference resolves; returns the index entries to write.
+    fn check_references(
+        &self,
+        id: &ResourceId,
+        references: &[Reference],
+    ) -> Result<Vec<BatchOp>, DbError> {
+        let mut ops = Vec::new();
+        for reference in references {
+            let target = ResourceId::new(reference.kind, reference.path.clone());
+            if !self.exists(&target)? {
+                return Err(DbError::ReferenceNotFound {
+                    field: reference.field.clone(),
+                    target,
+                });
+            }
+            ops.push(BatchOp::Put(
+                separator_key("ref", &target.key(), &id.key()),
+                reference.field.clone().into_bytes(),
+            ));
+            ops.push(BatchOp::Put(
+                separator_key("out", &id.key(), &target.key()),
+                Vec::new(),
+            ));
+        }
+        Ok(ops)
+    }
+
+    /// The deletions that remove `id`'s outgoing references from both indexes.
+    fn drop_references(&self, id: &ResourceId) -> Result<Vec<BatchOp>, DbError> {
+        let own = id.key();
+        let mut ops = Vec::new();
+        for (key, _) in self.store.scan_prefix(&separator_key("out", &own, b""))? {
+            if let Some(target) = key.rsplit(|&b| b == 0).next() {
+                ops.push(BatchOp::Delete(separator_key("ref", target, &own)));
+            }
+            ops.push(BatchOp::Delete(key));
+        }
+        Ok(ops)
+    }
+}
+
+impl ResourceId {
+    /// For a collection probe (kind + parent path): the parent resource.
+    fn parent_of_collection(&self) -> Option<ResourceId> {
+        let parent = self.kind.info().parent?;
+        Some(ResourceId::new(parent, self.path.clone()))
+    }
+}
+
+fn collection_prefix(kind: Kind, parent_path: &[String]) -> Vec<u8> {
+    let mut prefix = format!("res/{}/", kind.info().store_id);
+    for segment in parent_path {
+        prefix.push_str(segment);
+        prefix.push('/');
+    }
+    prefix.into_bytes()
+}
+
+#[cfg(test)]
+mod tests;
+mod tokens;
+
+pub use tokens::TokenError;

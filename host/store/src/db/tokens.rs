@@ -1,0 +1,68 @@
+//! Scoped API tokens, by name: `token/<name>` holds the record (the
+//! secret's hash, never the secret).
+
+use super::{DbError, ResourceDb};
+use crate::BatchOp;
+use wasmco_core::tokens::TokenRecord;
+
+fn token_key(name: &str) -> Vec<u8> {
+    format!("token/{name}").into_bytes()
+}
+
+/// Why a token could not be stored.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    /// A token of that name exists.
+    #[error("token {0} already exists; revoke it first")]
+    Exists(String),
+    /// The record would not encode.
+    #[error("cannot encode the token record: {0}")]
+    Encode(serde_json::Error),
+    /// The database failed.
+    #[error(transparent)]
+    Db(#[from] DbError),
+}
+
+impl ResourceDb {
+    /// Stores a new token record.
+    pub fn create_token(&self, record: &TokenRecord) -> Result<(), TokenError> {
+        let _guard = self.lock();
+        let key = token_key(&record.name);
+        if self.store.get(&key).map_err(DbError::from)?.is_some() {
+            return Err(TokenError::Exists(record.name.clone()));
+        }
+        let body = serde_json::to_vec(record).map_err(TokenError::Encode)?;
+        self.store
+            .batch(vec![BatchOp::Put(key, body)])
+            .map_err(DbError::from)?;
+        Ok(())
+    }
+
+    /// Every token record, by name; records that do not decode are skipped
+    /// with a warning (they grant nothing).
+    pub fn tokens(&self) -> Result<Vec<TokenRecord>, DbError> {
+        Ok(self
+            .store
+            .scan_prefix(b"token/")?
+            .into_iter()
+            .filter_map(|(key, bytes)| match serde_json::from_slice(&bytes) {
+                Ok(record) => Some(record),
+                Err(error) => {
+                    tracing::warn!(key = %String::from_utf8_lossy(&key), %error, "unreadable token record ignored");
+                    None
+                }
+            })
+            .collect())
+    }
+
+    /// Deletes a token record; `false` when there was none.
+    pub fn delete_token(&self, name: &str) -> Result<bool, DbError> {
+        let _guard = self.lock();
+        let key = token_key(name);
+        if self.store.get(&key)?.is_none() {
+            return Ok(false);
+        }
+        self.store.batch(vec![BatchOp::Delete(key)])?;
+        Ok(true)
+    }
+}

@@ -1,0 +1,87 @@
+//! What wasmco keeps: the resource database ([`db`]), secrets sealed at rest
+//! ([`secrets`]) and the AppContext revisions with the hand-off port between
+//! the orchestrator and rsync ([`appcontext`]), all over the [`KvStore`]
+//! trait, so none of them depends on one engine. sled (embedded, one
+//! directory) is the default.
+//!
+//! Durability: every mutating call returns only after the change is on disk
+//! (sled's `flush`, an fsync), so a write the API acknowledged survives a
+//! crash of the process or the machine.
+
+pub mod appcontext;
+pub mod db;
+pub mod secrets;
+mod sled_store;
+
+pub use sled_store::SledStore;
+
+/// One change of an atomic batch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BatchOp {
+    /// Set `key` to `value`.
+    Put(Vec<u8>, Vec<u8>),
+    /// Remove `key` (no error when absent).
+    Delete(Vec<u8>),
+}
+
+/// A key and its value.
+pub type Entry = (Vec<u8>, Vec<u8>);
+
+/// The storage engine failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The data directory could not be opened.
+    #[error("cannot open the store at {path}: {reason}")]
+    Open {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// A read or write failed.
+    #[error("store {operation} failed: {reason}")]
+    Io {
+        /// What was being done.
+        operation: &'static str,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Keys and values are bytes; keys sort bytewise.
+pub trait KvStore: Send + Sync + 'static {
+    /// The value of `key`.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError>;
+    /// Sets `key`, durably.
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError>;
+    /// Removes `key`, durably; no error when absent.
+    fn delete(&self, key: &[u8]) -> Result<(), StoreError>;
+    /// Every entry whose key starts with `prefix`, in key order.
+    fn scan_prefix(&self, prefix: &[u8]) -> Result<Vec<Entry>, StoreError> {
+        let mut entries = Vec::new();
+        self.visit_prefix(prefix, &mut |key, value| {
+            entries.push((key.to_vec(), value.to_vec()))
+        })?;
+        Ok(entries)
+    }
+    /// Calls `visit` with every entry whose key starts with `prefix`, in key
+    /// order, without copying them.
+    fn visit_prefix(
+        &self,
+        prefix: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]),
+    ) -> Result<(), StoreError>;
+    /// Applies all of `ops` or none, durably.
+    fn batch(&self, ops: Vec<BatchOp>) -> Result<(), StoreError>;
+    /// Applies all of `ops` or none, without waiting for the disk: for data
+    /// that can be derived again after a crash (rsync's progress), where an
+    /// fsync per write would cost more than the work it records.
+    fn batch_lazy(&self, ops: Vec<BatchOp>) -> Result<(), StoreError> {
+        self.batch(ops)
+    }
+    /// Bytes the store takes on disk.
+    fn size_on_disk(&self) -> Result<u64, StoreError>;
+}
+
+#[cfg(test)]
+mod tests;

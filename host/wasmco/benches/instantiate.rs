@@ -1,0 +1,249 @@
+//! Instantiate at scale: 10 apps x N clusters x 5 resources, generic
+//! placement plus one gac action, from the request to a context ready for
+//! sync; peak memory and store size. Each N runs in its own process so its
+//! peak RSS is its own.
+//!
+//! `cargo bench -p wasmco --bench instantiate`
+
+use std::process::Command;
+use std::time::Instant;
+
+use serde_json::json;
+
+mod support;
+
+use support::create;
+use wasmco::startup;
+use wasmco_core::Kind;
+use wasmco_orchestrator::DigRef;
+use wasmco_runtime::{ControllerKind, LimitOverrides};
+
+const APPS: usize = 10;
+const RESOURCES: usize = 5;
+const TARGET_SECONDS: f64 = 1.0;
+const TARGET_RSS_MB: f64 = 300.0;
+
+/// `v` followed by `extra`.
+fn with<'a>(v: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    v.iter().chain(extra).copied().collect()
+}
+
+fn manifests(app: usize) -> Vec<u8> {
+    let mut yaml = String::new();
+    for r in 0..RESOURCES {
+        yaml.push_str(&format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: app{app}-part{r}, labels: {{app: app{app}}}}}\n\
+             spec:\n  replicas: 1\n  selector: {{matchLabels: {{app: app{app}-part{r}}}}}\n  template:\n    metadata: {{labels: {{app: app{app}-part{r}}}}}\n    \
+             spec: {{containers: [{{name: main, image: \"registry.example/app{app}/part{r}:1.0\", ports: [{{containerPort: 8080}}]}}]}}\n"
+        ));
+    }
+    yaml.into_bytes()
+}
+
+/// Builds the inputs for `clusters` clusters and instantiates once.
+fn run(clusters: usize) {
+    let data = tempfile::tempdir().expect("temp dir");
+    let state = startup::open_state(data.path(), None, Default::default()).expect("state");
+    let db = &state.db;
+    create(db, Kind::ClusterProvider, &["edge"], json!({}), None);
+    let kubeconfig = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/kubeconfig.yaml"
+    ))
+    .expect("fixture");
+    for i in 0..clusters {
+        let name = format!("c{i:05}");
+        create(
+            db,
+            Kind::Cluster,
+            &["edge", &name],
+            json!({}),
+            Some(kubeconfig.clone()),
+        );
+        create(
+            db,
+            Kind::ClusterLabel,
+            &["edge", &name, "edge"],
+            json!({}),
+            None,
+        );
+    }
+    let gac = wasmco_runtime::builtin::builtin("gac").expect("gac").wasm;
+    create(
+        db,
+        Kind::Controller,
+        &["gac"],
+        json!({"type": "action", "priority": 10}),
+        Some(gac.to_vec()),
+    );
+    let controller = state
+        .runtime
+        .load(
+            "gac",
+            ControllerKind::Action,
+            gac,
+            &LimitOverrides::default(),
+        )
+        .expect("gac loads");
+    state.controllers.insert(controller);
+    create(db, Kind::Project, &["p"], json!({}), None);
+    let v = ["p", "ca", "v1"];
+    create(
+        db,
+        Kind::CompositeApp,
+        &v,
+        json!({"compositeAppVersion": "v1"}),
+        None,
+    );
+    let apps: Vec<String> = (0..APPS).map(|a| format!("app{a}")).collect();
+    for (a, app) in apps.iter().enumerate() {
+        create(
+            db,
+            Kind::App,
+            &with(&v, &[app]),
+            json!({}),
+            Some(manifests(a)),
+        );
+    }
+    create(
+        db,
+        Kind::CompositeProfile,
+        &with(&v, &["prof"]),
+        json!({}),
+        None,
+    );
+    create(
+        db,
+        Kind::DeploymentIntentGroup,
+        &with(&v, &["dig"]),
+        json!({"compositeProfile": "prof", "version": "r1"}),
+        None,
+    );
+    create(
+        db,
+        Kind::GenericPlacementIntent,
+        &with(&v, &["dig", "gpi"]),
+        json!({}),
+        None,
+    );
+    for app in &apps {
+        let intent = json!({"app": app, "intent": {"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]}});
+        create(
+            db,
+            Kind::GenericAppIntent,
+            &with(&v, &["dig", "gpi", app]),
+            intent,
+            None,
+        );
+    }
+    let customizations: Vec<serde_json::Value> = apps
+        .iter()
+        .flat_map(|app| {
+            let target = json!({"kind": "Deployment", "name": format!("{app}-part0")});
+            [
+                json!({"app": app, "target": target, "patchType": "merge", "patch": {"spec": {"replicas": 3}}}),
+                json!({"app": app, "target": target, "patchType": "merge", "patch": {"spec": {"replicas": 5}},
+                       "clusterInfo": {"scope": "name", "clusterProvider": "edge", "cluster": "c00000"}}),
+            ]
+        })
+        .collect();
+    create(
+        db,
+        Kind::ControllerIntent,
+        &with(&v, &["dig", "scale"]),
+        json!({ "customizations": customizations }),
+        None,
+    );
+    create(
+        db,
+        Kind::DigIntent,
+        &with(&v, &["dig", "intents"]),
+        json!({"intent": {"genericPlacementIntent": "gpi", "gac": "scale"}}),
+        None,
+    );
+    let dig = DigRef {
+        project: "p".into(),
+        composite_app: "ca".into(),
+        version: "v1".into(),
+        name: "dig".into(),
+    };
+    state.orchestrator.approve(&dig).expect("approve");
+
+    let started = Instant::now();
+    state.orchestrator.instantiate(&dig).expect("instantiate");
+    let took = started.elapsed().as_secs_f64();
+
+    let mut context_bytes = 0usize;
+    db.store()
+        .visit_prefix(b"ctx/", &mut |k, v| context_bytes += k.len() + v.len())
+        .expect("scan");
+    let on_disk = db.store().size_on_disk().expect("size");
+    let (_, context) = state.orchestrator.context(&dig, None).expect("context");
+    let placed: usize = context.apps.iter().map(|a| a.placement.len()).sum();
+    let differing: usize = context.apps.iter().map(|a| a.diffs.len()).sum();
+    // What the edit budget adds: one walk of each manifest an edit
+    // produced (here every manifest of the context is walked, an upper
+    // bound), timed on its own.
+    let manifests: Vec<&serde_json::Value> = context
+        .apps
+        .iter()
+        .flat_map(|app| {
+            app.base.iter().map(|r| &r.manifest).chain(
+                app.diffs
+                    .values()
+                    .flatten()
+                    .filter_map(|(_, r)| r.as_ref().map(|r| &r.manifest)),
+            )
+        })
+        .collect();
+    let walked = Instant::now();
+    for manifest in &manifests {
+        wasmco_orchestrator::budget::measure(manifest, usize::MAX).expect("within bounds");
+    }
+    let budget_share = walked.elapsed().as_secs_f64() / took;
+    let rss_mb = peak_rss_kb() as f64 / 1024.0;
+    println!(
+        "  {clusters:>6} clusters: {:>8.1} ms ({:.2}x the 1 s target)  peak RSS {rss_mb:>6.1} MB ({:.2}x the 300 MB target)  \
+         context {:>7.1} KiB of keys and values, store {:>6.1} MiB on disk ({placed} placements, {differing} differing clusters); \
+         budget walks {:.2}% of it (target < 5%)",
+        took * 1e3,
+        took / TARGET_SECONDS,
+        rss_mb / TARGET_RSS_MB,
+        context_bytes as f64 / 1024.0,
+        on_disk as f64 / (1024.0 * 1024.0),
+        budget_share * 100.0,
+    );
+}
+
+fn peak_rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+fn main() {
+    if let Some(n) = std::env::args()
+        .skip(1)
+        .find_map(|a| a.strip_prefix("--clusters=").map(str::to_owned))
+    {
+        run(n.parse().expect("cluster count"));
+        return;
+    }
+    println!(
+        "instantiate, {APPS} apps x N clusters x {RESOURCES} resources, generic placement + gac:"
+    );
+    let me = std::env::current_exe().expect("own path");
+    for clusters in [100, 1_000, 10_000] {
+        let status = Command::new(&me)
+            .arg(format!("--clusters={clusters}"))
+            .status()
+            .expect("run");
+        assert!(status.success(), "{clusters} clusters failed");
+    }
+}

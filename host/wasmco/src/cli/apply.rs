@@ -1,0 +1,245 @@
+//! `wasmco apply -f` and `wasmco delete -f`: emcoctl documents sent to the API.
+
+use std::io::Write;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::Value;
+
+use super::CliError;
+use super::client::{ApiClient, ClientError, Upload};
+use super::emcoctl::{Document, Operation};
+use super::status::{Snapshot, WatchOptions};
+use wasmco_core::{BodyShape, Kind};
+
+/// How a run goes.
+#[derive(Debug, Clone, Copy)]
+pub struct RunOptions {
+    /// Stop at the first failure (`-s`).
+    pub stop_on_error: bool,
+    /// How long `delete` waits for a terminate to finish.
+    pub terminate_timeout: Duration,
+}
+
+/// What a run did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    /// Documents that changed something.
+    pub done: usize,
+    /// Documents with nothing to do.
+    pub skipped: usize,
+    /// Documents for things wasmco does not have.
+    pub unsupported: usize,
+    /// Documents that failed.
+    pub failed: usize,
+}
+
+impl std::fmt::Display for Tally {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} done, {} skipped, {} unsupported, {} failed",
+            self.done, self.skipped, self.unsupported, self.failed
+        )
+    }
+}
+
+enum Outcome {
+    Done(String),
+    Skipped(String),
+    Unsupported(String),
+}
+
+/// Applies `documents` in order: creates each resource (replacing one that
+/// exists) and posts each action.
+pub fn apply(
+    client: &ApiClient,
+    documents: &[Document],
+    options: RunOptions,
+    out: &mut dyn Write,
+) -> Result<Tally, CliError> {
+    run(documents.iter(), options, out, |doc| apply_one(client, doc))
+}
+
+/// Undoes `documents` in reverse order: deletes each resource (one already
+/// gone is skipped) and terminates a DIG the documents instantiated,
+/// waiting until its resources are gone before deleting the DIG.
+pub fn delete(
+    client: &ApiClient,
+    documents: &[Document],
+    options: RunOptions,
+    out: &mut dyn Write,
+) -> Result<Tally, CliError> {
+    run(documents.iter().rev(), options, out, |doc| {
+        delete_one(client, doc, options.terminate_timeout)
+    })
+}
+
+fn run<'a>(
+    documents: impl Iterator<Item = &'a Document>,
+    options: RunOptions,
+    out: &mut dyn Write,
+    mut each: impl FnMut(&Document) -> Result<Outcome, CliError>,
+) -> Result<Tally, CliError> {
+    let mut tally = Tally::default();
+    for document in documents {
+        // What to print, and why `-s` stops here (when it does).
+        let (verdict, detail, stop) = match each(document) {
+            Ok(Outcome::Done(what)) => {
+                tally.done += 1;
+                writeln!(out, "{what}")?;
+                out.flush()?;
+                continue;
+            }
+            Ok(Outcome::Skipped(why)) => {
+                tally.skipped += 1;
+                ("skipped", why, None)
+            }
+            Ok(Outcome::Unsupported(why)) => {
+                tally.unsupported += 1;
+                (
+                    "unsupported",
+                    why,
+                    Some("the first document wasmco cannot apply"),
+                )
+            }
+            Err(error) => {
+                tally.failed += 1;
+                ("failed", error.to_string(), Some("the first failure"))
+            }
+        };
+        writeln!(
+            out,
+            "{verdict:<12}{} ({}): {detail}",
+            document.anchor, document.origin
+        )?;
+        out.flush()?;
+        if let Some(reason) = stop.filter(|_| options.stop_on_error) {
+            return Err(CliError::Usage(format!(
+                "stopped at {reason} (-s): {tally}"
+            )));
+        }
+    }
+    Ok(tally)
+}
+
+fn apply_one(client: &ApiClient, document: &Document) -> Result<Outcome, CliError> {
+    match document.operation() {
+        Operation::Unsupported { reason } => Ok(Outcome::Unsupported(reason)),
+        Operation::Action { dig, action, body } => {
+            match client.post(&format!("v2/{dig}/{action}"), &body) {
+                Ok(answer) => Ok(Outcome::Done(format!(
+                    "{action:<12}{dig}: {}",
+                    answer["deployedStatus"].as_str().unwrap_or("done")
+                ))),
+                // Applying a file twice meets a DIG already past this step.
+                Err(error) if error.status() == Some(StatusCode::CONFLICT) => {
+                    Ok(Outcome::Skipped(api_message(&error)))
+                }
+                Err(error) => Err(error.into()),
+            }
+        }
+        Operation::Resource {
+            kind,
+            collection,
+            item,
+            body,
+            file,
+        } => {
+            let multipart = matches!(kind.info().body, BodyShape::Multipart(_));
+            let upload = match (&file, multipart) {
+                (Some(path), true) => Some(read_file(kind, path)?),
+                (Some(_), false) => {
+                    return Err(CliError::Usage(format!(
+                        "a {} takes no `file`",
+                        kind.info().title
+                    )));
+                }
+                (None, _) => None,
+            };
+            let created = client.create_or_replace(
+                &format!("v2/{collection}"),
+                &format!("v2/{item}"),
+                &body,
+                multipart,
+                upload,
+            )?;
+            let verb = if created { "created" } else { "updated" };
+            Ok(Outcome::Done(format!("{verb:<12}{item}")))
+        }
+    }
+}
+
+/// The `file` part: a controller's may be its crate's directory, built here.
+fn read_file(kind: Kind, path: &std::path::Path) -> Result<Upload, CliError> {
+    let (file, bytes) = if kind == Kind::Controller {
+        super::controller::component_bytes(path)?
+    } else {
+        let bytes = std::fs::read(path).map_err(|source| CliError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        (path.to_owned(), bytes)
+    };
+    let file_name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    Ok(Upload { file_name, bytes })
+}
+
+fn delete_one(
+    client: &ApiClient,
+    document: &Document,
+    terminate_timeout: Duration,
+) -> Result<Outcome, CliError> {
+    match document.operation() {
+        Operation::Unsupported { reason } => Ok(Outcome::Unsupported(reason)),
+        Operation::Action { dig, action, .. } if action == "instantiate" => {
+            let path = format!("v2/{dig}");
+            match client.post(&format!("{path}/terminate"), &Value::Null) {
+                Ok(_) => {}
+                Err(error) if error.status() == Some(StatusCode::CONFLICT) => {
+                    return Ok(Outcome::Skipped(api_message(&error)));
+                }
+                Err(error) if error.status() == Some(StatusCode::NOT_FOUND) => {
+                    return Ok(Outcome::Skipped("already gone".into()));
+                }
+                Err(error) => return Err(error.into()),
+            }
+            let options = WatchOptions {
+                watch: true,
+                timeout: terminate_timeout,
+                progress: false,
+            };
+            let finished = super::status::show(client, &path, &options, &mut std::io::sink())?;
+            Ok(Outcome::Done(format!(
+                "{:<12}{dig}: {}",
+                "terminated",
+                summary_counts(&finished)
+            )))
+        }
+        Operation::Action { action, .. } => {
+            Ok(Outcome::Skipped(format!("`{action}` has nothing to undo")))
+        }
+        Operation::Resource { item, .. } => match client.delete(&format!("v2/{item}")) {
+            Ok(()) => Ok(Outcome::Done(format!("{:<12}{item}", "deleted"))),
+            Err(error) if error.status() == Some(StatusCode::NOT_FOUND) => {
+                Ok(Outcome::Skipped("already gone".into()))
+            }
+            Err(error) => Err(error.into()),
+        },
+    }
+}
+
+fn summary_counts(snapshot: &Snapshot) -> String {
+    let total: usize = snapshot.apps.values().map(Vec::len).sum();
+    format!("{total} resource(s) deleted")
+}
+
+fn api_message(error: &ClientError) -> String {
+    match error {
+        ClientError::Api { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,505 @@
+//! EMCO's emcoctl documents, read as they are, and what applying or deleting
+//! each one asks of the API.
+//!
+//! ```yaml
+//! version: emco/v2
+//! resourceContext:
+//!   anchor: projects/{{.ProjectName}}/composite-apps
+//! metadata: {name: app1}
+//! spec: {compositeAppVersion: v1}
+//! file: app1.tgz            # the multipart `file` part
+//! ```
+//!
+//! Files are Go templates filled from a values file (`-v`), as emcoctl does.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use wasmco_core::{BodyShape, Kind};
+
+/// The DIG actions a document's anchor may end in.
+pub const DIG_ACTIONS: [&str; 7] = [
+    "approve",
+    "instantiate",
+    "update",
+    "rollback",
+    "terminate",
+    "stop",
+    "migrate",
+];
+
+/// Why documents could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum DocumentError {
+    /// A file or directory could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The values file is not a YAML mapping.
+    #[error("values file {path}: {reason}")]
+    Values {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A template placeholder could not be filled.
+    #[error("{path}: {reason}")]
+    Template {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A document is not an emcoctl document.
+    #[error("{path}, document {index}: {reason}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The document's position in the file, from 1.
+        index: usize,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawDocument {
+    version: String,
+    resource_context: ResourceContext,
+    #[serde(default)]
+    metadata: Option<Value>,
+    #[serde(default)]
+    spec: Option<Value>,
+    #[serde(default)]
+    cluster_label: Option<String>,
+    #[serde(default)]
+    file: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ResourceContext {
+    anchor: String,
+}
+
+/// One emcoctl document.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// Where it came from: `file.yaml#2`.
+    pub origin: String,
+    /// Its anchor, relative to `/v2`.
+    pub anchor: String,
+    /// `metadata`.
+    pub metadata: Option<Value>,
+    /// `spec`.
+    pub spec: Option<Value>,
+    /// A label document's `clusterLabel`.
+    pub cluster_label: Option<String>,
+    /// `file`, resolved against the document's directory.
+    pub file: Option<PathBuf>,
+}
+
+/// What a document asks of the API.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Operation {
+    /// Create (or replace) a resource.
+    Resource {
+        /// Its kind.
+        kind: Kind,
+        /// The collection it is posted to.
+        collection: String,
+        /// Its own path.
+        item: String,
+        /// The request body (the multipart `metadata` part for multipart kinds).
+        body: Value,
+        /// The multipart `file` part.
+        file: Option<PathBuf>,
+    },
+    /// A DIG action.
+    Action {
+        /// The DIG's path.
+        dig: String,
+        /// The action.
+        action: String,
+        /// Its body.
+        body: Value,
+    },
+    /// Something wasmco does not have.
+    Unsupported {
+        /// Why, for a person.
+        reason: String,
+    },
+}
+
+/// Reads every document of `paths` (files, or directories of `*.yaml` files
+/// in name order). A directory's `values.yaml` fills the templates of its
+/// files when no values file is given, and is not read as documents.
+pub fn load(paths: &[PathBuf], values: Option<&Path>) -> Result<Vec<Document>, DocumentError> {
+    let explicit = values.map(read_values).transpose()?;
+    let mut documents = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            let implicit = match &explicit {
+                Some(_) => None,
+                None => {
+                    let candidate = path.join("values.yaml");
+                    candidate
+                        .exists()
+                        .then(|| read_values(&candidate))
+                        .transpose()?
+                }
+            };
+            let values = explicit.as_ref().or(implicit.as_ref());
+            for file in yaml_files(path)? {
+                documents.extend(load_file(&file, values)?);
+            }
+        } else {
+            documents.extend(load_file(path, explicit.as_ref())?);
+        }
+    }
+    Ok(documents)
+}
+
+fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, DocumentError> {
+    let read = |source| DocumentError::Read {
+        path: dir.to_owned(),
+        source,
+    };
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(read)? {
+        let path = entry.map_err(read)?.path();
+        let yaml = path.extension().is_some_and(|e| e == "yaml" || e == "yml");
+        let values = path.file_stem().is_some_and(|s| s == "values");
+        if path.is_file() && yaml && !values {
+            files.push(path);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+fn read_values(path: &Path) -> Result<gtmpl::Value, DocumentError> {
+    let text = std::fs::read_to_string(path).map_err(|source| DocumentError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let values: Value = serde_norway::from_str(&text).map_err(|e| DocumentError::Values {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })?;
+    if !values.is_object() {
+        return Err(DocumentError::Values {
+            path: path.to_owned(),
+            reason: "must be a mapping of names to values".into(),
+        });
+    }
+    Ok(template_value(values))
+}
+
+/// Objects become Go-template structs, so a missing key is an error naming
+/// it rather than an empty string in a resource name.
+fn template_value(value: Value) -> gtmpl::Value {
+    match value {
+        Value::Null => gtmpl::Value::Nil,
+        Value::Bool(b) => b.into(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i.into(),
+            (None, Some(u), _) => u.into(),
+            (_, _, Some(f)) => f.into(),
+            _ => gtmpl::Value::Nil,
+        },
+        Value::String(s) => s.into(),
+        Value::Array(items) => gtmpl::Value::Array(items.into_iter().map(template_value).collect()),
+        Value::Object(map) => gtmpl::Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, template_value(v)))
+                .collect::<HashMap<_, _>>(),
+        ),
+    }
+}
+
+fn load_file(path: &Path, values: Option<&gtmpl::Value>) -> Result<Vec<Document>, DocumentError> {
+    let text = std::fs::read_to_string(path).map_err(|source| DocumentError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    let text = render_template(path, &text, values)?;
+    let base_dir = path.parent().unwrap_or(Path::new("."));
+    let mut documents = Vec::new();
+    for (index, yaml) in serde_norway::Deserializer::from_str(&text).enumerate() {
+        let index = index + 1;
+        let parse = |reason: String| DocumentError::Parse {
+            path: path.to_owned(),
+            index,
+            reason,
+        };
+        let value = Value::deserialize(yaml).map_err(|e| parse(e.to_string()))?;
+        if value.is_null() {
+            continue;
+        }
+        let raw: RawDocument = serde_json::from_value(value).map_err(|e| parse(e.to_string()))?;
+        if raw.version != "emco/v2" {
+            return Err(parse(format!(
+                "version is {:?}; emcoctl documents are `emco/v2`",
+                raw.version
+            )));
+        }
+        let file = raw.file.map(|f| resolve_file(base_dir, &f));
+        documents.push(Document {
+            origin: format!("{}#{index}", path.display()),
+            anchor: normalise_anchor(&raw.resource_context.anchor),
+            metadata: raw.metadata,
+            spec: raw.spec,
+            cluster_label: raw.cluster_label,
+            file,
+        });
+    }
+    Ok(documents)
+}
+
+fn render_template(
+    path: &Path,
+    text: &str,
+    values: Option<&gtmpl::Value>,
+) -> Result<String, DocumentError> {
+    if !text.contains("{{") {
+        return Ok(text.to_owned());
+    }
+    let fail = |reason: String| DocumentError::Template {
+        path: path.to_owned(),
+        reason,
+    };
+    let Some(values) = values else {
+        return Err(fail(
+            "has template placeholders ({{...}}) but no values file was given (-v values.yaml)"
+                .into(),
+        ));
+    };
+    let mut template = gtmpl::Template::default();
+    template
+        .parse(text)
+        .map_err(|e| fail(format!("template: {e}")))?;
+    template
+        .render(&gtmpl::Context::from(values.clone()))
+        .map_err(|e| fail(format!("filling the template from the values: {e}")))
+}
+
+/// emcoctl documents name files relative to where emcoctl runs; wasmco
+/// also finds them next to the document, so a directory of documents can
+/// be applied from anywhere.
+fn resolve_file(base_dir: &Path, file: &str) -> PathBuf {
+    let path = Path::new(file);
+    let beside = base_dir.join(path);
+    if path.is_relative() && beside.exists() {
+        beside
+    } else {
+        path.to_owned()
+    }
+}
+
+fn normalise_anchor(anchor: &str) -> String {
+    let anchor = anchor.trim().trim_matches('/');
+    anchor.strip_prefix("v2/").unwrap_or(anchor).to_owned()
+}
+
+impl Document {
+    /// `metadata.name`, when the document has one.
+    pub fn name(&self) -> Option<&str> {
+        self.metadata.as_ref()?.get("name")?.as_str()
+    }
+
+    /// What applying this document asks of the API.
+    pub fn operation(&self) -> Operation {
+        let anchor = &self.anchor;
+        if let Some((dig, action)) = anchor.rsplit_once('/')
+            && DIG_ACTIONS.contains(&action)
+            && let Some(target) = Kind::from_path(dig, true)
+            && matches!(target, Kind::DeploymentIntentGroup | Kind::LogicalCloud)
+        {
+            let supported = match target {
+                Kind::LogicalCloud => matches!(action, "instantiate" | "terminate"),
+                _ => !matches!(action, "stop" | "migrate"),
+            };
+            if !supported {
+                return Operation::Unsupported {
+                    reason: format!(
+                        "wasmco has no `{action}` action for {}s",
+                        target.info().title
+                    ),
+                };
+            }
+            return Operation::Action {
+                dig: dig.to_owned(),
+                action: action.to_owned(),
+                body: self.spec.clone().unwrap_or_else(|| json!({})),
+            };
+        }
+        let Some(kind) = Kind::from_path(anchor, false) else {
+            return Operation::Unsupported {
+                reason: format!(
+                    "wasmco has no resources at `{anchor}` (it keeps EMCO's core resources; \
+                     see `wasmco get --help` for the kinds it has)"
+                ),
+            };
+        };
+        let spec = self.spec.clone().unwrap_or_else(|| json!({}));
+        if kind == Kind::Controller && (spec.get("host").is_some() || spec.get("port").is_some()) {
+            return Operation::Unsupported {
+                reason: "a controller given by host and port is an EMCO gRPC service; wasmco runs \
+                         controllers as WebAssembly components: give the `.wasm` (or its crate's \
+                         directory) as `file` instead"
+                    .into(),
+            };
+        }
+        let (name, body) = match kind.info().body {
+            BodyShape::Label => match &self.cluster_label {
+                Some(label) => (label.clone(), json!({"clusterLabel": label})),
+                None => {
+                    return Operation::Unsupported {
+                        reason: "a label document needs `clusterLabel` at its top level".into(),
+                    };
+                }
+            },
+            _ => match self.name() {
+                Some(name) => (
+                    name.to_owned(),
+                    json!({"metadata": self.metadata, "spec": spec}),
+                ),
+                None => {
+                    return Operation::Unsupported {
+                        reason: "the document has no metadata.name".into(),
+                    };
+                }
+            },
+        };
+        let mut item = format!("{anchor}/{name}");
+        if kind.is_versioned() {
+            match spec.get("compositeAppVersion").and_then(Value::as_str) {
+                Some(version) => {
+                    item.push('/');
+                    item.push_str(version);
+                }
+                None => {
+                    return Operation::Unsupported {
+                        reason: "a composite app document needs spec.compositeAppVersion".into(),
+                    };
+                }
+            }
+        }
+        Operation::Resource {
+            kind,
+            collection: anchor.clone(),
+            item,
+            body,
+            file: self.file.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn fills_templates_and_maps_anchors() {
+        let dir = tempfile::tempdir().unwrap();
+        write(
+            dir.path(),
+            "values.yaml",
+            "ProjectName: shop\nVersion: v1\n",
+        );
+        write(
+            dir.path(),
+            "10-apps.yaml",
+            "version: emco/v2\nresourceContext:\n  anchor: projects/{{.ProjectName}}/composite-apps\n\
+             metadata: {name: store}\nspec: {compositeAppVersion: {{.Version}}}\n---\n\
+             version: emco/v2\nresourceContext: {anchor: cluster-providers/p/clusters/c/labels}\n\
+             clusterLabel: edge\n---\n\
+             version: emco/v2\nresourceContext: {anchor: projects/shop/composite-apps/store/v1/deployment-intent-groups/d/instantiate}\n",
+        );
+        let docs = load(&[dir.path().to_owned()], None).unwrap();
+        assert_eq!(docs.len(), 3);
+        match docs[0].operation() {
+            Operation::Resource { kind, item, .. } => {
+                assert_eq!(kind, Kind::CompositeApp);
+                assert_eq!(item, "projects/shop/composite-apps/store/v1");
+            }
+            other => panic!("{other:?}"),
+        }
+        match docs[1].operation() {
+            Operation::Resource { item, body, .. } => {
+                assert_eq!(item, "cluster-providers/p/clusters/c/labels/edge");
+                assert_eq!(body, json!({"clusterLabel": "edge"}));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            matches!(docs[2].operation(), Operation::Action { ref action, .. } if action == "instantiate")
+        );
+        let lc = Document {
+            anchor: "projects/p/logical-clouds/lc/instantiate".into(),
+            ..docs[2].clone()
+        };
+        assert!(
+            matches!(lc.operation(), Operation::Action { ref dig, .. } if dig == "projects/p/logical-clouds/lc")
+        );
+    }
+
+    #[test]
+    fn missing_value_names_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let values = write(dir.path(), "v.yaml", "Other: x\n");
+        let file = write(
+            dir.path(),
+            "a.yaml",
+            "version: emco/v2\nresourceContext: {anchor: projects}\nmetadata: {name: \"{{.ProjectName}}\"}\n",
+        );
+        let error = load(std::slice::from_ref(&file), Some(&values))
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("ProjectName"), "{error}");
+        let error = load(&[file], None).unwrap_err().to_string();
+        assert!(error.contains("-v values.yaml"), "{error}");
+    }
+
+    #[test]
+    fn names_what_wasmco_lacks() {
+        let doc = |anchor: &str, spec: Value| Document {
+            origin: "t#1".into(),
+            anchor: anchor.into(),
+            metadata: Some(json!({"name": "x"})),
+            spec: Some(spec),
+            cluster_label: None,
+            file: None,
+        };
+        let Operation::Unsupported { reason } =
+            doc("controllers", json!({"host": "gac", "port": 9033})).operation()
+        else {
+            panic!()
+        };
+        assert!(reason.contains("host and port"), "{reason}");
+        let Operation::Unsupported { reason } = doc(
+            "projects/p/composite-apps/c/v1/deployment-intent-groups/d/network-controller-intent",
+            json!({}),
+        )
+        .operation() else {
+            panic!()
+        };
+        assert!(reason.contains("network-controller-intent"), "{reason}");
+    }
+}

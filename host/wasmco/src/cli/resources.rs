@@ -1,0 +1,311 @@
+//! `wasmco get` and finding a DIG by name.
+
+use serde_json::Value;
+
+use super::CliError;
+use super::client::ApiClient;
+use wasmco_core::Kind;
+
+/// The parents a person names with flags (`--project shop`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Scope {
+    /// The cluster provider of a cluster, label or kv-pair.
+    #[arg(long, global = true)]
+    pub provider: Option<String>,
+    /// The cluster of a label or kv-pair.
+    #[arg(long, global = true)]
+    pub cluster: Option<String>,
+    /// The project.
+    #[arg(long, global = true)]
+    pub project: Option<String>,
+    /// The composite app.
+    #[arg(long, global = true)]
+    pub composite_app: Option<String>,
+    /// The composite app's version.
+    #[arg(long, global = true)]
+    pub composite_app_version: Option<String>,
+    /// The app (of an app dependency).
+    #[arg(long, global = true)]
+    pub app: Option<String>,
+    /// The composite profile (of an app profile).
+    #[arg(long, global = true)]
+    pub composite_profile: Option<String>,
+    /// The deployment intent group (of intents).
+    #[arg(long, global = true)]
+    pub dig: Option<String>,
+    /// The generic placement intent (of app intents).
+    #[arg(long, global = true)]
+    pub placement_intent: Option<String>,
+}
+
+impl Scope {
+    fn value(&self, param: &str) -> (Option<&String>, &'static str) {
+        match param {
+            "clusterProvider" => (self.provider.as_ref(), "--provider"),
+            "cluster" => (self.cluster.as_ref(), "--cluster"),
+            "project" => (self.project.as_ref(), "--project"),
+            "compositeApp" => (self.composite_app.as_ref(), "--composite-app"),
+            "compositeAppVersion" => (
+                self.composite_app_version.as_ref(),
+                "--composite-app-version",
+            ),
+            "app" => (self.app.as_ref(), "--app"),
+            "compositeProfile" => (self.composite_profile.as_ref(), "--composite-profile"),
+            "deploymentIntentGroup" => (self.dig.as_ref(), "--dig"),
+            _ => (self.placement_intent.as_ref(), "--placement-intent"),
+        }
+    }
+}
+
+/// Output formats of `get`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Output {
+    /// Columns for a person.
+    Table,
+    /// YAML documents.
+    Yaml,
+    /// JSON.
+    Json,
+}
+
+/// The kind a person typed: a collection segment (`clusters`), its
+/// singular (`cluster`), the title (`composite-app`), or `dig`.
+pub fn parse_kind(word: &str) -> Option<Kind> {
+    let word = word.to_ascii_lowercase();
+    if matches!(word.as_str(), "dig" | "digs") {
+        return Some(Kind::DeploymentIntentGroup);
+    }
+    Kind::ALL.into_iter().find(|kind| {
+        let info = kind.info();
+        let title = info.title.replace(' ', "-");
+        word == info.segment
+            || word == info.segment.trim_end_matches('s')
+            || word == title
+            || word == format!("{title}s")
+            || word == info.store_id
+    })
+}
+
+/// The collection path of `kind` with its parents from `scope`.
+pub fn collection_path(kind: Kind, scope: &Scope) -> Result<String, CliError> {
+    let route = kind.collection_route();
+    let mut path = Vec::new();
+    let mut missing = Vec::new();
+    for segment in route.trim_start_matches("/v2/").split('/') {
+        match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+            Some(param) => match scope.value(param) {
+                (Some(value), _) => path.push(value.clone()),
+                (None, flag) => {
+                    missing.push(flag);
+                    path.push(format!("<{param}>"));
+                }
+            },
+            None => path.push(segment.to_owned()),
+        }
+    }
+    if missing.is_empty() {
+        Ok(path.join("/"))
+    } else {
+        Err(CliError::Usage(format!(
+            "{}s live under other resources: give {} (or the path itself: `{}`)",
+            kind.info().title,
+            missing.join(", "),
+            path.join("/")
+        )))
+    }
+}
+
+/// `wasmco get KIND [NAME]`: KIND is a kind word or a collection path.
+pub fn get(
+    client: &ApiClient,
+    kind_or_path: &str,
+    name: Option<&str>,
+    scope: &Scope,
+    output: Output,
+) -> Result<String, CliError> {
+    let (kind, collection) = if kind_or_path.contains('/') {
+        let path = kind_or_path.trim_matches('/');
+        let path = path.strip_prefix("v2/").unwrap_or(path).to_owned();
+        if let Some(kind) = Kind::from_path(&path, false) {
+            (kind, path)
+        } else if let Some(kind) = Kind::from_path(&path, true) {
+            let body = client.get(&format!("v2/{path}"))?;
+            return render(kind, vec![body], output);
+        } else {
+            return Err(CliError::Usage(format!(
+                "no wasmco resource lives at `{path}`"
+            )));
+        }
+    } else {
+        let kind = parse_kind(kind_or_path).ok_or_else(|| {
+            let known: Vec<&str> = Kind::ALL.iter().map(|k| k.info().segment).collect();
+            CliError::Usage(format!(
+                "unknown kind `{kind_or_path}`; kinds: {}",
+                known.join(", ")
+            ))
+        })?;
+        (kind, collection_path(kind, scope)?)
+    };
+    let items = match name {
+        Some(name) => {
+            let mut item = format!("v2/{collection}/{name}");
+            if kind.is_versioned() {
+                let version = scope.composite_app_version.as_deref().ok_or_else(|| {
+                    CliError::Usage(
+                        "a composite app is named with --composite-app-version too".into(),
+                    )
+                })?;
+                item.push('/');
+                item.push_str(version);
+            }
+            vec![client.get(&item)?]
+        }
+        None => match client.get(&format!("v2/{collection}"))? {
+            Value::Array(items) => items,
+            other => vec![other],
+        },
+    };
+    render(kind, items, output)
+}
+
+fn render(kind: Kind, items: Vec<Value>, output: Output) -> Result<String, CliError> {
+    Ok(match output {
+        Output::Json => {
+            serde_json::to_string_pretty(&items).map_err(|e| CliError::Usage(e.to_string()))?
+        }
+        Output::Yaml => {
+            let mut text = String::new();
+            for item in &items {
+                text.push_str("---\n");
+                text.push_str(
+                    &serde_norway::to_string(item).map_err(|e| CliError::Usage(e.to_string()))?,
+                );
+            }
+            text
+        }
+        Output::Table => table(kind, &items),
+    })
+}
+
+fn table(kind: Kind, items: &[Value]) -> String {
+    if kind == Kind::Controller {
+        let mut table = new_table(["NAME", "TYPE", "PRIORITY", "SIZE", "DIGEST"]);
+        for item in items {
+            let status = &item["status"];
+            table.add_row([
+                cell(&item["metadata"]["name"]),
+                cell(&status["type"]),
+                cell(&status["priority"]),
+                cell(&status["size"]),
+                cell(&status["digest"]).chars().take(19).collect(),
+            ]);
+        }
+        return table.to_string();
+    }
+    if kind == Kind::ClusterLabel {
+        let mut table = new_table(["LABEL"]);
+        for item in items {
+            table.add_row([cell(&item["clusterLabel"])]);
+        }
+        return table.to_string();
+    }
+    let mut table = new_table(["NAME", "DESCRIPTION", "SPEC"]);
+    for item in items {
+        let spec = item["spec"].to_string();
+        let spec = if spec.chars().count() > 60 {
+            format!("{}…", spec.chars().take(59).collect::<String>())
+        } else {
+            spec
+        };
+        table.add_row([
+            cell(&item["metadata"]["name"]),
+            cell(&item["metadata"]["description"]),
+            spec,
+        ]);
+    }
+    table.to_string()
+}
+
+/// A borderless table of `header`.
+pub fn new_table<const N: usize>(header: [&str; N]) -> comfy_table::Table {
+    let mut table = comfy_table::Table::new();
+    table
+        .load_preset(comfy_table::presets::NOTHING)
+        .set_content_arrangement(comfy_table::ContentArrangement::Disabled)
+        .set_header(header);
+    table
+}
+
+fn cell(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The path of the DIG a person named: a path as is, else the DIG in
+/// `scope`, else the only DIG of that name in any project.
+pub fn find_dig(client: &ApiClient, name: &str, scope: &Scope) -> Result<String, CliError> {
+    if name.contains('/') {
+        let path = name.trim_matches('/');
+        let path = path.strip_prefix("v2/").unwrap_or(path);
+        return match Kind::from_path(path, true) {
+            Some(Kind::DeploymentIntentGroup) => Ok(format!("v2/{path}")),
+            _ => Err(CliError::Usage(format!(
+                "`{name}` is not a deployment intent group's path"
+            ))),
+        };
+    }
+    let mut found = Vec::new();
+    for project in names(client, "v2/projects", scope.project.as_deref())? {
+        let apps = client.get(&format!("v2/projects/{project}/composite-apps"))?;
+        for app in apps.as_array().into_iter().flatten() {
+            let app_name = cell(&app["metadata"]["name"]);
+            let version = cell(&app["spec"]["compositeAppVersion"]);
+            if scope.composite_app.as_ref().is_some_and(|c| *c != app_name)
+                || scope
+                    .composite_app_version
+                    .as_ref()
+                    .is_some_and(|v| *v != version)
+            {
+                continue;
+            }
+            let collection = format!(
+                "v2/projects/{project}/composite-apps/{app_name}/{version}/deployment-intent-groups"
+            );
+            if names(client, &collection, Some(name))?.next().is_some() {
+                found.push(format!("{collection}/{name}"));
+            }
+        }
+    }
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(CliError::Usage(format!(
+            "no deployment intent group is called `{name}`; `wasmco get digs --project P \
+             --composite-app CA --composite-app-version V` lists them"
+        ))),
+        _ => Err(CliError::Usage(format!(
+            "`{name}` names more than one deployment intent group ({}); pick one with \
+             --project, --composite-app and --composite-app-version, or give its path",
+            found.join(", ")
+        ))),
+    }
+}
+
+/// The names in a collection, only `only` when given.
+fn names(
+    client: &ApiClient,
+    collection: &str,
+    only: Option<&str>,
+) -> Result<impl Iterator<Item = String>, CliError> {
+    let items = client.get(collection)?;
+    let only = only.map(str::to_owned);
+    Ok(items
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|item| cell(&item["metadata"]["name"]))
+        .filter(move |n| only.as_ref().is_none_or(|o| o == n)))
+}

@@ -1,0 +1,152 @@
+//! `wasmco controller`: write, build, register, list and try controllers.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use wasmco::cli::controller;
+use wasmco::cli::resources::{self, Output, Scope};
+use wasmco_runtime::{ControllerKind, Runtime, RuntimeConfig};
+
+use super::Connect;
+
+#[derive(clap::Subcommand)]
+pub enum ControllerCommand {
+    /// Write a new controller crate from the template; it builds as is.
+    New {
+        /// The controller's (and crate's) name.
+        name: String,
+        /// Placement (chooses clusters) or action (changes resources).
+        #[arg(long = "type", value_enum)]
+        kind: KindArg,
+        /// Where to write it (default: ./NAME).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+    /// Build a controller crate into a `.wasm` component and print its path.
+    Build {
+        /// The crate's directory.
+        #[arg(default_value = ".")]
+        dir: PathBuf,
+    },
+    /// Register a controller (or replace it): a `.wasm`, or a crate
+    /// directory, built first.
+    Upload {
+        /// The component or crate.
+        path: PathBuf,
+        /// Its name (default: the file's or directory's name).
+        #[arg(long)]
+        name: Option<String>,
+        /// Placement or action (default: what the component exports).
+        #[arg(long = "type", value_enum)]
+        kind: Option<KindArg>,
+        /// Lower runs first within its kind.
+        #[arg(long, default_value_t = 10)]
+        priority: u32,
+    },
+    /// List the registered controllers.
+    List,
+    /// Run a controller once against a fixture, with no server, and print
+    /// its edits.
+    Test {
+        /// The component.
+        wasm: PathBuf,
+        /// The fixture (JSON or YAML): clusters, apps, optional placement, intent.
+        #[arg(long)]
+        input: PathBuf,
+        /// Where compiled controllers are cached.
+        #[arg(long, env = "WASMCO_CACHE_DIR", default_value = ".wasmco/cache")]
+        cache_dir: PathBuf,
+    },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum KindArg {
+    Placement,
+    Action,
+}
+
+impl From<KindArg> for ControllerKind {
+    fn from(kind: KindArg) -> Self {
+        match kind {
+            KindArg::Placement => ControllerKind::Placement,
+            KindArg::Action => ControllerKind::Action,
+        }
+    }
+}
+
+pub fn run(connect: &Connect, command: ControllerCommand) -> anyhow::Result<()> {
+    let client = || connect.client();
+    let out = &mut std::io::stdout().lock();
+    match command {
+        ControllerCommand::New { name, kind, dir } => {
+            let dir = dir.unwrap_or_else(|| PathBuf::from(&name));
+            controller::new_crate(&dir, &name, kind.into())?;
+            writeln!(
+                out,
+                "wrote {}; next: `wasmco controller build {}`",
+                dir.display(),
+                dir.display()
+            )?;
+        }
+        ControllerCommand::Build { dir } => {
+            let wasm = controller::build_crate(&dir)?;
+            writeln!(out, "{}", wasm.display())?;
+        }
+        ControllerCommand::Upload {
+            path,
+            name,
+            kind,
+            priority,
+        } => {
+            let name = match name {
+                Some(name) => name,
+                None => path
+                    .canonicalize()
+                    .ok()
+                    .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().replace('_', "-")))
+                    .context("give the controller's name with --name")?,
+            };
+            let (file, wasm) = controller::component_bytes(&path)?;
+            let registration = controller::Registration {
+                name: name.clone(),
+                kind: kind.map(ControllerKind::from),
+                priority,
+            };
+            let new = controller::upload(&client()?, &registration, wasm)?;
+            writeln!(
+                out,
+                "{} controller {name} from {}",
+                if new { "registered" } else { "replaced" },
+                file.display()
+            )?;
+        }
+        ControllerCommand::List => {
+            let text = resources::get(
+                &client()?,
+                "controllers",
+                None,
+                &Scope::default(),
+                Output::Table,
+            )?;
+            writeln!(out, "{}", text.trim_end())?;
+        }
+        ControllerCommand::Test {
+            wasm,
+            input,
+            cache_dir,
+        } => {
+            let bytes =
+                std::fs::read(&wasm).with_context(|| format!("reading {}", wasm.display()))?;
+            let text = std::fs::read_to_string(&input)
+                .with_context(|| format!("reading {}", input.display()))?;
+            let fixture: controller::Fixture = serde_norway::from_str(&text)
+                .with_context(|| format!("{} is not a controller fixture", input.display()))?;
+            let runtime =
+                Runtime::new(RuntimeConfig::new(cache_dir)).context("starting the wasm runtime")?;
+            let report = controller::test(&runtime, &bytes, &fixture)?;
+            writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! `wasmco serve`: the REST API with its data in one directory.
+
+use std::path::PathBuf;
+
+use anyhow::Context;
+
+/// What a cluster's kubeconfig may ask of this host.
+#[derive(clap::Args)]
+pub struct KubeconfigArgs {
+    /// Accept kubeconfigs whose clusters are reached through `proxy-url`.
+    #[arg(long)]
+    allow_kubeconfig_proxy: bool,
+    /// A network (CIDR) no cluster's API server may be in, besides
+    /// link-local, metadata and unspecified addresses; repeatable.
+    #[arg(long = "deny-network", value_name = "CIDR")]
+    denied: Vec<ipnet::IpNet>,
+    /// A network (CIDR) allowed although a wider denied one holds it (the
+    /// most specific network wins); repeatable.
+    #[arg(long = "allow-network", value_name = "CIDR")]
+    allowed: Vec<ipnet::IpNet>,
+}
+
+impl KubeconfigArgs {
+    pub fn policy(&self) -> std::sync::Arc<wasmco_pki::kubeconfig::KubeconfigPolicy> {
+        std::sync::Arc::new(wasmco_pki::kubeconfig::KubeconfigPolicy::new(
+            self.allow_kubeconfig_proxy,
+            &self.denied,
+            &self.allowed,
+        ))
+    }
+}
+
+/// Serve the REST API (`/v2`) with its data in one directory.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Where the resource database and the controller cache live.
+    #[arg(long, env = "WASMCO_DATA_DIR", default_value = ".wasmco")]
+    data_dir: PathBuf,
+    /// Address to listen on.
+    #[arg(long, env = "WASMCO_LISTEN", default_value = "127.0.0.1:9015")]
+    listen: std::net::SocketAddr,
+    /// Write deployments as YAML files under this directory (one folder
+    /// per cluster) instead of applying them: dry runs and GitOps.
+    #[arg(long)]
+    sync_to_directory: Option<PathBuf>,
+    /// Serve HTTPS with a certificate from the host's own CA (made on
+    /// first start; clients trust DATA_DIR/tls/ca.crt).
+    #[arg(long)]
+    tls: bool,
+    /// More names (DNS or IP) for the HTTPS certificate, besides
+    /// localhost, 127.0.0.1, ::1 and the listen address.
+    #[arg(long = "tls-san")]
+    tls_sans: Vec<String>,
+    #[command(flatten)]
+    kubeconfigs: KubeconfigArgs,
+    /// How long an uploaded controller may take to compile (it compiles
+    /// in a child process, stopped past this).
+    #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
+    compile_timeout: std::time::Duration,
+    /// The limits controllers get unless their registration tightens
+    /// them, as JSON fields to replace:
+    /// `{"maxEdits": 50000, "outputBytes": 1073741824, "deadlineMs": 5000}`.
+    #[arg(long, value_name = "JSON")]
+    controller_limits: Option<String>,
+}
+
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let Args {
+        data_dir,
+        listen,
+        sync_to_directory,
+        tls,
+        tls_sans,
+        kubeconfigs,
+        compile_timeout,
+        controller_limits,
+    } = args;
+    let controller_limits = match controller_limits {
+        None => wasmco_runtime::ControllerLimits::default(),
+        Some(json) => {
+            let overrides: wasmco_runtime::LimitOverrides = serde_json::from_str(&json)
+                .context("--controller-limits is not a JSON object of limits")?;
+            wasmco_runtime::ControllerLimits::default()
+                .replaced_by(&overrides)
+                .context("--controller-limits")?
+        }
+    };
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let rsync = wasmco_rsync::RsyncConfig {
+        directory: sync_to_directory,
+        ..Default::default()
+    };
+    let options = wasmco::startup::HostOptions {
+        kubeconfigs: kubeconfigs.policy(),
+        compiler: wasmco_runtime::CompilerProcess::this_program(compile_timeout),
+        controller_limits,
+    };
+    let state =
+        wasmco::startup::open_state(&data_dir, Some((runtime.handle().clone(), rsync)), options)
+            .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
+    let tls_config = if tls {
+        let mut names: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+        if !listen.ip().is_unspecified() {
+            names.push(listen.ip().to_string());
+        }
+        names.extend(tls_sans);
+        Some(wasmco::startup::tls_config(&state, &data_dir, &names)?)
+    } else {
+        None
+    };
+    runtime.block_on(async {
+        let listener = wasmco::startup::bind(listen).await?;
+        let scheme = if tls_config.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        // Tests and scripts read the address (port 0 picks a free one).
+        println!(
+            "wasmco API listening on {scheme}://{}",
+            listener.local_addr()?
+        );
+        match tls_config {
+            Some(config) => wasmco::startup::serve_tls(state, listener, config).await,
+            None => wasmco::startup::serve(state, listener).await,
+        }
+    })?;
+    Ok(())
+}

@@ -1,0 +1,306 @@
+//! Start-up: the composition root. Opens the data directory (master key,
+//! store, compile cache, admin token, audit log), wires the runtime, the
+//! orchestrator and rsync together, checks what is stored against this
+//! host's policies, and serves the router the API builds from the result.
+//! The API itself only gets a ready [`AppState`].
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use wasmco_api::auth::{AuditLog, Tokens};
+use wasmco_api::{AppState, WorkPool, router};
+use wasmco_core::Kind;
+use wasmco_orchestrator::{ControllerRegistry, NoSync, Orchestrator};
+use wasmco_pki::kubeconfig::KubeconfigPolicy;
+use wasmco_runtime::LimitOverrides;
+use wasmco_runtime::builtin;
+use wasmco_runtime::{Runtime, RuntimeConfig, RuntimeError};
+use wasmco_store::appcontext::ContextStore;
+use wasmco_store::db::ResourceDb;
+use wasmco_store::secrets::MasterKey;
+use wasmco_store::{SledStore, StoreError};
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The store would not open.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The runtime would not start.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// The resource database could not be read (controllers, clusters, tokens).
+    #[error("cannot read the resource database: {0}")]
+    Db(#[from] wasmco_store::db::DbError),
+    /// The address could not be bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The built-in generic placement controller is missing from this build.
+    #[error("this build has no built-in generic placement controller")]
+    Builtin,
+    /// The built-in generic placement controller does not load.
+    #[error("the built-in generic placement controller does not load: {0}")]
+    Generic(wasmco_runtime::RegistrationError),
+    /// Deployments could not be taken up again.
+    #[error("cannot resume deployments: {0}")]
+    Resume(String),
+    /// The server stopped with an error.
+    #[error("server failed: {0}")]
+    Io(#[from] std::io::Error),
+    /// The TLS set-up failed.
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
+    /// The master key is wrong or unreadable.
+    #[error(transparent)]
+    MasterKey(#[from] wasmco_store::secrets::SecretError),
+    /// The store holds sealed secrets and no master key was given.
+    #[error(
+        "this data directory's secrets are sealed and there is no master key: set \
+         WASMCO_MASTER_KEY or put the key in {}", file.display()
+    )]
+    NoMasterKey {
+        /// Where the key was looked for.
+        file: std::path::PathBuf,
+    },
+}
+
+/// What users' input may ask of this host.
+#[derive(Debug, Clone, Default)]
+pub struct HostOptions {
+    /// What a cluster's kubeconfig may ask.
+    pub kubeconfigs: Arc<KubeconfigPolicy>,
+    /// Where uploaded components compile: a child process with a time
+    /// limit, or (when unset) this process.
+    pub compiler: Option<wasmco_runtime::CompilerProcess>,
+    /// The limits a controller gets unless its registration tightens them.
+    pub controller_limits: wasmco_runtime::ControllerLimits,
+}
+
+/// Opens the data directory (store and compile cache) and loads the stored controllers.
+/// `sync` runs rsync on that runtime; without it, finished contexts are only
+/// recorded (for tools that build contexts and deploy nothing).
+/// `options` say what users' input may ask of this host; the stored
+/// clusters are checked against them now.
+pub fn open_state(
+    data_dir: &Path,
+    sync: Option<(tokio::runtime::Handle, wasmco_rsync::RsyncConfig)>,
+    options: HostOptions,
+) -> Result<AppState, ServeError> {
+    let kubeconfigs = options.kubeconfigs;
+    // Before the store opens: a refused key must leave its files untouched.
+    let master_key = open_master_key(data_dir)?;
+    let store: Arc<dyn wasmco_store::KvStore> = Arc::new(SledStore::open(&data_dir.join("db"))?);
+    let mut runtime_config = RuntimeConfig::new(data_dir.join("cache"));
+    runtime_config.compiler = options.compiler;
+    runtime_config.default_limits = options.controller_limits;
+    let runtime = Runtime::new(runtime_config)?;
+    let db = ResourceDb::with_master_key(store.clone(), master_key);
+    let controllers = ControllerRegistry::default();
+    let loaded = controllers.load_stored(&db, &runtime)?;
+    tracing::info!(controllers = loaded, data_dir = %data_dir.display(), "state loaded");
+    let generic = builtin::builtin("generic-placement").ok_or(ServeError::Builtin)?;
+    let generic = runtime
+        .load(
+            generic.name,
+            generic.kind,
+            generic.wasm,
+            &LimitOverrides::default(),
+        )
+        .map_err(ServeError::Generic)?;
+    let contexts = ContextStore::new(store);
+    let engine: Arc<dyn wasmco_orchestrator::SyncEngine> = match sync {
+        Some((handle, mut config)) => {
+            config.kubeconfigs = kubeconfigs.clone();
+            let rsync = wasmco_rsync::Rsync::new(db.clone(), contexts.clone(), handle, config);
+            let resumed = rsync
+                .resume()
+                .map_err(|e| ServeError::Resume(e.to_string()))?;
+            tracing::info!(resumed, "deployments taken up again");
+            Arc::new(rsync)
+        }
+        None => Arc::new(NoSync::default()),
+    };
+    let orchestrator = Orchestrator::new(
+        db.clone(),
+        contexts,
+        controllers.clone(),
+        Arc::new(generic),
+        engine,
+        kubeconfigs.clone(),
+    );
+    let refused = mark_cluster_kubeconfigs(&db, &kubeconfigs)?;
+    if refused > 0 {
+        tracing::warn!(
+            clusters = refused,
+            "stored clusters whose kubeconfigs this server refuses; they are marked and not synced"
+        );
+    }
+    let admin_token: Arc<str> = open_admin_token(data_dir)?.into();
+    let tokens = Tokens::load(admin_token.clone(), &db)?;
+    let audit = AuditLog::open(&data_dir.join(AUDIT_LOG_FILE))?;
+    Ok(AppState {
+        db,
+        runtime,
+        controllers,
+        orchestrator,
+        admin_token,
+        tokens: Arc::new(tokens),
+        audit,
+        kubeconfigs,
+        work: WorkPool::default(),
+    })
+}
+
+/// Checks every stored cluster's kubeconfig against `policy` and records
+/// the verdict in the cluster's `status` (a kubeconfig an older version
+/// accepted may be refused now); answers how many are refused.
+fn mark_cluster_kubeconfigs(
+    db: &ResourceDb,
+    policy: &KubeconfigPolicy,
+) -> Result<usize, wasmco_store::db::DbError> {
+    let mut refused = 0;
+    for (provider, _) in db.list(Kind::ClusterProvider, &[])? {
+        for (id, mut body) in db.list(Kind::Cluster, &provider.path)? {
+            let kubeconfig = db.file(&id)?.unwrap_or_default();
+            let status = wasmco_pki::kubeconfig::cluster_status(policy, &kubeconfig).unwrap_or_else(|e| {
+                refused += 1;
+                tracing::warn!(cluster = %id.describe(), reason = %e, "kubeconfig refused");
+                serde_json::json!({"kubeconfig": {"refused": {"field": e.field, "reason": e.reason}}})
+            });
+            if body["status"] == status {
+                continue;
+            }
+            body["status"] = status;
+            db.update(
+                &id,
+                wasmco_store::db::Write {
+                    body,
+                    references: Vec::new(),
+                    file: None,
+                },
+            )?;
+        }
+    }
+    Ok(refused)
+}
+
+/// The audit log in the data directory: one JSON line per request.
+pub const AUDIT_LOG_FILE: &str = "audit.log";
+
+/// The file holding the admin bearer token, made (0600) on first start.
+pub const ADMIN_TOKEN_FILE: &str = "admin.token";
+
+fn open_admin_token(data_dir: &Path) -> Result<String, ServeError> {
+    let path = data_dir.join(ADMIN_TOKEN_FILE);
+    match wasmco_store::secrets::read_or_make_hex(&path, true)? {
+        Some(token) if !token.is_empty() => Ok(token),
+        _ => Err(ServeError::Io(std::io::Error::other(format!(
+            "{} is empty; delete it to have a new token made",
+            path.display()
+        )))),
+    }
+}
+
+/// The file beside the store that tells a right master key from a wrong
+/// one (a value sealed under the key; no secret).
+const MASTER_KEY_CHECK: &str = "master-key.check";
+
+/// The master key: `WASMCO_MASTER_KEY`, else the file named by
+/// `WASMCO_MASTER_KEY_FILE`, else `DATA_DIR/master.key`, made (0600) for a
+/// data directory that has sealed nothing yet. A key that did not seal
+/// this data directory is refused before the store is opened.
+fn open_master_key(data_dir: &Path) -> Result<Arc<MasterKey>, ServeError> {
+    let file = std::env::var_os("WASMCO_MASTER_KEY_FILE")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| data_dir.join("master.key"));
+    let check_path = data_dir.join(MASTER_KEY_CHECK);
+    let check = match std::fs::read(&check_path) {
+        Ok(check) => Some(check),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(ServeError::Io(e)),
+    };
+    let key = MasterKey::load(&file, check.is_none())?
+        .ok_or_else(|| ServeError::NoMasterKey { file: file.clone() })?;
+    match check {
+        Some(check) => key.verify(&check)?,
+        None => wasmco_store::secrets::write_private(&check_path, &key.check_value())?,
+    }
+    Ok(Arc::new(key))
+}
+
+/// The host CA's certificate in the data directory, for clients to trust.
+pub const TLS_CA_FILE: &str = "tls/ca.crt";
+
+/// HTTPS for the API: a server certificate for `names` (DNS names or IPs)
+/// from the host's own CA, made on first start (its key sealed in the
+/// store; its certificate written to `DATA_DIR/tls/ca.crt`).
+pub fn tls_config(
+    state: &AppState,
+    data_dir: &Path,
+    names: &[String],
+) -> Result<Arc<rustls::ServerConfig>, ServeError> {
+    let tls = |reason: String| ServeError::Tls(reason);
+    let ca = match state.db.host_secret("tls-ca")? {
+        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| tls(e.to_string()))?,
+        None => {
+            let ca = wasmco_pki::new_ca("wasmco host CA").map_err(|e| tls(e.to_string()))?;
+            let bytes = serde_json::to_vec(&ca).map_err(|e| tls(e.to_string()))?;
+            state.db.put_host_secret("tls-ca", &bytes)?;
+            ca
+        }
+    };
+    let ca_file = data_dir.join(TLS_CA_FILE);
+    if let Some(dir) = ca_file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&ca_file, ca.certificate.as_bytes())?;
+    let server = wasmco_pki::issue(&ca, "wasmco", &[], names, wasmco_pki::Usage::Server)
+        .map_err(|e| tls(e.to_string()))?;
+    wasmco_pki::rustls_server(&server, None).map_err(|e| tls(e.to_string()))
+}
+
+/// [`serve`] over HTTPS.
+pub async fn serve_tls(
+    state: AppState,
+    listener: tokio::net::TcpListener,
+    config: Arc<rustls::ServerConfig>,
+) -> Result<(), ServeError> {
+    let handle = axum_server::Handle::new();
+    let shutdown = handle.clone();
+    tokio::spawn(async move {
+        let _ = tokio::signal::ctrl_c().await;
+        shutdown.graceful_shutdown(Some(std::time::Duration::from_secs(5)));
+    });
+    let listener = listener.into_std()?;
+    axum_server::from_tcp_rustls(
+        listener,
+        axum_server::tls_rustls::RustlsConfig::from_config(config),
+    )?
+    .handle(handle)
+    .serve(router(state).into_make_service())
+    .await?;
+    Ok(())
+}
+
+/// Binds the API's address (port 0 picks a free one).
+pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServeError> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|source| ServeError::Bind { addr, source })
+}
+
+/// Serves the API on `listener` until the process gets Ctrl-C.
+pub async fn serve(state: AppState, listener: tokio::net::TcpListener) -> Result<(), ServeError> {
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}
