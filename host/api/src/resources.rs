@@ -416,8 +416,8 @@ fn prepare(
             Ok((body, None))
         }
         Kind::Controller => {
-            let spec: ControllerSpec = serde_json::from_value(body["spec"].clone())
-                .map_err(|e| ApiError::field(StatusCode::BAD_REQUEST, "spec", e.to_string()))?;
+            let spec: ControllerSpec = wasmco_core::read_spec(&body["spec"])
+                .map_err(|e| ApiError::field(StatusCode::BAD_REQUEST, e.field, e.reason))?;
             let wasm = file.ok_or_else(|| {
                 ApiError::field(
                     StatusCode::BAD_REQUEST,

@@ -10,11 +10,12 @@ pub mod kinds;
 pub mod limits;
 pub mod names;
 pub mod resource;
+pub mod specs;
 pub mod tokens;
 
 pub use document::{
-    ControllerSpec, Document, FieldError, GENERIC_PLACEMENT_KEY, LabelBody, Metadata, Reference,
-    check_name, check_spec, parse_document, parse_json,
+    Document, FieldError, LabelBody, Metadata, Reference, check_name, parse_document, parse_json,
 };
 pub use kinds::{BodyShape, FileKind, Kind, KindInfo};
 pub use resource::{ClusterInfo, ManifestError, Resource, ResourceKey};
+pub use specs::{ControllerSpec, GENERIC_PLACEMENT_KEY, check_spec, read_spec};

@@ -14,8 +14,12 @@ use serde_json::{Value, json};
 use super::dig::{DigRef, OrchestratorError};
 use super::registry::ControllerRegistry;
 use crate::draft::{AppDraft, ClusterInfo};
+use wasmco_core::Kind;
 use wasmco_core::resource::Resource;
-use wasmco_core::{GENERIC_PLACEMENT_KEY, Kind};
+use wasmco_core::specs::{
+    AppProfileSpec, ControllerSpec, DependencySpec, DigIntentSpec, DigSpec, GENERIC_PLACEMENT_KEY,
+    KvPairSpec,
+};
 use wasmco_runtime::{Controller, ControllerKind};
 use wasmco_store::appcontext::AppDependency;
 use wasmco_store::db::{ResourceDb, ResourceId};
@@ -56,31 +60,23 @@ pub fn gather(
     generic: &Arc<Controller>,
     dig: &DigRef,
 ) -> Result<Inputs, OrchestratorError> {
-    let dig_doc = db.get(&dig.id())?;
-    let spec = &dig_doc["spec"];
-    let release = spec["version"].as_str().unwrap_or_default().to_owned();
+    let spec: DigSpec = db.spec(&dig.id())?;
     let version_path = dig.version_path();
 
     let mut patches: BTreeMap<String, Vec<(String, Value)>> = BTreeMap::new();
-    if let Some(profile) = spec["compositeProfile"].as_str() {
-        let mut profile_path = version_path.clone();
-        profile_path.push(profile.to_owned());
-        for (id, body) in names(db, Kind::AppProfile, &profile_path)? {
-            let app = body["spec"]["app"].as_str().unwrap_or_default().to_owned();
-            let Some(file) = db.file(&id)? else { continue };
-            let text = String::from_utf8_lossy(&file);
-            let values: Value = serde_norway::from_str(&text)
-                .map_err(|e| input(format!("{}: not YAML: {e}", id.describe())))?;
-            if let Value::Object(map) = values {
-                patches.entry(app).or_default().extend(map);
-            }
+    let mut profile_path = version_path.clone();
+    profile_path.push(spec.composite_profile);
+    for (id, profile) in db.list_specs::<AppProfileSpec>(Kind::AppProfile, &profile_path)? {
+        let Some(file) = db.file(&id)? else { continue };
+        let text = String::from_utf8_lossy(&file);
+        let values: Value = serde_norway::from_str(&text)
+            .map_err(|e| input(format!("{}: not YAML: {e}", id.describe())))?;
+        if let Value::Object(map) = values {
+            patches.entry(profile.app).or_default().extend(map);
         }
     }
-    for entry in spec["overrideValues"].as_array().into_iter().flatten() {
-        let app = entry["app"].as_str().unwrap_or_default().to_owned();
-        if let Some(values) = entry["values"].as_object() {
-            patches.entry(app).or_default().extend(values.clone());
-        }
+    for entry in spec.override_values {
+        patches.entry(entry.app).or_default().extend(entry.values);
     }
 
     let mut apps = Vec::new();
@@ -95,15 +91,13 @@ pub fn gather(
         for (target, patch) in patches.remove(&name).unwrap_or_default() {
             render(&name, &mut resources, &target, &patch)?;
         }
-        let deps = names(db, Kind::AppDependency, &id.path)?
+        let deps = db
+            .list_specs::<DependencySpec>(Kind::AppDependency, &id.path)?
             .into_iter()
-            .map(|(_, body)| AppDependency {
-                app: body["spec"]["app"].as_str().unwrap_or_default().to_owned(),
-                op_status: body["spec"]["opStatus"]
-                    .as_str()
-                    .unwrap_or("Ready")
-                    .to_owned(),
-                wait: body["spec"]["wait"].as_u64().unwrap_or(0),
+            .map(|(_, dependency)| AppDependency {
+                app: dependency.app,
+                op_status: dependency.op_status,
+                wait: dependency.wait,
             })
             .collect();
         dependencies.insert(name.clone(), deps);
@@ -123,7 +117,7 @@ pub fn gather(
     let clusters = clusters(db)?;
     let steps = steps(db, registry, generic, dig)?;
     Ok(Inputs {
-        release,
+        release: spec.version,
         apps,
         app_order,
         dependencies,
@@ -213,10 +207,11 @@ fn clusters(db: &ResourceDb) -> Result<Vec<ClusterInfo>, OrchestratorError> {
                 .filter_map(|(_, body)| body["clusterLabel"].as_str().map(str::to_owned))
                 .collect();
             let mut kv = Vec::new();
-            for (_, body) in names(db, Kind::ClusterKvPair, &cluster.path)? {
-                for pair in body["spec"]["kv"].as_array().into_iter().flatten() {
-                    for (key, value) in pair.as_object().into_iter().flatten() {
-                        kv.push((key.clone(), value.as_str().unwrap_or_default().to_owned()));
+            for (_, pairs) in db.list_specs::<KvPairSpec>(Kind::ClusterKvPair, &cluster.path)? {
+                for (key, value) in pairs.kv.into_iter().flatten() {
+                    // The API admits strings only.
+                    if let Value::String(value) = value {
+                        kv.push((key, value));
                     }
                 }
             }
@@ -241,13 +236,8 @@ fn steps(
 ) -> Result<Vec<PlannedStep>, OrchestratorError> {
     let dig_path = dig.id().path;
     let mut intents: BTreeMap<String, String> = BTreeMap::new();
-    for (_, body) in names(db, Kind::DigIntent, &dig_path)? {
-        for (controller, intent) in body["spec"]["intent"].as_object().into_iter().flatten() {
-            intents.insert(
-                controller.clone(),
-                intent.as_str().unwrap_or_default().to_owned(),
-            );
-        }
+    for (_, dig_intent) in db.list_specs::<DigIntentSpec>(Kind::DigIntent, &dig_path)? {
+        intents.extend(dig_intent.intent);
     }
     let gpi = intents.remove(GENERIC_PLACEMENT_KEY).ok_or_else(|| {
         input("the deployment intent group has no genericPlacementIntent in its intents")
@@ -264,10 +254,9 @@ fn steps(
         let controller = registry
             .get(&name)
             .ok_or_else(|| input(format!("controller {name} is not loaded; upload it again")))?;
-        let priority =
-            db.get(&ResourceId::new(Kind::Controller, vec![name.clone()]))?["spec"]["priority"]
-                .as_u64()
-                .unwrap_or(0) as u32;
+        let priority = db
+            .spec::<ControllerSpec>(&ResourceId::new(Kind::Controller, vec![name.clone()]))?
+            .priority;
         let mut intent_path = dig_path.clone();
         intent_path.push(intent_name);
         let intent =

@@ -12,8 +12,8 @@ use super::deploy::{DEPLOYED, Orchestrator};
 use super::dig::OrchestratorError;
 use crate::draft::{AppDraft, ClusterInfo, DraftContext};
 use wasmco_core::Kind;
-use wasmco_core::document::{ClusterReferenceSpec, LogicalCloudSpec, UserPermissionSpec};
 use wasmco_core::resource::Resource;
+use wasmco_core::specs::{ClusterReferenceSpec, LogicalCloudSpec, QuotaSpec, UserPermissionSpec};
 use wasmco_pki::ClusterPki;
 use wasmco_runtime::contract::{PlaceApp, PlacementEdit};
 use wasmco_store::appcontext::{
@@ -69,7 +69,6 @@ impl Orchestrator {
         lc: &LogicalCloudRef,
     ) -> Result<DigState, OrchestratorError> {
         let _guard = self.actions.lock(&lc.key());
-        let body = self.db.get(&lc.id())?;
         let mut state = self.contexts.state(&lc.key())?;
         Self::allow(
             &lc.describe(),
@@ -78,10 +77,11 @@ impl Orchestrator {
             &[DeployState::Created, DeployState::Terminated],
             DeployState::Instantiated,
         )?;
-        let spec: LogicalCloudSpec = serde_json::from_value(body["spec"].clone())
-            .map_err(|e| OrchestratorError::Input(format!("{}: spec: {e}", lc.describe())))?;
+        let spec: LogicalCloudSpec = self.db.spec(&lc.id())?;
         let parent = lc.path();
-        let references = self.db.list(Kind::LogicalCloudClusterReference, &parent)?;
+        let references: Vec<(ResourceId, ClusterReferenceSpec)> = self
+            .db
+            .list_specs(Kind::LogicalCloudClusterReference, &parent)?;
         if references.is_empty() {
             return Err(OrchestratorError::Input(format!(
                 "{} references no cluster; add one under …/cluster-references",
@@ -90,9 +90,7 @@ impl Orchestrator {
         }
         let mut clusters = Vec::new();
         let mut kubeconfigs = Vec::new();
-        for (reference, body) in &references {
-            let target: ClusterReferenceSpec = serde_json::from_value(body["spec"].clone())
-                .map_err(|e| OrchestratorError::Input(format!("{}: {e}", reference.describe())))?;
+        for (reference, target) in &references {
             let cluster = ResourceId::new(
                 Kind::Cluster,
                 vec![target.cluster_provider.clone(), target.cluster.clone()],
@@ -119,8 +117,8 @@ impl Orchestrator {
                 ),
             ));
             clusters.push(ClusterInfo {
-                provider: target.cluster_provider,
-                name: target.cluster,
+                provider: target.cluster_provider.clone(),
+                name: target.cluster.clone(),
                 labels: Vec::new(),
                 kv: Vec::new(),
             });
@@ -220,9 +218,10 @@ impl Orchestrator {
     ) -> Result<Vec<Resource>, OrchestratorError> {
         let parent = lc.path();
         let mut rules: Vec<Value> = Vec::new();
-        for (id, body) in self.db.list(Kind::LogicalCloudUserPermission, &parent)? {
-            let permission: UserPermissionSpec = serde_json::from_value(body["spec"].clone())
-                .map_err(|e| OrchestratorError::Input(format!("{}: {e}", id.describe())))?;
+        let permissions: Vec<(ResourceId, UserPermissionSpec)> = self
+            .db
+            .list_specs(Kind::LogicalCloudUserPermission, &parent)?;
+        for (_, permission) in permissions {
             rules.push(json!({
                 "apiGroups": permission.api_groups,
                 "resources": permission.resources,
@@ -234,10 +233,10 @@ impl Orchestrator {
             rules.push(json!({"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}));
         }
         let mut hard = serde_json::Map::new();
-        for (_, body) in self.db.list(Kind::LogicalCloudQuota, &parent)? {
-            if let Some(spec) = body["spec"].as_object() {
-                hard.extend(spec.clone());
-            }
+        let quotas: Vec<(ResourceId, QuotaSpec)> =
+            self.db.list_specs(Kind::LogicalCloudQuota, &parent)?;
+        for (_, QuotaSpec(quota)) in quotas {
+            hard.extend(quota);
         }
         let namespace = &spec.namespace;
         let name = &lc.name;

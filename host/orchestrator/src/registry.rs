@@ -39,7 +39,7 @@ impl ControllerRegistry {
         let mut count = 0;
         for (id, body) in db.list(Kind::Controller, &[])? {
             let name = &id.path[0];
-            let spec: ControllerSpec = match serde_json::from_value(body["spec"].clone()) {
+            let spec: ControllerSpec = match wasmco_core::read_spec(&body["spec"]) {
                 Ok(spec) => spec,
                 Err(error) => {
                     tracing::error!(controller = %name, %error, "stored controller spec unreadable; skipped");

@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::{BatchOp, KvStore, StoreError};
 use wasmco_core::resource::{Resource, ResourceKey};
+use wasmco_core::specs::OpStatus;
 
 pub use handoff::{ContextHandoff, NoSync, SyncEngine};
 
@@ -124,8 +125,8 @@ pub fn now() -> String {
 pub struct AppDependency {
     /// The app depended on.
     pub app: String,
-    /// `Ready` or `Deployed`.
-    pub op_status: String,
+    /// What it must have reached.
+    pub op_status: OpStatus,
     /// Seconds to wait after it reaches that status.
     pub wait: u64,
 }

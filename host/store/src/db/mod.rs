@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::secrets::MasterKey;
@@ -281,6 +282,36 @@ impl ResourceDb {
             Some(bytes) => Self::decode(id, &bytes),
             None => Err(DbError::NotFound(id.clone())),
         }
+    }
+
+    /// The spec of `id` as its kind's type (see `wasmco_core::specs`). The
+    /// API checked it on the way in, so a mismatch means the store was
+    /// changed behind its back.
+    pub fn spec<T: DeserializeOwned>(&self, id: &ResourceId) -> Result<T, DbError> {
+        let body = self.get(id)?;
+        Self::spec_of(id, &body)
+    }
+
+    /// Every resource of `kind` under `parent_path`, with its spec as `T`.
+    pub fn list_specs<T: DeserializeOwned>(
+        &self,
+        kind: Kind,
+        parent_path: &[String],
+    ) -> Result<Vec<(ResourceId, T)>, DbError> {
+        self.list(kind, parent_path)?
+            .into_iter()
+            .map(|(id, body)| {
+                let spec = Self::spec_of(&id, &body)?;
+                Ok((id, spec))
+            })
+            .collect()
+    }
+
+    fn spec_of<T: DeserializeOwned>(id: &ResourceId, body: &Value) -> Result<T, DbError> {
+        wasmco_core::read_spec(&body["spec"]).map_err(|e| DbError::Corrupt {
+            id: id.clone(),
+            reason: e.to_string(),
+        })
     }
 
     /// The body of `id` as stored (JSON text), for answering without re-encoding.
