@@ -9,6 +9,7 @@ use serde_json::{Value, json};
 
 use super::error::ApiError;
 use super::state::AppState;
+use wasmco_core::ClusterRef;
 use wasmco_orchestrator::{DigRef, OrchestratorError};
 use wasmco_store::appcontext::{Deployed, DigState, Readiness, StoredContext};
 
@@ -193,9 +194,9 @@ fn context_body(
             let clusters: Vec<Value> = app
                 .placement
                 .iter()
-                .filter(|p| query.cluster.as_deref().is_none_or(|c| c == p.cluster))
+                .filter(|p| query.cluster.as_deref().is_none_or(|c| p.cluster.is(c)))
                 .map(|p| {
-                    let (provider, cluster) = p.cluster.split_once('+').unwrap_or(("", &p.cluster));
+                    let ClusterRef { provider, cluster } = &p.cluster;
                     let resources: Vec<&Value> = app.resources_on(&p.cluster).into_iter().map(|r| &r.manifest).collect();
                     json!({"clusterProvider": provider, "cluster": cluster, "group": p.group, "resources": resources})
                 })
@@ -222,11 +223,22 @@ pub struct StatusQuery {
     resource: Option<String>,
 }
 
+/// How much of the status `output=` asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum StatusOutput {
+    /// Counts only.
+    Summary,
+    /// Every resource's state.
+    All,
+    /// Every resource's state and failure messages.
+    Detail,
+}
+
 /// A [`StatusQuery`] whose `status` and `output` were checked.
 #[derive(Debug)]
 pub struct StatusView {
     ready: bool,
-    output: String,
+    output: StatusOutput,
     filters: StatusQuery,
 }
 
@@ -244,15 +256,18 @@ impl StatusQuery {
                 ));
             }
         };
-        let output = self.output.as_deref().unwrap_or("all");
-        if !matches!(output, "summary" | "all" | "detail") {
-            return Err(ApiError::field(
-                StatusCode::BAD_REQUEST,
-                "output",
-                format!("{output:?} is not summary, all or detail"),
-            ));
-        }
-        let output = output.to_owned();
+        let output = match self.output.as_deref() {
+            Some("summary") => StatusOutput::Summary,
+            None | Some("all") => StatusOutput::All,
+            Some("detail") => StatusOutput::Detail,
+            Some(other) => {
+                return Err(ApiError::field(
+                    StatusCode::BAD_REQUEST,
+                    "output",
+                    format!("{other:?} is not summary, all or detail"),
+                ));
+            }
+        };
         Ok(StatusView {
             ready,
             output,
@@ -294,7 +309,7 @@ pub fn status_body(
     query: &StatusView,
 ) -> Result<Response, ApiError> {
     let ready = query.ready;
-    let output = query.output.as_str();
+    let output = query.output;
     let filters = &query.filters;
     body["deployedStatus"] = json!(dig_state.state);
     let mut counts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
@@ -308,7 +323,7 @@ pub fn status_body(
             if filters
                 .cluster
                 .as_deref()
-                .is_some_and(|c| c != placement.cluster)
+                .is_some_and(|c| !placement.cluster.is(c))
             {
                 continue;
             }
@@ -344,20 +359,17 @@ pub fn status_body(
                 } else {
                     entry["deployedStatus"] = json!(deployed);
                 }
-                if output == "detail"
+                if output == StatusOutput::Detail
                     && let Some(message) = recorded.and_then(|r| r.message.as_ref())
                 {
                     entry["message"] = json!(message);
                 }
                 resources.push(entry);
             }
-            let (provider, cluster) = placement
-                .cluster
-                .split_once('+')
-                .unwrap_or(("", &placement.cluster));
+            let ClusterRef { provider, cluster } = &placement.cluster;
             let connectivity = synced
                 .and_then(|s| s.connectivity.get(&placement.cluster))
-                .map_or("Unknown", String::as_str);
+                .map_or("Unknown", |c| c.as_str());
             clusters.push(json!({"clusterProvider": provider, "cluster": cluster, "connectivity": connectivity, "resources": resources}));
         }
         apps.push(json!({"name": app.name, "clusters": clusters}));
@@ -369,7 +381,7 @@ pub fn status_body(
     } else {
         body["deployedCounts"] = json!(counts);
     }
-    if output != "summary" {
+    if output != StatusOutput::Summary {
         body["apps"] = json!(apps);
     }
     Ok(axum::Json(body).into_response())

@@ -161,6 +161,67 @@ pub struct ClusterInfo {
     pub kv: Vec<(String, String)>,
 }
 
+impl ClusterInfo {
+    /// The cluster's reference.
+    pub fn reference(&self) -> ClusterRef {
+        ClusterRef::new(&self.provider, &self.name)
+    }
+}
+
+/// A cluster by its provider and name. EMCO writes it `provider+cluster`,
+/// and so does wasmco wherever it is a key or a string (stored contexts,
+/// status queries): neither part may hold a `+` (EMCO's naming rule).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ClusterRef {
+    /// Its cluster provider.
+    pub provider: String,
+    /// Its name.
+    pub cluster: String,
+}
+
+impl ClusterRef {
+    /// Cluster `cluster` of `provider`.
+    pub fn new(provider: impl Into<String>, cluster: impl Into<String>) -> Self {
+        ClusterRef {
+            provider: provider.into(),
+            cluster: cluster.into(),
+        }
+    }
+
+    /// Reads `provider+cluster`; `None` without the `+`.
+    pub fn parse(key: &str) -> Option<Self> {
+        let (provider, cluster) = key.split_once('+')?;
+        Some(ClusterRef::new(provider, cluster))
+    }
+
+    /// Whether `key` is this cluster's `provider+cluster`.
+    pub fn is(&self, key: &str) -> bool {
+        key.strip_prefix(self.provider.as_str())
+            .and_then(|rest| rest.strip_prefix('+'))
+            == Some(self.cluster.as_str())
+    }
+}
+
+impl fmt::Display for ClusterRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}+{}", self.provider, self.cluster)
+    }
+}
+
+impl Serialize for ClusterRef {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for ClusterRef {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let key = String::deserialize(deserializer)?;
+        ClusterRef::parse(&key)
+            .ok_or_else(|| serde::de::Error::custom(format!("{key:?} is not provider+cluster")))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,5 +247,22 @@ mod tests {
                 .contains("RFC 1123")
         );
         assert!(err(json!([1])).contains("a list"));
+    }
+
+    #[test]
+    fn a_cluster_reference_is_provider_plus_cluster() {
+        let reference = ClusterRef::new("edge", "c1");
+        assert_eq!(reference.to_string(), "edge+c1");
+        assert_eq!(ClusterRef::parse("edge+c1"), Some(reference.clone()));
+        assert!(reference.is("edge+c1"));
+        assert!(!reference.is("edge+c10") && !reference.is("edg+c1") && !reference.is("edgec1"));
+        assert_eq!(ClusterRef::parse("edge"), None);
+        let json = serde_json::to_value(&reference).unwrap();
+        assert_eq!(json, json!("edge+c1"));
+        assert_eq!(
+            serde_json::from_value::<ClusterRef>(json).unwrap(),
+            reference
+        );
+        assert!(serde_json::from_value::<ClusterRef>(json!("no-plus")).is_err());
     }
 }

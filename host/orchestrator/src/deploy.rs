@@ -6,21 +6,23 @@
 //! batch, so a failed controller leaves no context and no state change.
 //! Finished contexts go to the sync engine through [`SyncEngine`].
 
-use super::locks::{TargetGuard, TargetLocks};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::draft::DraftContext;
+use wasmco_core::ClusterRef;
 use wasmco_runtime::Controller;
 use wasmco_store::appcontext::{
-    self as stored, ContextHandoff, ContextMeta, ContextStore, DeployState, DigState,
-    StoredContext, SyncEngine,
+    self as stored, Connectivity, ContextHandoff, ContextMeta, ContextStore, DeployState, DigState,
+    ResourceStatus, StoredContext, SyncEngine,
 };
 use wasmco_store::db::ResourceDb;
 
 use super::dig::{DigRef, OrchestratorError};
 use super::inputs::{self, Inputs};
+use super::locks::{TargetGuard, TargetLocks};
 use super::pipeline::{Step, run_controllers};
 use super::registry::ControllerRegistry;
+use crate::draft::DraftContext;
 
 /// The states in which a DIG's context is deployed.
 pub(super) const DEPLOYED: &[DeployState] = &[DeployState::Instantiated, DeployState::Updated];
@@ -30,13 +32,10 @@ pub(super) const DEPLOYED: &[DeployState] = &[DeployState::Instantiated, DeployS
 pub struct SyncedContext {
     /// The context.
     pub context: StoredContext,
-    /// (app, `provider+cluster`, `name+Kind`) → status.
-    pub statuses: std::collections::BTreeMap<
-        (String, String, String),
-        wasmco_store::appcontext::ResourceStatus,
-    >,
-    /// `provider+cluster` → Available or Retrying.
-    pub connectivity: std::collections::BTreeMap<String, String>,
+    /// (app, cluster, `name+Kind`) → status.
+    pub statuses: BTreeMap<(String, ClusterRef, String), ResourceStatus>,
+    /// Whether rsync reaches each cluster.
+    pub connectivity: BTreeMap<ClusterRef, Connectivity>,
 }
 
 /// DIG actions over the resource database and the context store.
@@ -314,7 +313,8 @@ impl Orchestrator {
     /// A cluster's kubeconfig changed (or the cluster was deleted); the
     /// next sync reads the stored one again.
     pub fn cluster_changed(&self, provider: &str, cluster: &str) {
-        self.sync.cluster_changed(&format!("{provider}+{cluster}"));
+        self.sync
+            .cluster_changed(&ClusterRef::new(provider, cluster));
     }
 
     /// Forgets a deleted DIG's contexts and state.

@@ -150,10 +150,7 @@ impl DraftContext {
     /// placed on.
     pub fn into_stored(self) -> Vec<StoredApp> {
         let clusters = self.clusters;
-        let key = |index: ClusterIndex| {
-            let c = &clusters[index as usize];
-            format!("{}+{}", c.provider, c.name)
-        };
+        let key = |index: ClusterIndex| clusters[index as usize].reference();
         self.apps
             .into_iter()
             .map(|app| {

@@ -15,12 +15,12 @@ use std::time::Duration;
 
 use tokio::sync::{Mutex, Semaphore};
 
-use wasmco_core::Kind;
 use wasmco_core::resource::Resource;
+use wasmco_core::{ClusterRef, Kind};
 use wasmco_pki::kubeconfig::KubeconfigPolicy;
-use wasmco_store::appcontext::{ContextHandoff, DeployState, SyncEngine};
 use wasmco_store::appcontext::{
-    ContextStore, Deployed, Readiness, ResourceStatus, StoredApp, StoredContext,
+    Connectivity, ContextHandoff, ContextStore, DeployState, Deployed, Readiness, ResourceStatus,
+    StoredApp, StoredContext, SyncEngine,
 };
 use wasmco_store::db::{ResourceDb, ResourceId};
 
@@ -74,7 +74,7 @@ struct Inner {
     db: ResourceDb,
     contexts: ContextStore,
     runtime: tokio::runtime::Handle,
-    targets: Mutex<HashMap<String, Arc<dyn SyncTarget>>>,
+    targets: Mutex<HashMap<ClusterRef, Arc<dyn SyncTarget>>>,
     parallel: Arc<Semaphore>,
     config: RsyncConfig,
 }
@@ -146,9 +146,9 @@ impl SyncEngine for Rsync {
         });
     }
 
-    fn cluster_changed(&self, cluster: &str) {
+    fn cluster_changed(&self, cluster: &ClusterRef) {
         let inner = self.inner.clone();
-        let cluster = cluster.to_owned();
+        let cluster = cluster.clone();
         self.inner.runtime.spawn(async move {
             inner.targets.lock().await.remove(&cluster);
         });
@@ -172,22 +172,24 @@ fn labels(handoff: &ContextHandoff, app: &str) -> BTreeMap<String, String> {
 }
 
 impl Inner {
-    /// The target of `provider+cluster`, made from its stored kubeconfig once.
-    async fn target(&self, cluster: &str) -> Result<Arc<dyn SyncTarget>, SyncError> {
+    /// The target of `cluster`, made from its stored kubeconfig once.
+    async fn target(&self, cluster: &ClusterRef) -> Result<Arc<dyn SyncTarget>, SyncError> {
         if let Some(target) = self.targets.lock().await.get(cluster) {
             return Ok(target.clone());
         }
         if let Some(directory) = &self.config.directory {
             let target: Arc<dyn SyncTarget> =
-                Arc::new(DirectoryTarget::new(directory.join(cluster)));
+                Arc::new(DirectoryTarget::new(directory.join(cluster.to_string())));
             self.targets
                 .lock()
                 .await
-                .insert(cluster.to_owned(), target.clone());
+                .insert(cluster.clone(), target.clone());
             return Ok(target);
         }
-        let (provider, name) = cluster.split_once('+').unwrap_or(("", cluster));
-        let id = ResourceId::new(Kind::Cluster, vec![provider.to_owned(), name.to_owned()]);
+        let id = ResourceId::new(
+            Kind::Cluster,
+            vec![cluster.provider.clone(), cluster.cluster.clone()],
+        );
         let kubeconfig = self
             .db
             .file(&id)
@@ -297,7 +299,7 @@ impl Inner {
         &self,
         handoff: &ContextHandoff,
         app: &str,
-        cluster: &str,
+        cluster: &ClusterRef,
         previous: Vec<&Resource>,
         kept: &[String],
     ) -> Vec<Resource> {
@@ -339,7 +341,7 @@ impl Inner {
         &self,
         handoff: &ContextHandoff,
         app: &StoredApp,
-        cluster: &str,
+        cluster: &ClusterRef,
     ) -> Result<(), RsyncError> {
         let resources: Vec<Resource> = app.resources_on(cluster).into_iter().cloned().collect();
         let labels = labels(handoff, &app.name);
@@ -396,7 +398,7 @@ impl Inner {
     async fn wait_ready(
         &self,
         handoff: &ContextHandoff,
-        cluster: &str,
+        cluster: &ClusterRef,
         resource: &Resource,
     ) -> bool {
         let deadline = tokio::time::Instant::now() + self.config.ready_timeout;
@@ -417,7 +419,7 @@ impl Inner {
     async fn with_retries<F, Fut>(
         &self,
         handoff: &ContextHandoff,
-        cluster: &str,
+        cluster: &ClusterRef,
         attempt: F,
     ) -> Result<(), SyncError>
     where
@@ -437,7 +439,7 @@ impl Inner {
                         &handoff.dig,
                         handoff.revision,
                         cluster,
-                        "Available",
+                        Connectivity::Available,
                     );
                     return Ok(());
                 }
@@ -451,7 +453,7 @@ impl Inner {
                         &handoff.dig,
                         handoff.revision,
                         cluster,
-                        "Retrying",
+                        Connectivity::Retrying,
                     );
                     tracing::warn!(%cluster, %error, attempt = tries, "cluster not reachable; retrying");
                     let jitter = delay.mul_f64(rand_fraction() * 0.5);
@@ -511,7 +513,7 @@ impl Inner {
         &self,
         handoff: &ContextHandoff,
         app: &StoredApp,
-        cluster: &str,
+        cluster: &ClusterRef,
     ) -> Result<(), RsyncError> {
         let mut statuses = Vec::new();
         for resource in app.resources_on(cluster).into_iter().rev() {

@@ -5,15 +5,17 @@
 
 use std::sync::Mutex;
 
+use wasmco_core::ClusterRef;
+
 /// Where finished contexts go: rsync implements it.
 pub trait SyncEngine: Send + Sync {
     /// A new context revision is current: make the clusters match it.
     fn deploy(&self, handoff: ContextHandoff);
     /// The DIG was terminated: remove what revision `revision` deployed.
     fn terminate(&self, handoff: ContextHandoff);
-    /// Cluster `provider+cluster` was changed or deleted: forget what was
-    /// made from its old kubeconfig.
-    fn cluster_changed(&self, _cluster: &str) {}
+    /// The cluster was changed or deleted: forget what was made from its
+    /// old kubeconfig.
+    fn cluster_changed(&self, _cluster: &ClusterRef) {}
 }
 
 /// Which context a [`SyncEngine`] is to act on.

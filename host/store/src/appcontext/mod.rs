@@ -23,7 +23,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 
 use crate::{BatchOp, KvStore, StoreError};
-use wasmco_core::resource::{Resource, ResourceKey};
+use wasmco_core::resource::{ClusterRef, Resource, ResourceKey};
 use wasmco_core::specs::OpStatus;
 
 pub use handoff::{ContextHandoff, NoSync, SyncEngine};
@@ -158,8 +158,8 @@ pub struct ContextMeta {
 /// One cluster of an app in a stored context.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoredPlacement {
-    /// `provider+cluster`, EMCO's cluster key.
-    pub cluster: String,
+    /// The cluster (stored as EMCO's `provider+cluster`).
+    pub cluster: ClusterRef,
     /// The anyOf group it came from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
@@ -182,13 +182,13 @@ pub struct StoredApp {
     pub base: Vec<Resource>,
     /// Its clusters.
     pub placement: Vec<StoredPlacement>,
-    /// Per `provider+cluster`, the resources that differ from `base`.
-    pub diffs: BTreeMap<String, Vec<(ResourceKey, Option<Resource>)>>,
+    /// Per cluster, the resources that differ from `base`.
+    pub diffs: BTreeMap<ClusterRef, Vec<(ResourceKey, Option<Resource>)>>,
 }
 
 impl StoredApp {
-    /// The manifests `cluster` (`provider+cluster`) gets.
-    pub fn resources_on(&self, cluster: &str) -> Vec<&Resource> {
+    /// The manifests `cluster` gets.
+    pub fn resources_on(&self, cluster: &ClusterRef) -> Vec<&Resource> {
         let Some(diff) = self.diffs.get(cluster) else {
             return self.base.iter().collect();
         };
@@ -240,6 +240,31 @@ impl Deployed {
             Deployed::Failed => "Failed",
             Deployed::Deleted => "Deleted",
         }
+    }
+}
+
+/// Whether rsync reaches a cluster, as EMCO's status shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Connectivity {
+    /// The cluster answered rsync's last request.
+    Available,
+    /// The cluster could not be reached; rsync is retrying.
+    Retrying,
+}
+
+impl Connectivity {
+    /// As stored and as the status API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Connectivity::Available => "Available",
+            Connectivity::Retrying => "Retrying",
+        }
+    }
+
+    fn parse(stored: &[u8]) -> Option<Self> {
+        [Connectivity::Available, Connectivity::Retrying]
+            .into_iter()
+            .find(|state| state.as_str().as_bytes() == stored)
     }
 }
 
@@ -471,7 +496,9 @@ impl ContextStore {
                         StoredOverride::Removed => Ok((k, None)),
                     })
                     .collect::<Result<_, _>>()?;
-                diffs.insert(key[diff_prefix.len()..].to_owned(), diff);
+                let cluster = ClusterRef::parse(&key[diff_prefix.len()..])
+                    .ok_or_else(|| corrupt(&key, "not a provider+cluster key".into()))?;
+                diffs.insert(cluster, diff);
             }
             apps.push(StoredApp {
                 name: name.clone(),
@@ -489,7 +516,7 @@ impl ContextStore {
         dig: &str,
         revision: u64,
         app: &str,
-        cluster: &str,
+        cluster: &ClusterRef,
         statuses: &[(String, ResourceStatus)],
     ) -> Result<(), ContextError> {
         let ops = statuses
@@ -506,22 +533,22 @@ impl ContextStore {
         Ok(self.store.batch_lazy(ops)?)
     }
 
-    /// Records whether rsync reaches `cluster` (Available or Retrying).
+    /// Records whether rsync reaches `cluster`.
     pub fn put_connectivity(
         &self,
         dig: &str,
         revision: u64,
-        cluster: &str,
-        state: &str,
+        cluster: &ClusterRef,
+        state: Connectivity,
     ) -> Result<(), ContextError> {
         let key = format!("ctx/{dig}/rev/{revision:010}/connectivity/{cluster}");
-        if self.store.get(key.as_bytes())?.as_deref() == Some(state.as_bytes()) {
+        let value = state.as_str().as_bytes();
+        if self.store.get(key.as_bytes())?.as_deref() == Some(value) {
             return Ok(());
         }
-        Ok(self.store.batch_lazy(vec![BatchOp::Put(
-            key.into_bytes(),
-            state.as_bytes().to_vec(),
-        )])?)
+        Ok(self
+            .store
+            .batch_lazy(vec![BatchOp::Put(key.into_bytes(), value.to_vec())])?)
     }
 
     /// Every recorded resource status of a revision: (app, cluster, `name+Kind`) → status.
@@ -529,25 +556,24 @@ impl ContextStore {
         &self,
         dig: &str,
         revision: u64,
-    ) -> Result<BTreeMap<(String, String, String), ResourceStatus>, ContextError> {
+    ) -> Result<BTreeMap<(String, ClusterRef, String), ResourceStatus>, ContextError> {
         let prefix = format!("ctx/{dig}/rev/{revision:010}/status/");
         let mut out = BTreeMap::new();
         for (key, value) in self.store.scan_prefix(prefix.as_bytes())? {
             let key = String::from_utf8_lossy(&key).into_owned();
             let mut parts = key[prefix.len()..].splitn(3, '/');
-            let (Some(app), Some(cluster), Some(resource)) =
-                (parts.next(), parts.next(), parts.next())
-            else {
+            let (Some(app), Some(cluster), Some(resource)) = (
+                parts.next(),
+                parts.next().and_then(ClusterRef::parse),
+                parts.next(),
+            ) else {
                 continue;
             };
             let status = serde_json::from_slice(&value).map_err(|e| ContextError::Corrupt {
                 key: key.clone(),
                 reason: e.to_string(),
             })?;
-            out.insert(
-                (app.to_owned(), cluster.to_owned(), resource.to_owned()),
-                status,
-            );
+            out.insert((app.to_owned(), cluster, resource.to_owned()), status);
         }
         Ok(out)
     }
@@ -557,19 +583,27 @@ impl ContextStore {
         &self,
         dig: &str,
         revision: u64,
-    ) -> Result<BTreeMap<String, String>, ContextError> {
+    ) -> Result<BTreeMap<ClusterRef, Connectivity>, ContextError> {
         let prefix = format!("ctx/{dig}/rev/{revision:010}/connectivity/");
-        Ok(self
-            .store
+        self.store
             .scan_prefix(prefix.as_bytes())?
             .into_iter()
-            .map(|(k, v)| {
-                (
-                    String::from_utf8_lossy(&k[prefix.len()..]).into_owned(),
-                    String::from_utf8_lossy(&v).into_owned(),
-                )
+            .map(|(key, value)| {
+                let key = String::from_utf8_lossy(&key).into_owned();
+                let cluster = ClusterRef::parse(&key[prefix.len()..]);
+                let state = Connectivity::parse(&value);
+                match (cluster, state) {
+                    (Some(cluster), Some(state)) => Ok((cluster, state)),
+                    _ => Err(ContextError::Corrupt {
+                        reason: format!(
+                            "{:?} is not a connectivity",
+                            String::from_utf8_lossy(&value)
+                        ),
+                        key,
+                    }),
+                }
             })
-            .collect())
+            .collect()
     }
 
     /// Every DIG with a state, and that state.

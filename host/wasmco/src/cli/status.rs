@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
+use wasmco_core::ClusterRef;
 
 use super::CliError;
 use super::client::ApiClient;
@@ -50,11 +51,11 @@ impl Snapshot {
                 .iter()
                 .zip(items(&deployed_app["clusters"]))
             {
-                let cluster = format!(
-                    "{}+{}",
+                let cluster = ClusterRef::new(
                     text(&ready_cluster["clusterProvider"]),
-                    text(&ready_cluster["cluster"])
-                );
+                    text(&ready_cluster["cluster"]),
+                )
+                .to_string();
                 for (r, d) in items(&ready_cluster["resources"])
                     .iter()
                     .zip(items(&deployed_cluster["resources"]))
