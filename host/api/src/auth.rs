@@ -18,10 +18,11 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sha2::{Digest, Sha256};
 
-use super::error::ApiError;
 use wasmco_core::Kind;
 use wasmco_core::tokens::{Role, TokenRecord};
 use wasmco_store::db::{DbError, ResourceDb, ResourceId};
+
+use super::error::ApiError;
 
 /// Who a request comes from.
 #[derive(Debug, Clone)]

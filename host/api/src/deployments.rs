@@ -7,11 +7,12 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use wasmco_core::{ClusterRef, Resource};
+use wasmco_orchestrator::{DigRef, OrchestratorError};
+use wasmco_store::appcontext::{Deployed, DigState, Readiness, ResourceStatus, StoredContext};
+
 use super::error::ApiError;
 use super::state::AppState;
-use wasmco_core::ClusterRef;
-use wasmco_orchestrator::{DigRef, OrchestratorError};
-use wasmco_store::appcontext::{Deployed, DigState, Readiness, StoredContext};
 
 /// An action on a DIG, `POST …/{dig}/{action}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -300,6 +301,34 @@ pub async fn status(
     )
 }
 
+/// One resource's entry in a status, and the state it counts under.
+fn resource_status(
+    resource: &Resource,
+    recorded: Option<&ResourceStatus>,
+    query: &StatusView,
+) -> (&'static str, Value) {
+    let deployed = recorded.map_or(Deployed::Pending, |r| r.deployed).as_str();
+    let readiness = recorded.map_or(Readiness::NotReady, |r| r.ready).as_str();
+    let (group, version) = resource
+        .api_version
+        .split_once('/')
+        .unwrap_or(("", &resource.api_version));
+    let mut entry = json!({"GVK": {"Group": group, "Version": version, "Kind": resource.key.kind}, "name": resource.key.name});
+    let state = if query.ready {
+        entry["readyStatus"] = json!(readiness);
+        readiness
+    } else {
+        entry["deployedStatus"] = json!(deployed);
+        deployed
+    };
+    if query.output == StatusOutput::Detail
+        && let Some(message) = recorded.and_then(|r| r.message.as_ref())
+    {
+        entry["message"] = json!(message);
+    }
+    (state, entry)
+}
+
 /// The EMCO-shaped status of a deployment (a DIG's, or a logical cloud's)
 /// under `body`, its header.
 pub fn status_body(
@@ -344,26 +373,8 @@ pub fn status_body(
                         resource.key.to_string(),
                     ))
                 });
-                let deployed = recorded.map_or(Deployed::Pending, |r| r.deployed).as_str();
-                let readiness = recorded.map_or(Readiness::NotReady, |r| r.ready).as_str();
-                *counts
-                    .entry(if ready { readiness } else { deployed }.to_owned())
-                    .or_default() += 1;
-                let (group, version) = resource
-                    .api_version
-                    .split_once('/')
-                    .unwrap_or(("", &resource.api_version));
-                let mut entry = json!({"GVK": {"Group": group, "Version": version, "Kind": resource.key.kind}, "name": resource.key.name});
-                if ready {
-                    entry["readyStatus"] = json!(readiness);
-                } else {
-                    entry["deployedStatus"] = json!(deployed);
-                }
-                if output == StatusOutput::Detail
-                    && let Some(message) = recorded.and_then(|r| r.message.as_ref())
-                {
-                    entry["message"] = json!(message);
-                }
+                let (state, entry) = resource_status(resource, recorded, query);
+                *counts.entry(state.to_owned()).or_default() += 1;
                 resources.push(entry);
             }
             let ClusterRef { provider, cluster } = &placement.cluster;

@@ -15,13 +15,13 @@ use axum::Router;
 use axum::extract::{DefaultBodyLimit, Query, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::routing::{MethodRouter, get, post};
+use resources::{ListQuery, PathValues};
+
+use wasmco_core::Kind;
 
 pub use error::ApiError;
 pub use state::AppState;
 pub use work::WorkPool;
-
-use resources::{ListQuery, PathValues};
-use wasmco_core::Kind;
 
 /// The router with every route of the kind table, `/healthz`, the OpenAPI
 /// document and the token routes, behind the token check and the audit log.

@@ -7,13 +7,14 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::deployments::{StatusQuery, status_body};
-use super::error::ApiError;
-use super::state::AppState;
 use wasmco_core::Kind;
 use wasmco_orchestrator::{KUBECONFIG_SECRET, LogicalCloudRef};
 use wasmco_store::appcontext::DigState;
 use wasmco_store::db::ResourceId;
+
+use super::deployments::{StatusQuery, status_body};
+use super::error::ApiError;
+use super::state::AppState;
 
 /// An action on a logical cloud, `POST …/{lc}/{action}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -9,11 +9,12 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::error::ApiError;
-use super::state::AppState;
 use wasmco_core::Kind;
 use wasmco_pki::{ClusterPki, PkiError};
 use wasmco_store::db::ResourceId;
+
+use super::error::ApiError;
+use super::state::AppState;
 
 /// The routes, relative to a cluster's item path, with their methods.
 pub const ROUTES: [(&str, &str); 5] = [

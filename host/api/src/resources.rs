@@ -6,15 +6,16 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
-use super::auth::Principal;
-use super::error::ApiError;
-use super::state::AppState;
 use wasmco_core::{
     BodyShape, ControllerSpec, Document, FieldError, FileKind, Kind, LabelBody, Reference,
 };
 use wasmco_runtime::Controller;
 use wasmco_store::appcontext::DeployState;
 use wasmco_store::db::{ResourceId, Write};
+
+use super::auth::Principal;
+use super::error::ApiError;
+use super::state::AppState;
 
 /// Path parameters in route order.
 pub type PathValues = Path<Vec<(String, String)>>;

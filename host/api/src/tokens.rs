@@ -7,11 +7,12 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use wasmco_core::tokens::{TokenRecord, TokenRequest, parse_expiry};
+use wasmco_store::db::TokenError;
+
 use super::auth::{digest, now};
 use super::error::ApiError;
 use super::state::AppState;
-use wasmco_core::tokens::{TokenRecord, TokenRequest, parse_expiry};
-use wasmco_store::db::TokenError;
 
 /// How a token is shown: its scope, never its secret or hash.
 fn shown(record: &TokenRecord) -> Value {

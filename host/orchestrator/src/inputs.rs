@@ -11,9 +11,6 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use super::dig::{DigRef, OrchestratorError};
-use super::registry::ControllerRegistry;
-use crate::draft::{AppDraft, ClusterInfo};
 use wasmco_core::Kind;
 use wasmco_core::resource::Resource;
 use wasmco_core::specs::{
@@ -23,6 +20,10 @@ use wasmco_core::specs::{
 use wasmco_runtime::{Controller, ControllerKind};
 use wasmco_store::appcontext::AppDependency;
 use wasmco_store::db::{ResourceDb, ResourceId};
+
+use super::dig::{DigRef, OrchestratorError};
+use super::registry::ControllerRegistry;
+use crate::draft::{AppDraft, ClusterInfo};
 
 /// A controller to run, with its intent and priority.
 pub struct PlannedStep {

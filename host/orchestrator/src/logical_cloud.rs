@@ -8,9 +8,6 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use super::deploy::{DEPLOYED, Orchestrator};
-use super::dig::OrchestratorError;
-use crate::draft::{AppDraft, ClusterInfo, DraftContext};
 use wasmco_core::Kind;
 use wasmco_core::resource::Resource;
 use wasmco_core::specs::{ClusterReferenceSpec, LogicalCloudSpec, QuotaSpec, UserPermissionSpec};
@@ -20,6 +17,10 @@ use wasmco_store::appcontext::{
     self as stored, ContextHandoff, ContextMeta, DeployState, DigState,
 };
 use wasmco_store::db::ResourceId;
+
+use super::deploy::{DEPLOYED, Orchestrator};
+use super::dig::OrchestratorError;
+use crate::draft::{AppDraft, ClusterInfo, DraftContext};
 
 /// The one app of a logical cloud's context.
 const APP: &str = "logical-cloud";
@@ -91,31 +92,8 @@ impl Orchestrator {
         let mut clusters = Vec::new();
         let mut kubeconfigs = Vec::new();
         for (reference, target) in &references {
-            let cluster = ResourceId::new(
-                Kind::Cluster,
-                vec![target.cluster_provider.clone(), target.cluster.clone()],
-            );
-            let pki = ClusterPki::load(&self.db, &cluster)?.ok_or_else(|| {
-                OrchestratorError::Input(format!(
-                    "{} has no CA to sign {}'s certificate; POST …/ca on it first",
-                    cluster.describe(),
-                    spec.user.user_name
-                ))
-            })?;
-            let server = self.api_server(&cluster)?;
-            let certificate = pki
-                .client(&spec.user.user_name, &[])
-                .map_err(|e| OrchestratorError::Input(e.to_string()))?;
-            kubeconfigs.push((
-                reference.clone(),
-                wasmco_pki::kubeconfig(
-                    &target.cluster,
-                    &server,
-                    &pki.ca.certificate,
-                    &spec.user.user_name,
-                    &certificate,
-                ),
-            ));
+            let kubeconfig = self.user_kubeconfig(&spec, target)?;
+            kubeconfigs.push((reference.clone(), kubeconfig));
             clusters.push(ClusterInfo {
                 provider: target.cluster_provider.clone(),
                 name: target.cluster.clone(),
@@ -159,6 +137,37 @@ impl Orchestrator {
             previous: None,
         });
         Ok(state)
+    }
+
+    /// A kubeconfig for the logical cloud's user on `target`, with a client
+    /// certificate from that cluster's CA.
+    fn user_kubeconfig(
+        &self,
+        spec: &LogicalCloudSpec,
+        target: &ClusterReferenceSpec,
+    ) -> Result<String, OrchestratorError> {
+        let cluster = ResourceId::new(
+            Kind::Cluster,
+            vec![target.cluster_provider.clone(), target.cluster.clone()],
+        );
+        let user = &spec.user.user_name;
+        let pki = ClusterPki::load(&self.db, &cluster)?.ok_or_else(|| {
+            OrchestratorError::Input(format!(
+                "{} has no CA to sign {user}'s certificate; POST …/ca on it first",
+                cluster.describe(),
+            ))
+        })?;
+        let server = self.api_server(&cluster)?;
+        let certificate = pki
+            .client(user, &[])
+            .map_err(|e| OrchestratorError::Input(e.to_string()))?;
+        Ok(wasmco_pki::kubeconfig(
+            &target.cluster,
+            &server,
+            &pki.ca.certificate,
+            user,
+            &certificate,
+        ))
     }
 
     /// Instantiated -> Terminated: rsync removes what the logical cloud made.

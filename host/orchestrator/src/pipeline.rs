@@ -4,9 +4,10 @@
 //! It works on a copy of the draft; the caller's draft changes only when every
 //! controller succeeded and every edit was valid.
 
+use wasmco_runtime::{CallError, CallFailure, Controller, ControllerKind, ControllerLog};
+
 use crate::budget::EditLimits;
 use crate::draft::DraftContext;
-use wasmco_runtime::{CallError, CallFailure, Controller, ControllerKind, ControllerLog};
 
 /// One controller to call, with the intent addressed to it.
 #[derive(Debug)]

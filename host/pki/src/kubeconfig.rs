@@ -13,7 +13,7 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use ipnet::IpNet;
-use kube::config::{AuthInfo, Kubeconfig, NamedAuthInfo, NamedCluster};
+use kube::config::{AuthInfo, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext};
 
 /// Why a kubeconfig was refused, naming the field inside it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -256,33 +256,7 @@ fn select(config: &Kubeconfig) -> Result<CheckedKubeconfig, KubeconfigError> {
             "not a kubeconfig: it names no cluster",
         ));
     }
-    let context = match &config.current_context {
-        Some(name) => config
-            .contexts
-            .iter()
-            .find(|c| &c.name == name)
-            .ok_or_else(|| {
-                KubeconfigError::new(
-                    "current-context",
-                    format!("names {name:?}, which is not among its contexts"),
-                )
-            })?,
-        None => match config.contexts.as_slice() {
-            [only] => only,
-            [] => {
-                return Err(KubeconfigError::new(
-                    "",
-                    "not a kubeconfig: it has no context",
-                ));
-            }
-            _ => {
-                return Err(KubeconfigError::new(
-                    "current-context",
-                    "it has several contexts and names none as current",
-                ));
-            }
-        },
-    };
+    let context = current_context(config)?;
     let Some(context_entry) = &context.context else {
         return Err(KubeconfigError::new(
             "contexts",
@@ -336,6 +310,33 @@ fn select(config: &Kubeconfig) -> Result<CheckedKubeconfig, KubeconfigError> {
         proxy_url: cluster.proxy_url.clone(),
         user,
     })
+}
+
+/// The context a client would use: the current one, or the only one.
+fn current_context(config: &Kubeconfig) -> Result<&NamedContext, KubeconfigError> {
+    match &config.current_context {
+        Some(name) => config
+            .contexts
+            .iter()
+            .find(|c| &c.name == name)
+            .ok_or_else(|| {
+                KubeconfigError::new(
+                    "current-context",
+                    format!("names {name:?}, which is not among its contexts"),
+                )
+            }),
+        None => match config.contexts.as_slice() {
+            [only] => Ok(only),
+            [] => Err(KubeconfigError::new(
+                "",
+                "not a kubeconfig: it has no context",
+            )),
+            _ => Err(KubeconfigError::new(
+                "current-context",
+                "it has several contexts and names none as current",
+            )),
+        },
+    }
 }
 
 /// A user's inline credentials and nothing else: no command, no file.

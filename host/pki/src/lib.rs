@@ -8,13 +8,13 @@
 //! it are ES256, which the API server accepts.
 
 pub mod kubeconfig;
+mod node;
 
 use std::net::IpAddr;
 
 use rcgen::{
-    BasicConstraints, CertificateParams, CertificateSigningRequestParams, DistinguishedName,
-    DnType, DnValue, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType,
-    SerialNumber,
+    BasicConstraints, CertificateParams, DistinguishedName, DnType, DnValue,
+    ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair, KeyUsagePurpose, SanType, SerialNumber,
 };
 use serde::{Deserialize, Serialize};
 use time::{Duration, OffsetDateTime};
@@ -182,192 +182,6 @@ impl ClusterPki {
             "kubernetes-admin",
             &admin,
         ))
-    }
-
-    /// kubeadm's `/etc/kubernetes/pki` for control-plane node `node`, as a
-    /// `.tar.gz`; `sans` (DNS names or IPs) go on the API server's and
-    /// etcd's serving certificates.
-    pub fn bootstrap_bundle(&self, node: &str, sans: &[String]) -> Result<Vec<u8>, PkiError> {
-        if node.is_empty()
-            || !node
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-.".contains(c))
-        {
-            return Err(invalid(
-                "node",
-                "must be a host name (letters, digits, '-', '.')",
-            ));
-        }
-        for san in sans {
-            san_type(san).map_err(|reason| invalid("sans", reason))?;
-        }
-        let mut api_sans: Vec<String> = [
-            "kubernetes",
-            "kubernetes.default",
-            "kubernetes.default.svc",
-            "kubernetes.default.svc.cluster.local",
-            "10.96.0.1",
-        ]
-        .iter()
-        .map(|s| (*s).to_owned())
-        .collect();
-        api_sans.push(node.to_owned());
-        api_sans.extend(sans.iter().cloned());
-        let mut etcd_sans: Vec<String> = vec![
-            node.to_owned(),
-            "localhost".into(),
-            "127.0.0.1".into(),
-            "::1".into(),
-        ];
-        etcd_sans.extend(sans.iter().cloned());
-        let sa = KeyPair::from_pem(&self.service_account_key)?;
-
-        let files: Vec<(String, String)> = [
-            ("ca", self.ca.clone()),
-            ("front-proxy-ca", self.front_proxy_ca.clone()),
-            ("etcd/ca", self.etcd_ca.clone()),
-            (
-                "apiserver",
-                issue(&self.ca, "kube-apiserver", &[], &api_sans, Usage::Server)?,
-            ),
-            (
-                "apiserver-kubelet-client",
-                issue(
-                    &self.ca,
-                    "kube-apiserver-kubelet-client",
-                    &["system:masters"],
-                    &[],
-                    Usage::Client,
-                )?,
-            ),
-            (
-                "front-proxy-client",
-                issue(
-                    &self.front_proxy_ca,
-                    "front-proxy-client",
-                    &[],
-                    &[],
-                    Usage::Client,
-                )?,
-            ),
-            (
-                "etcd/server",
-                issue(&self.etcd_ca, node, &[], &etcd_sans, Usage::Both)?,
-            ),
-            (
-                "etcd/peer",
-                issue(&self.etcd_ca, node, &[], &etcd_sans, Usage::Both)?,
-            ),
-            (
-                "etcd/healthcheck-client",
-                issue(
-                    &self.etcd_ca,
-                    "kube-etcd-healthcheck-client",
-                    &[],
-                    &[],
-                    Usage::Client,
-                )?,
-            ),
-            (
-                "apiserver-etcd-client",
-                issue(
-                    &self.etcd_ca,
-                    "kube-apiserver-etcd-client",
-                    &[],
-                    &[],
-                    Usage::Client,
-                )?,
-            ),
-        ]
-        .into_iter()
-        .flat_map(|(name, pair)| {
-            [
-                (format!("{name}.crt"), pair.certificate),
-                (format!("{name}.key"), pair.key),
-            ]
-        })
-        .chain([
-            ("sa.key".to_owned(), self.service_account_key.clone()),
-            ("sa.pub".to_owned(), sa.public_key_pem()),
-        ])
-        .collect();
-        tar_gz(&files).map_err(PkiError::Archive)
-    }
-
-    /// Signs a node's CSR for joining: a kubelet client certificate
-    /// (`CN=system:node:NAME`, `O=system:nodes`, client auth) or, when the
-    /// CSR asks for server auth with SANs, a kubelet serving certificate.
-    /// Anything else is refused with the reason.
-    pub fn sign_node_csr(&self, csr_pem: &str) -> Result<String, PkiError> {
-        let csr = CertificateSigningRequestParams::from_pem(csr_pem)
-            .map_err(|e| invalid("csr", format!("not a valid, self-signed PEM CSR: {e}")))?;
-        let requested = &csr.params;
-        let common_name = dn_text(&requested.distinguished_name, DnType::CommonName)
-            .ok_or_else(|| invalid("csr", "has no common name"))?;
-        let node = common_name
-            .strip_prefix("system:node:")
-            .filter(|n| !n.is_empty())
-            .ok_or_else(|| {
-                invalid(
-                    "csr",
-                    format!("common name {common_name:?} is not system:node:NAME"),
-                )
-            })?;
-        let organization = dn_text(&requested.distinguished_name, DnType::OrganizationName);
-        if organization.as_deref() != Some("system:nodes") {
-            return Err(invalid(
-                "csr",
-                format!("organization is {organization:?}; a node's must be \"system:nodes\""),
-            ));
-        }
-        if !matches!(requested.is_ca, IsCa::NoCa | IsCa::ExplicitNoCa) {
-            return Err(invalid("csr", "asks to be a CA"));
-        }
-        let server = requested
-            .extended_key_usages
-            .contains(&ExtendedKeyUsagePurpose::ServerAuth);
-        let client = requested
-            .extended_key_usages
-            .contains(&ExtendedKeyUsagePurpose::ClientAuth);
-        if let Some(other) = requested.extended_key_usages.iter().find(|u| {
-            !matches!(
-                u,
-                ExtendedKeyUsagePurpose::ServerAuth | ExtendedKeyUsagePurpose::ClientAuth
-            )
-        }) {
-            return Err(invalid(
-                "csr",
-                format!("asks for usage {other:?}; only client or server auth is signed"),
-            ));
-        }
-        let usage = match (server, client) {
-            (true, true) => {
-                return Err(invalid(
-                    "csr",
-                    "asks for client and server auth at once; ask for one",
-                ));
-            }
-            (true, false) => {
-                if requested.subject_alt_names.is_empty() {
-                    return Err(invalid(
-                        "csr",
-                        "asks for server auth without DNS or IP SANs",
-                    ));
-                }
-                Usage::Server
-            }
-            (false, _) => {
-                if !requested.subject_alt_names.is_empty() {
-                    return Err(invalid("csr", "a client certificate carries no SANs"));
-                }
-                Usage::Client
-            }
-        };
-        let mut params = leaf_params(&format!("system:node:{node}"), &["system:nodes"], usage);
-        params.subject_alt_names = requested.subject_alt_names.clone();
-        let ca_key = KeyPair::from_pem(&self.ca.key)?;
-        let issuer = Issuer::from_ca_cert_pem(&self.ca.certificate, &ca_key)?;
-        Ok(params.signed_by(&csr.public_key, &issuer)?.pem())
     }
 }
 
@@ -540,21 +354,6 @@ fn random_serial() -> SerialNumber {
     // A positive DER integer.
     bytes[0] &= 0x7f;
     SerialNumber::from(bytes)
-}
-
-fn tar_gz(files: &[(String, String)]) -> std::io::Result<Vec<u8>> {
-    let encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    let mut archive = tar::Builder::new(encoder);
-    let mtime = OffsetDateTime::now_utc().unix_timestamp().max(0) as u64;
-    for (name, text) in files {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(text.len() as u64);
-        header.set_mode(if name.ends_with(".key") { 0o600 } else { 0o644 });
-        header.set_mtime(mtime);
-        header.set_cksum();
-        archive.append_data(&mut header, name, text.as_bytes())?;
-    }
-    archive.into_inner()?.finish()
 }
 
 /// A rustls server configuration serving `identity`, asking clients for a

@@ -20,6 +20,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use sandbox::Sandbox;
 use wasmtime::component::{Component, Linker};
 
 use crate::contract::{
@@ -32,9 +33,6 @@ pub use error::{CallError, CallFailure, RegistrationError, RuntimeError};
 pub use limits::{ControllerLimits, LimitOverrides};
 pub use log::ControllerLog;
 pub use precheck::CodeLimits;
-
-use sandbox::Sandbox;
-
 pub use wasmco_core::controllers::ControllerKind;
 
 /// The export a component of `kind` must have.

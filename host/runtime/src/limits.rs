@@ -5,8 +5,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use wasmtime::ResourceLimiter;
 
-use super::RegistrationError;
 use wasmco_core::controllers;
+
+use super::RegistrationError;
+
 pub use wasmco_core::controllers::LimitOverrides;
 
 /// The limits every call of a controller runs under.

@@ -6,7 +6,6 @@ mod commands;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-
 use commands::{
     Connect, compile, controller, dev, dig, documents, get, scenario, serve, token, virtual_cluster,
 };

@@ -1,9 +1,12 @@
-use serde_json::json;
+use serde_json::{Value, json};
+
+use wasmco_runtime::contract::{
+    ActionEdit, AddResource, ClusterScope, PatchResource, PlaceApp, PlacementEdit, RemoveResource,
+    ResourceRef, UnplaceApp,
+};
 
 use super::*;
-use wasmco_runtime::contract::{
-    AddResource, PatchResource, PlaceApp, RemoveResource, ResourceRef, UnplaceApp,
-};
+use crate::budget::EditLimits;
 
 fn cluster(name: &str) -> ClusterInfo {
     ClusterInfo {

@@ -2,8 +2,9 @@
 
 use std::collections::HashMap;
 
-use super::{ClusterTable, Strings};
 use wasmco_core::ClusterInfo;
+
+use super::{ClusterTable, Strings};
 
 /// Collects a request's strings, then numbers them in byte order.
 #[derive(Default)]

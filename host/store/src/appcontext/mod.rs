@@ -16,108 +16,22 @@
 //! at it, so a context is either whole and current or absent.
 
 mod handoff;
+mod state;
+mod status;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::{BatchOp, KvStore, StoreError};
 use wasmco_core::resource::{ClusterRef, Resource, ResourceKey};
 use wasmco_core::specs::OpStatus;
 
+use crate::{BatchOp, KvStore, StoreError};
+
 pub use handoff::{ContextHandoff, NoSync, SyncEngine};
-
-/// A DIG's deployment states, as EMCO names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum DeployState {
-    /// Defined, not yet approved.
-    Created,
-    /// Approved for instantiation.
-    Approved,
-    /// Deployed (revision 1 or a re-instantiation).
-    Instantiated,
-    /// Deployed again from changed inputs, or rolled back.
-    Updated,
-    /// Marked for removal from the clusters.
-    Terminated,
-}
-
-impl DeployState {
-    /// The state's name, as the API writes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            DeployState::Created => "Created",
-            DeployState::Approved => "Approved",
-            DeployState::Instantiated => "Instantiated",
-            DeployState::Updated => "Updated",
-            DeployState::Terminated => "Terminated",
-        }
-    }
-}
-
-impl std::fmt::Display for DeployState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// One entry of a DIG's history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StateAction {
-    /// The state entered.
-    pub state: DeployState,
-    /// When, RFC 3339.
-    pub time: String,
-    /// The context revision current after the action (0: none yet).
-    pub revision: u64,
-}
-
-/// A DIG's deployment state and history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct DigState {
-    /// The current state.
-    pub state: DeployState,
-    /// The current context revision (0: none).
-    pub revision: u64,
-    /// The highest revision ever written.
-    pub latest: u64,
-    /// Every action, oldest first.
-    pub actions: Vec<StateAction>,
-}
-
-impl DigState {
-    /// The state of a DIG nothing was done to yet.
-    pub fn created() -> Self {
-        DigState {
-            state: DeployState::Created,
-            revision: 0,
-            latest: 0,
-            actions: vec![StateAction {
-                state: DeployState::Created,
-                time: now(),
-                revision: 0,
-            }],
-        }
-    }
-
-    /// Enters `state` with `revision` current.
-    pub fn enter(&mut self, state: DeployState, revision: u64) {
-        self.state = state;
-        self.revision = revision;
-        self.latest = self.latest.max(revision);
-        self.actions.push(StateAction {
-            state,
-            time: now(),
-            revision,
-        });
-    }
-}
-
-/// The current time as RFC 3339.
-pub fn now() -> String {
-    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
-}
+pub use state::{DeployState, DigState, StateAction, now};
+pub use status::{Connectivity, Deployed, Readiness, ResourceStatus};
 
 /// An app's dependency on another app.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -216,123 +130,6 @@ pub struct StoredContext {
     pub meta: ContextMeta,
     /// Its apps in app order.
     pub apps: Vec<StoredApp>,
-}
-
-/// Where a resource stands on its cluster (EMCO's deployed status).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Deployed {
-    /// Not yet acted on.
-    Pending,
-    /// Applied to the cluster.
-    Applied,
-    /// The cluster refused it, or could not be reached in time.
-    Failed,
-    /// Removed from the cluster.
-    Deleted,
-}
-
-impl Deployed {
-    /// As the status API spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Deployed::Pending => "Pending",
-            Deployed::Applied => "Applied",
-            Deployed::Failed => "Failed",
-            Deployed::Deleted => "Deleted",
-        }
-    }
-}
-
-/// Whether rsync reaches a cluster, as EMCO's status shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Connectivity {
-    /// The cluster answered rsync's last request.
-    Available,
-    /// The cluster could not be reached; rsync is retrying.
-    Retrying,
-}
-
-impl Connectivity {
-    /// As stored and as the status API spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Connectivity::Available => "Available",
-            Connectivity::Retrying => "Retrying",
-        }
-    }
-
-    fn parse(stored: &[u8]) -> Option<Self> {
-        [Connectivity::Available, Connectivity::Retrying]
-            .into_iter()
-            .find(|state| state.as_str().as_bytes() == stored)
-    }
-}
-
-/// Whether a resource is ready on its cluster, as the cluster says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Readiness {
-    /// Rolled out, complete, established or present, by its kind.
-    Ready,
-    /// Not (yet) ready.
-    NotReady,
-}
-
-impl Readiness {
-    /// As the status API spells it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Readiness::Ready => "Ready",
-            Readiness::NotReady => "NotReady",
-        }
-    }
-}
-
-/// What rsync last did with one resource on one cluster.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ResourceStatus {
-    /// `apiVersion` of the object.
-    pub api_version: String,
-    /// Its kind.
-    pub kind: String,
-    /// Its name.
-    pub name: String,
-    /// Where it stands.
-    pub deployed: Deployed,
-    /// Whether it is ready.
-    pub ready: Readiness,
-    /// Why it failed, when it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
-
-impl ResourceStatus {
-    fn of(resource: &Resource, deployed: Deployed, message: Option<String>) -> Self {
-        ResourceStatus {
-            api_version: resource.api_version.clone(),
-            kind: resource.key.kind.clone(),
-            name: resource.key.name.clone(),
-            deployed,
-            ready: Readiness::NotReady,
-            // A cluster's answer can be any size; the store keeps a bounded one.
-            message: message.map(wasmco_core::limits::bounded),
-        }
-    }
-
-    /// Applied, not yet ready.
-    pub fn applied(resource: &Resource) -> Self {
-        Self::of(resource, Deployed::Applied, None)
-    }
-
-    /// Failed, with why.
-    pub fn failed(resource: &Resource, message: String) -> Self {
-        Self::of(resource, Deployed::Failed, Some(message))
-    }
-
-    /// Deleted from its cluster.
-    pub fn deleted(resource: &Resource) -> Self {
-        Self::of(resource, Deployed::Deleted, None)
-    }
 }
 
 /// The context store failed or holds something it cannot read.

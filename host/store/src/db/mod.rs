@@ -20,13 +20,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
-
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use wasmco_core::{Kind, Reference};
+
 use crate::secrets::MasterKey;
 use crate::{BatchOp, KvStore, StoreError};
-use wasmco_core::{Kind, Reference};
 
 /// A resource: its kind and path values (ancestors' names, then its own).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]

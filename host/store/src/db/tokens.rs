@@ -1,9 +1,10 @@
 //! Scoped API tokens, by name: `token/<name>` holds the record (the
 //! secret's hash, never the secret).
 
+use wasmco_core::tokens::TokenRecord;
+
 use super::{DbError, ResourceDb};
 use crate::BatchOp;
-use wasmco_core::tokens::TokenRecord;
 
 fn token_key(name: &str) -> Vec<u8> {
     format!("token/{name}").into_bytes()

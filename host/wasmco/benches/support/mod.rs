@@ -2,6 +2,7 @@
 //! without going through HTTP.
 
 use serde_json::{Value, json};
+
 use wasmco_core::Kind;
 use wasmco_store::db::{ResourceDb, ResourceId, Write};
 

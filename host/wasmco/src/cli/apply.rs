@@ -6,11 +6,12 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::Value;
 
+use wasmco_core::{BodyShape, Kind};
+
 use super::CliError;
 use super::client::{ApiClient, ClientError, Upload};
 use super::emcoctl::{Document, Operation};
 use super::status::{Snapshot, WatchOptions};
-use wasmco_core::{BodyShape, Kind};
 
 /// How a run goes.
 #[derive(Debug, Clone, Copy)]

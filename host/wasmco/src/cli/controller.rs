@@ -7,14 +7,15 @@ use std::process::{Command, Stdio};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::CliError;
-use super::client::{ApiClient, Upload};
-use super::scenario::{ScenarioApp, ScenarioCluster};
 use wasmco_orchestrator::draft::DraftContext;
 use wasmco_runtime::contract::{
     ActionEdit, ClusterScope, Patch, PlaceApp, PlacementEdit, UnplaceApp,
 };
 use wasmco_runtime::{ControllerKind, LimitOverrides, Runtime};
+
+use super::CliError;
+use super::client::{ApiClient, Upload};
+use super::scenario::{ScenarioApp, ScenarioCluster};
 
 /// The target controllers are built for.
 pub const WASM_TARGET: &str = "wasm32-wasip2";

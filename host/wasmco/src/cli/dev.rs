@@ -9,15 +9,16 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use wasmco_runtime::ControllerKind;
+use wasmco_runtime::builtin::BUILTINS;
+use wasmco_vcluster::{Behaviour, VirtualCluster};
+
 use super::CliError;
 use super::apply::{RunOptions, apply};
 use super::client::{ApiClient, Connection};
 use super::controller::{Registration, upload};
 use super::emcoctl::{Document, Operation};
 use super::status::WatchOptions;
-use wasmco_runtime::ControllerKind;
-use wasmco_runtime::builtin::BUILTINS;
-use wasmco_vcluster::{Behaviour, VirtualCluster};
 
 /// Where the dev server writes what it has to say.
 pub type Console = Arc<Mutex<dyn Write + Send>>;
@@ -119,10 +120,7 @@ pub async fn run(options: DevOptions, console: Console) -> Result<(), CliError> 
         .clone()
         .unwrap_or_else(|| data_dir.join("controllers"));
     for dir in [&clusters_dir, &controllers_dir] {
-        std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
-            path: dir.clone(),
-            source,
-        })?;
+        create_dir(dir)?;
     }
 
     let state = crate::startup::open_state(
@@ -143,6 +141,52 @@ pub async fn run(options: DevOptions, console: Console) -> Result<(), CliError> 
     let server = tokio::spawn(crate::startup::serve(state, listener));
     say(&console, format!("wasmco dev: API on http://{api_addr}"));
 
+    let clusters = start_clusters(&options, &clusters_dir).await?;
+    let kubeconfigs: Vec<PathBuf> = clusters.iter().map(|(_, k)| k.clone()).collect();
+    let summary = summary(&options, &data_dir, &clusters, &controllers_dir);
+    let admin_token = read_admin_token(&data_dir)?;
+    // The client blocks, so it lives on blocking threads only.
+    let base = format!("http://{api_addr}");
+    let example = options.example.clone();
+    let progress = options.progress;
+    let setup_console = console.clone();
+    let watcher = tokio::task::spawn_blocking(move || -> Result<_, CliError> {
+        let console = setup_console;
+        let client = ApiClient::new(&Connection {
+            server: base,
+            token: Some(admin_token),
+            ca_file: None,
+        })?;
+        register(&client, &kubeconfigs)?;
+        summary.iter().for_each(|line| say(&console, line));
+        let watcher = start_hot_reload(&client, &controllers_dir, console.clone())?;
+        match &example {
+            Some(example) => {
+                if let Err(error) = run_example(&client, example, progress, &console) {
+                    say(&console, format!("example failed: {error}"));
+                }
+            }
+            None => say_next_steps(&console, &kubeconfigs[0]),
+        }
+        Ok(watcher)
+    })
+    .await
+    .map_err(|e| CliError::Usage(format!("setting up failed: {e}")))??;
+    say(&console, "wasmco dev is running; Ctrl-C stops it.");
+    let served = server
+        .await
+        .map_err(|e| CliError::Usage(format!("the API stopped: {e}")))?;
+    drop(watcher);
+    drop(clusters);
+    served.map_err(CliError::from)
+}
+
+/// Starts the dev clusters next to the API's port (or anywhere, when that
+/// port is busy) and writes their kubeconfigs into `clusters_dir`.
+async fn start_clusters(
+    options: &DevOptions,
+    clusters_dir: &Path,
+) -> Result<Vec<(VirtualCluster, PathBuf)>, CliError> {
     let behaviour = Behaviour {
         ready_after: options.ready_after,
         ..Default::default()
@@ -176,11 +220,19 @@ pub async fn run(options: DevOptions, console: Console) -> Result<(), CliError> 
             })?;
         clusters.push((cluster, kubeconfig));
     }
+    Ok(clusters)
+}
 
-    let kubeconfigs: Vec<PathBuf> = clusters.iter().map(|(_, k)| k.clone()).collect();
+/// What the dev server tells its user at start.
+fn summary(
+    options: &DevOptions,
+    data_dir: &Path,
+    clusters: &[(VirtualCluster, PathBuf)],
+    controllers_dir: &Path,
+) -> Vec<String> {
     let mut summary = vec![format!(
         "  data          {}",
-        display_dir(&options.data_dir, &data_dir)
+        display_dir(&options.data_dir, data_dir)
     )];
     for ((cluster, kubeconfig), (name, labels, _)) in clusters.iter().zip(DEV_CLUSTERS) {
         summary.push(format!(
@@ -199,69 +251,45 @@ pub async fn run(options: DevOptions, console: Console) -> Result<(), CliError> 
         "  hot reload    {}/*.wasm (a file's name is its controller's name)",
         controllers_dir.display()
     ));
-    let admin_token = std::fs::read_to_string(data_dir.join(crate::startup::ADMIN_TOKEN_FILE))
-        .map_err(|source| CliError::Io {
-            path: data_dir.join(crate::startup::ADMIN_TOKEN_FILE),
-            source,
-        })?
-        .trim()
-        .to_owned();
     summary.push(format!(
         "  token         {} (the CLI reads it from there when run here)",
         data_dir.join(crate::startup::ADMIN_TOKEN_FILE).display()
     ));
-    // The client blocks, so it lives on blocking threads only.
-    let base = format!("http://{api_addr}");
-    let example = options.example.clone();
-    let progress = options.progress;
-    let first_kubeconfig = kubeconfigs[0].clone();
-    let setup_console = console.clone();
-    let watcher = tokio::task::spawn_blocking(move || -> Result<_, CliError> {
-        let console = setup_console;
-        let client = ApiClient::new(&Connection {
-            server: base,
-            token: Some(admin_token),
-            ca_file: None,
-        })?;
-        register(&client, &kubeconfigs)?;
-        summary.iter().for_each(|line| say(&console, line));
-        let watcher = start_hot_reload(&client, &controllers_dir, console.clone())?;
-        match &example {
-            Some(example) => {
-                if let Err(error) = run_example(&client, example, progress, &console) {
-                    say(&console, format!("example failed: {error}"));
-                }
-            }
-            None => {
-                say(&console, "Next:");
-                say(
-                    &console,
-                    "  wasmco apply -f examples/hello      # an app on the edge clusters",
-                );
-                say(
-                    &console,
-                    "  wasmco status hello                 # until it is Ready",
-                );
-                say(
-                    &console,
-                    format!(
-                        "  kubectl --kubeconfig {} get deployments",
-                        first_kubeconfig.display()
-                    ),
-                );
-            }
-        }
-        Ok(watcher)
+    summary
+}
+
+fn create_dir(dir: &Path) -> Result<(), CliError> {
+    std::fs::create_dir_all(dir).map_err(|source| CliError::Io {
+        path: dir.to_owned(),
+        source,
     })
-    .await
-    .map_err(|e| CliError::Usage(format!("setting up failed: {e}")))??;
-    say(&console, "wasmco dev is running; Ctrl-C stops it.");
-    let served = server
-        .await
-        .map_err(|e| CliError::Usage(format!("the API stopped: {e}")))?;
-    drop(watcher);
-    drop(clusters);
-    served.map_err(CliError::from)
+}
+
+fn read_admin_token(data_dir: &Path) -> Result<String, CliError> {
+    let path = data_dir.join(crate::startup::ADMIN_TOKEN_FILE);
+    match std::fs::read_to_string(&path) {
+        Ok(token) => Ok(token.trim().to_owned()),
+        Err(source) => Err(CliError::Io { path, source }),
+    }
+}
+
+fn say_next_steps(console: &Console, kubeconfig: &Path) {
+    say(console, "Next:");
+    say(
+        console,
+        "  wasmco apply -f examples/hello      # an app on the edge clusters",
+    );
+    say(
+        console,
+        "  wasmco status hello                 # until it is Ready",
+    );
+    say(
+        console,
+        format!(
+            "  kubectl --kubeconfig {} get deployments",
+            kubeconfig.display()
+        ),
+    );
 }
 
 fn display_dir(given: &Option<PathBuf>, actual: &Path) -> String {

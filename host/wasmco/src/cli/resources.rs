@@ -2,9 +2,10 @@
 
 use serde_json::Value;
 
+use wasmco_core::Kind;
+
 use super::CliError;
 use super::client::ApiClient;
-use wasmco_core::Kind;
 
 /// The parents a person names with flags (`--project shop`).
 #[derive(Debug, Clone, Default, clap::Args)]

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::Value;
+
 use wasmco_core::ClusterRef;
 
 use super::CliError;

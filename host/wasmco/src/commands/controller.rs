@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
+
 use wasmco::cli::controller;
 use wasmco::cli::resources::{self, Output, Scope};
 use wasmco_runtime::{ControllerKind, Runtime, RuntimeConfig};

@@ -4,6 +4,7 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use anyhow::Context;
+
 use wasmco::cli::dev;
 
 /// Start a development orchestrator: the API on 127.0.0.1:9015, the

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::Context;
+
 use wasmco::cli::scenario::{Scenario, render};
 use wasmco_runtime::{Runtime, RuntimeConfig};
 

@@ -1,0 +1,122 @@
+//! What rsync records per resource and per cluster.
+
+use serde::{Deserialize, Serialize};
+
+use wasmco_core::resource::Resource;
+
+/// Where a resource stands on its cluster (EMCO's deployed status).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Deployed {
+    /// Not yet acted on.
+    Pending,
+    /// Applied to the cluster.
+    Applied,
+    /// The cluster refused it, or could not be reached in time.
+    Failed,
+    /// Removed from the cluster.
+    Deleted,
+}
+
+impl Deployed {
+    /// As the status API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Deployed::Pending => "Pending",
+            Deployed::Applied => "Applied",
+            Deployed::Failed => "Failed",
+            Deployed::Deleted => "Deleted",
+        }
+    }
+}
+
+/// Whether rsync reaches a cluster, as EMCO's status shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Connectivity {
+    /// The cluster answered rsync's last request.
+    Available,
+    /// The cluster could not be reached; rsync is retrying.
+    Retrying,
+}
+
+impl Connectivity {
+    /// As stored and as the status API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Connectivity::Available => "Available",
+            Connectivity::Retrying => "Retrying",
+        }
+    }
+
+    pub(super) fn parse(stored: &[u8]) -> Option<Self> {
+        [Connectivity::Available, Connectivity::Retrying]
+            .into_iter()
+            .find(|state| state.as_str().as_bytes() == stored)
+    }
+}
+
+/// Whether a resource is ready on its cluster, as the cluster says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Readiness {
+    /// Rolled out, complete, established or present, by its kind.
+    Ready,
+    /// Not (yet) ready.
+    NotReady,
+}
+
+impl Readiness {
+    /// As the status API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Readiness::Ready => "Ready",
+            Readiness::NotReady => "NotReady",
+        }
+    }
+}
+
+/// What rsync last did with one resource on one cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceStatus {
+    /// `apiVersion` of the object.
+    pub api_version: String,
+    /// Its kind.
+    pub kind: String,
+    /// Its name.
+    pub name: String,
+    /// Where it stands.
+    pub deployed: Deployed,
+    /// Whether it is ready.
+    pub ready: Readiness,
+    /// Why it failed, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl ResourceStatus {
+    fn of(resource: &Resource, deployed: Deployed, message: Option<String>) -> Self {
+        ResourceStatus {
+            api_version: resource.api_version.clone(),
+            kind: resource.key.kind.clone(),
+            name: resource.key.name.clone(),
+            deployed,
+            ready: Readiness::NotReady,
+            // A cluster's answer can be any size; the store keeps a bounded one.
+            message: message.map(wasmco_core::limits::bounded),
+        }
+    }
+
+    /// Applied, not yet ready.
+    pub fn applied(resource: &Resource) -> Self {
+        Self::of(resource, Deployed::Applied, None)
+    }
+
+    /// Failed, with why.
+    pub fn failed(resource: &Resource, message: String) -> Self {
+        Self::of(resource, Deployed::Failed, Some(message))
+    }
+
+    /// Deleted from its cluster.
+    pub fn deleted(resource: &Resource) -> Self {
+        Self::of(resource, Deployed::Deleted, None)
+    }
+}
