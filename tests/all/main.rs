@@ -8,6 +8,7 @@ mod contract;
 mod deploy;
 mod hostile;
 mod http;
+mod layers;
 mod logical_cloud;
 mod pki;
 mod rsync;
