@@ -1,3 +1,5 @@
+use std::net::Ipv4Addr;
+
 use super::*;
 
 fn kubeconfig(cluster: &str, user: &str) -> String {

@@ -26,113 +26,7 @@ use serde_json::Value;
 use wasmco_core::{Kind, Reference};
 
 use crate::secrets::MasterKey;
-use crate::{BatchOp, KvStore, StoreError};
-
-/// A resource: its kind and path values (ancestors' names, then its own).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ResourceId {
-    /// The kind.
-    pub kind: Kind,
-    /// Path values, outermost first.
-    pub path: Vec<String>,
-}
-
-impl ResourceId {
-    /// The resource of `kind` at `path`.
-    pub fn new(kind: Kind, path: Vec<String>) -> Self {
-        ResourceId { kind, path }
-    }
-
-    fn key_with(&self, space: &str) -> Vec<u8> {
-        format!(
-            "{space}/{}/{}",
-            self.kind.info().store_id,
-            self.path.join("/")
-        )
-        .into_bytes()
-    }
-
-    fn key(&self) -> Vec<u8> {
-        self.key_with("res")
-    }
-
-    /// The resource it lives under.
-    pub fn parent(&self) -> Option<ResourceId> {
-        let parent = self.kind.info().parent?;
-        Some(ResourceId::new(
-            parent,
-            self.path[..self.kind.parent_arity()].to_vec(),
-        ))
-    }
-
-    /// How messages name it: `cluster edge/c1`.
-    pub fn describe(&self) -> String {
-        format!("{} {}", self.kind.info().title, self.path.join("/"))
-    }
-
-    fn from_key(key: &[u8]) -> Option<ResourceId> {
-        let text = std::str::from_utf8(key).ok()?;
-        let mut parts = text.split('/');
-        parts.next().filter(|space| *space == "res")?;
-        let store_id = parts.next()?;
-        let kind = Kind::ALL
-            .into_iter()
-            .find(|k| k.info().store_id == store_id)?;
-        Some(ResourceId::new(kind, parts.map(str::to_owned).collect()))
-    }
-}
-
-/// Why a database operation was refused or failed.
-#[derive(Debug, thiserror::Error)]
-pub enum DbError {
-    /// The resource does not exist.
-    #[error("{} not found", .0.describe())]
-    NotFound(ResourceId),
-    /// The resource it would live under does not exist.
-    #[error("{} not found", .0.describe())]
-    ParentNotFound(ResourceId),
-    /// A resource of that name exists.
-    #[error("{} already exists", .0.describe())]
-    AlreadyExists(ResourceId),
-    /// A resource the body names does not exist.
-    #[error("{field}: {} not found", .target.describe())]
-    ReferenceNotFound {
-        /// The field naming it.
-        field: String,
-        /// What it names.
-        target: ResourceId,
-    },
-    /// Other resources name it.
-    #[error("{} is in use by {}", .target.describe(), .by.join(", "))]
-    InUse {
-        /// What was to be deleted.
-        target: ResourceId,
-        /// What refers to it.
-        by: Vec<String>,
-    },
-    /// Resources live under it.
-    #[error("{} still has {}; delete them first", .target.describe(), .children.join(", "))]
-    HasChildren {
-        /// What was to be deleted.
-        target: ResourceId,
-        /// What lives under it.
-        children: Vec<String>,
-    },
-    /// A stored body is not JSON (the store was changed behind our back).
-    #[error("stored {} is corrupt: {reason}", .id.describe())]
-    Corrupt {
-        /// The resource.
-        id: ResourceId,
-        /// What is wrong.
-        reason: String,
-    },
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    /// A sealed value does not open under this master key.
-    #[error("a sealed secret does not open: {0}")]
-    Sealed(crate::secrets::SecretError),
-}
+use crate::{BatchOp, KvStore};
 
 /// What a create or update writes.
 #[derive(Debug, Clone)]
@@ -175,14 +69,6 @@ impl ListCache {
     }
 }
 
-fn separator_key(space: &str, first: &[u8], second: &[u8]) -> Vec<u8> {
-    let mut key = format!("{space}/").into_bytes();
-    key.extend_from_slice(first);
-    key.push(0);
-    key.extend_from_slice(second);
-    key
-}
-
 impl ResourceDb {
     /// The database over `store`.
     pub fn new(store: Arc<dyn KvStore>) -> Self {
@@ -200,58 +86,6 @@ impl ResourceDb {
         ResourceDb {
             master_key: Some(master_key),
             ..Self::new(store)
-        }
-    }
-
-    fn seal(&self, key: &[u8], bytes: Vec<u8>) -> Vec<u8> {
-        match &self.master_key {
-            Some(master) => master.seal(key, &bytes),
-            None => bytes,
-        }
-    }
-
-    fn open(&self, key: &[u8], bytes: Vec<u8>) -> Result<Vec<u8>, DbError> {
-        match &self.master_key {
-            Some(master) => master.open(key, &bytes).map_err(DbError::Sealed),
-            None => Ok(bytes),
-        }
-    }
-
-    /// Stores secret `name` of `id` (sealed; deleted with `id`).
-    pub fn put_secret(&self, id: &ResourceId, name: &str, secret: &[u8]) -> Result<(), DbError> {
-        let _guard = self.lock();
-        if !self.exists(id)? {
-            return Err(DbError::NotFound(id.clone()));
-        }
-        let key = separator_key("secret", &id.key(), name.as_bytes());
-        let sealed = self.seal(&key, secret.to_vec());
-        self.store.batch(vec![BatchOp::Put(key, sealed)])?;
-        Ok(())
-    }
-
-    /// Stores a secret of the host itself (its TLS CA), sealed.
-    pub fn put_host_secret(&self, name: &str, secret: &[u8]) -> Result<(), DbError> {
-        let key = separator_key("secret", b"host", name.as_bytes());
-        let sealed = self.seal(&key, secret.to_vec());
-        self.store.batch(vec![BatchOp::Put(key, sealed)])?;
-        Ok(())
-    }
-
-    /// A secret of the host itself, opened.
-    pub fn host_secret(&self, name: &str) -> Result<Option<Vec<u8>>, DbError> {
-        let key = separator_key("secret", b"host", name.as_bytes());
-        match self.store.get(&key)? {
-            Some(sealed) => self.open(&key, sealed).map(Some),
-            None => Ok(None),
-        }
-    }
-
-    /// Secret `name` of `id`, opened.
-    pub fn secret(&self, id: &ResourceId, name: &str) -> Result<Option<Vec<u8>>, DbError> {
-        let key = separator_key("secret", &id.key(), name.as_bytes());
-        match self.store.get(&key)? {
-            Some(sealed) => self.open(&key, sealed).map(Some),
-            None => Ok(None),
         }
     }
 
@@ -549,25 +383,15 @@ impl ResourceDb {
     }
 }
 
-impl ResourceId {
-    /// For a collection probe (kind + parent path): the parent resource.
-    fn parent_of_collection(&self) -> Option<ResourceId> {
-        let parent = self.kind.info().parent?;
-        Some(ResourceId::new(parent, self.path.clone()))
-    }
-}
-
-fn collection_prefix(kind: Kind, parent_path: &[String]) -> Vec<u8> {
-    let mut prefix = format!("res/{}/", kind.info().store_id);
-    for segment in parent_path {
-        prefix.push_str(segment);
-        prefix.push('/');
-    }
-    prefix.into_bytes()
-}
-
+mod error;
+mod id;
+mod sealed;
 #[cfg(test)]
 mod tests;
 mod tokens;
+
+pub use error::DbError;
+pub use id::ResourceId;
+use id::{collection_prefix, separator_key};
 
 pub use tokens::TokenError;

@@ -1,0 +1,60 @@
+//! Secrets kept beside resources (a cluster's CA key, a logical cloud's
+//! kubeconfigs) and the host's own, sealed under the master key when one
+//! is set.
+
+use super::{DbError, ResourceDb, ResourceId, separator_key};
+use crate::BatchOp;
+
+impl ResourceDb {
+    pub(super) fn seal(&self, key: &[u8], bytes: Vec<u8>) -> Vec<u8> {
+        match &self.master_key {
+            Some(master) => master.seal(key, &bytes),
+            None => bytes,
+        }
+    }
+
+    pub(super) fn open(&self, key: &[u8], bytes: Vec<u8>) -> Result<Vec<u8>, DbError> {
+        match &self.master_key {
+            Some(master) => master.open(key, &bytes).map_err(DbError::Sealed),
+            None => Ok(bytes),
+        }
+    }
+
+    /// Stores secret `name` of `id` (sealed; deleted with `id`).
+    pub fn put_secret(&self, id: &ResourceId, name: &str, secret: &[u8]) -> Result<(), DbError> {
+        let _guard = self.lock();
+        if !self.exists(id)? {
+            return Err(DbError::NotFound(id.clone()));
+        }
+        let key = separator_key("secret", &id.key(), name.as_bytes());
+        let sealed = self.seal(&key, secret.to_vec());
+        self.store.batch(vec![BatchOp::Put(key, sealed)])?;
+        Ok(())
+    }
+
+    /// Stores a secret of the host itself (its TLS CA), sealed.
+    pub fn put_host_secret(&self, name: &str, secret: &[u8]) -> Result<(), DbError> {
+        let key = separator_key("secret", b"host", name.as_bytes());
+        let sealed = self.seal(&key, secret.to_vec());
+        self.store.batch(vec![BatchOp::Put(key, sealed)])?;
+        Ok(())
+    }
+
+    /// A secret of the host itself, opened.
+    pub fn host_secret(&self, name: &str) -> Result<Option<Vec<u8>>, DbError> {
+        let key = separator_key("secret", b"host", name.as_bytes());
+        match self.store.get(&key)? {
+            Some(sealed) => self.open(&key, sealed).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Secret `name` of `id`, opened.
+    pub fn secret(&self, id: &ResourceId, name: &str) -> Result<Option<Vec<u8>>, DbError> {
+        let key = separator_key("secret", &id.key(), name.as_bytes());
+        match self.store.get(&key)? {
+            Some(sealed) => self.open(&key, sealed).map(Some),
+            None => Ok(None),
+        }
+    }
+}
