@@ -275,6 +275,66 @@ fn a_cluster_refusing_connections_is_retried_and_converges() {
 }
 
 #[test]
+fn a_cluster_too_slow_to_answer_is_retried_not_waited_on() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let answers_in = |latency: Duration| wasmco_vcluster::Behaviour {
+        ready_after: Duration::from_millis(100),
+        latency,
+        ..Default::default()
+    };
+    // Frozen, as far as a client can tell: every answer takes a minute.
+    let frozen = runtime
+        .block_on(wasmco_vcluster::VirtualCluster::start(
+            "c3",
+            "127.0.0.1:0".parse().unwrap(),
+            answers_in(Duration::from_secs(60)),
+        ))
+        .unwrap();
+    let (c1, c2) = (Virtual::start("c1"), Virtual::start("c2"));
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_with(data.path(), &["--cluster-timeout", "500ms"]);
+    set_up_with(
+        &server,
+        [
+            c1.kubeconfig.clone(),
+            c2.kubeconfig.clone(),
+            frozen.kubeconfig().into_bytes(),
+        ],
+    );
+    expect(action(&server, DIG, "approve"), 202);
+    expect(action(&server, DIG, "instantiate"), 202);
+    wait_for("c1 and c2", || {
+        c1.object(WEB).is_some() && c2.object(WEB).is_some()
+    });
+    let connectivity = || {
+        let status = expect(
+            server.get(&format!("{DIG}/status?app=web&cluster=edge%2Bc3")),
+            200,
+        );
+        status["apps"][0]["clusters"][0]["connectivity"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    wait_for("c3 to be marked Retrying", || connectivity() == "Retrying");
+    frozen.set_behaviour(answers_in(Duration::ZERO));
+    let status = |query: &str| expect(server.get(&format!("{DIG}/status?{query}")), 200);
+    wait_for("everything ready once c3 answers in time", || {
+        status("status=ready")["readyStatus"] == "Ready"
+    });
+    assert_eq!(connectivity(), "Available");
+    assert!(
+        Client::new()
+            .get(format!("http://{}{WEB}", frozen.addr()))
+            .send()
+            .unwrap()
+            .status()
+            .is_success(),
+        "web is on c3"
+    );
+}
+
+#[test]
 fn crds_go_first_and_their_kinds_follow() {
     use crate::http::doc;
     use serde_json::json;

@@ -49,6 +49,13 @@ pub struct RsyncConfig {
     pub directory: Option<std::path::PathBuf>,
     /// What a cluster's kubeconfig may ask of this host.
     pub kubeconfigs: Arc<KubeconfigPolicy>,
+    /// How long connecting to a cluster may take.
+    pub connect_timeout: Duration,
+    /// How long one request to a cluster may take to be sent and answered.
+    /// kube-rs waits for ever by default, so a frozen cluster would hold
+    /// its work, and every app waiting on it, without a word; past this it
+    /// is Retrying, as a cluster that refuses connections is.
+    pub request_timeout: Duration,
 }
 
 impl Default for RsyncConfig {
@@ -60,6 +67,8 @@ impl Default for RsyncConfig {
             attempts: 30,
             directory: None,
             kubeconfigs: Arc::default(),
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -198,7 +207,7 @@ impl Inner {
         // Checked again here, not only at upload: a kubeconfig stored by an
         // older version, or a policy tightened since, must not reach kube-rs.
         let refused = |e: wasmco_pki::kubeconfig::KubeconfigError| SyncError::Config(e.to_string());
-        let config = self
+        let mut config = self
             .config
             .kubeconfigs
             .check(&kubeconfig)
@@ -206,6 +215,12 @@ impl Inner {
             .client_config(&self.config.kubeconfigs)
             .await
             .map_err(refused)?;
+        config.connect_timeout = Some(self.config.connect_timeout);
+        config.read_timeout = Some(self.config.request_timeout);
+        config.write_timeout = Some(self.config.request_timeout);
+        // Counted from each request, not from when its pooled connection
+        // last saw traffic.
+        config.reset_reader_on_write = true;
         let target: Arc<dyn SyncTarget> = Arc::new(KubeTarget::new(config)?);
         self.targets
             .lock()

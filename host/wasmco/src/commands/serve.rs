@@ -62,6 +62,10 @@ pub struct Args {
     /// `{"maxEdits": 50000, "outputBytes": 1073741824, "deadlineMs": 5000}`.
     #[arg(long, value_name = "JSON")]
     controller_limits: Option<String>,
+    /// How long one request to a cluster may take; a cluster slower than
+    /// this is marked Retrying and tried again with backoff.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    cluster_timeout: std::time::Duration,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -74,6 +78,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         kubeconfigs,
         compile_timeout,
         controller_limits,
+        cluster_timeout,
     } = args;
     let controller_limits = match controller_limits {
         None => wasmco_runtime::ControllerLimits::default(),
@@ -88,6 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     let rsync = wasmco_rsync::RsyncConfig {
         directory: sync_to_directory,
+        request_timeout: cluster_timeout,
         ..Default::default()
     };
     let options = wasmco::startup::HostOptions {
