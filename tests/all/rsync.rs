@@ -216,31 +216,16 @@ fn a_server_killed_mid_apply_resumes_and_converges() {
     }
 }
 
-#[test]
-fn a_cluster_refusing_connections_is_retried_and_converges() {
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let behaviour = wasmco_vcluster::Behaviour {
-        ready_after: Duration::from_millis(100),
-        ..Default::default()
-    };
-    let mut flaky = runtime
-        .block_on(wasmco_vcluster::VirtualCluster::start(
-            "c3",
-            "127.0.0.1:0".parse().unwrap(),
-            behaviour,
-        ))
-        .unwrap();
-    runtime.block_on(flaky.refuse_connections());
+/// The shop on c1, c2 and a troubled c3 (`c3_kubeconfig`), instantiated by
+/// a server started with `args`: c1 and c2 get it while c3 is marked
+/// Retrying; once `recover` has run, everything is Ready and c3 Available.
+fn retried_until_recovered(c3_kubeconfig: Vec<u8>, args: &[&str], recover: impl FnOnce()) {
     let (c1, c2) = (Virtual::start("c1"), Virtual::start("c2"));
     let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path());
+    let server = Server::start_with(data.path(), args);
     set_up_with(
         &server,
-        [
-            c1.kubeconfig.clone(),
-            c2.kubeconfig.clone(),
-            flaky.kubeconfig().into_bytes(),
-        ],
+        [c1.kubeconfig.clone(), c2.kubeconfig.clone(), c3_kubeconfig],
     );
     expect(action(&server, DIG, "approve"), 202);
     expect(action(&server, DIG, "instantiate"), 202);
@@ -259,79 +244,69 @@ fn a_cluster_refusing_connections_is_retried_and_converges() {
             .to_owned()
     };
     wait_for("c3 to be marked Retrying", || connectivity() == "Retrying");
-    runtime.block_on(flaky.reopen()).unwrap();
+    recover();
     let status = |query: &str| expect(server.get(&format!("{DIG}/status?{query}")), 200);
     wait_for("everything ready once c3 answers", || {
         status("status=ready")["readyStatus"] == "Ready"
     });
     assert_eq!(connectivity(), "Available");
-    let web: Value = Client::new()
-        .get(format!("http://{}{WEB}", flaky.addr()))
+}
+
+/// The web Deployment as `cluster` holds it.
+fn web_on(cluster: &wasmco_vcluster::VirtualCluster) -> Value {
+    Client::new()
+        .get(format!("http://{}{WEB}", cluster.addr()))
         .send()
         .unwrap()
         .json()
-        .unwrap();
-    assert_eq!(web["spec"]["replicas"], 5);
+        .unwrap()
+}
+
+/// Workloads ready at once, every answer after `latency`.
+fn answering_in(latency: Duration) -> wasmco_vcluster::Behaviour {
+    wasmco_vcluster::Behaviour {
+        ready_after: Duration::from_millis(100),
+        latency,
+        ..Default::default()
+    }
+}
+
+fn c3_answering_in(
+    runtime: &tokio::runtime::Runtime,
+    latency: Duration,
+) -> wasmco_vcluster::VirtualCluster {
+    runtime
+        .block_on(wasmco_vcluster::VirtualCluster::start(
+            "c3",
+            "127.0.0.1:0".parse().unwrap(),
+            answering_in(latency),
+        ))
+        .unwrap()
+}
+
+#[test]
+fn a_cluster_refusing_connections_is_retried_and_converges() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut flaky = c3_answering_in(&runtime, Duration::ZERO);
+    runtime.block_on(flaky.refuse_connections());
+    let kubeconfig = flaky.kubeconfig().into_bytes();
+    retried_until_recovered(kubeconfig, &[], || {
+        runtime.block_on(flaky.reopen()).unwrap()
+    });
+    assert_eq!(web_on(&flaky)["spec"]["replicas"], 5);
 }
 
 #[test]
 fn a_cluster_too_slow_to_answer_is_retried_not_waited_on() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let answers_in = |latency: Duration| wasmco_vcluster::Behaviour {
-        ready_after: Duration::from_millis(100),
-        latency,
-        ..Default::default()
-    };
     // Frozen, as far as a client can tell: every answer takes a minute.
-    let frozen = runtime
-        .block_on(wasmco_vcluster::VirtualCluster::start(
-            "c3",
-            "127.0.0.1:0".parse().unwrap(),
-            answers_in(Duration::from_secs(60)),
-        ))
-        .unwrap();
-    let (c1, c2) = (Virtual::start("c1"), Virtual::start("c2"));
-    let data = tempfile::tempdir().unwrap();
-    let server = Server::start_with(data.path(), &["--cluster-timeout", "500ms"]);
-    set_up_with(
-        &server,
-        [
-            c1.kubeconfig.clone(),
-            c2.kubeconfig.clone(),
-            frozen.kubeconfig().into_bytes(),
-        ],
+    let frozen = c3_answering_in(&runtime, Duration::from_secs(60));
+    retried_until_recovered(
+        frozen.kubeconfig().into_bytes(),
+        &["--cluster-timeout", "500ms"],
+        || frozen.set_behaviour(answering_in(Duration::ZERO)),
     );
-    expect(action(&server, DIG, "approve"), 202);
-    expect(action(&server, DIG, "instantiate"), 202);
-    wait_for("c1 and c2", || {
-        c1.object(WEB).is_some() && c2.object(WEB).is_some()
-    });
-    let connectivity = || {
-        let status = expect(
-            server.get(&format!("{DIG}/status?app=web&cluster=edge%2Bc3")),
-            200,
-        );
-        status["apps"][0]["clusters"][0]["connectivity"]
-            .as_str()
-            .unwrap_or_default()
-            .to_owned()
-    };
-    wait_for("c3 to be marked Retrying", || connectivity() == "Retrying");
-    frozen.set_behaviour(answers_in(Duration::ZERO));
-    let status = |query: &str| expect(server.get(&format!("{DIG}/status?{query}")), 200);
-    wait_for("everything ready once c3 answers in time", || {
-        status("status=ready")["readyStatus"] == "Ready"
-    });
-    assert_eq!(connectivity(), "Available");
-    assert!(
-        Client::new()
-            .get(format!("http://{}{WEB}", frozen.addr()))
-            .send()
-            .unwrap()
-            .status()
-            .is_success(),
-        "web is on c3"
-    );
+    assert_eq!(web_on(&frozen)["spec"]["replicas"], 5);
 }
 
 #[test]
