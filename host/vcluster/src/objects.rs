@@ -8,6 +8,10 @@ use serde_json::{Map, Value, json};
 
 use super::catalog::{self, ResourceType};
 
+mod fields;
+
+pub use fields::FieldOwners;
+
 /// A Kubernetes API error, answered as a `Status` object.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -116,6 +120,7 @@ type ObjectKey = (String, String, String, String);
 pub struct Objects {
     types: Vec<ResourceType>,
     objects: BTreeMap<ObjectKey, Value>,
+    owners: BTreeMap<ObjectKey, FieldOwners>,
     revision: u64,
 }
 
@@ -124,6 +129,7 @@ impl Default for Objects {
         let mut objects = Objects {
             types: catalog::built_in(),
             objects: BTreeMap::new(),
+            owners: BTreeMap::new(),
             revision: 0,
         };
         let namespaces = objects.find("", "v1", "namespaces").cloned();
@@ -500,6 +506,65 @@ impl Objects {
         Ok(self.store_update(ty, namespace, name, current, next))
     }
 
+    /// Server-side apply of `body` by `manager`: a change to a field
+    /// another manager owns is a 409 Conflict unless `force`; fields
+    /// `manager` applied before and no longer does are removed.
+    pub fn apply(
+        &mut self,
+        ty: &ResourceType,
+        namespace: &str,
+        name: &str,
+        body: Value,
+        manager: &str,
+        force: bool,
+    ) -> Result<(Value, Event, bool), KubeError> {
+        let key = Self::key(ty, namespace, name);
+        let before = self.get(ty, namespace, name).ok();
+        let owners = self.owners.get(&key).cloned().unwrap_or_default();
+        let patch = match &before {
+            None => body.clone(),
+            Some(current) => {
+                let conflicts = owners.conflicts(manager, &body, current);
+                if !conflicts.is_empty() && !force {
+                    let count = conflicts.len();
+                    return Err(KubeError::new(
+                        409,
+                        "Conflict",
+                        format!(
+                            "Apply failed with {count} conflict{}: {}",
+                            if count == 1 { "" } else { "s" },
+                            conflicts.join("; ")
+                        ),
+                    ));
+                }
+                owners.apply_patch(manager, &body)
+            }
+        };
+        let answer = self.patch(ty, namespace, name, PatchKind::Apply, patch)?;
+        self.owners
+            .entry(key)
+            .or_default()
+            .applied(manager, &body, before.as_ref());
+        Ok(answer)
+    }
+
+    /// Records that `manager` made `after` out of `before` by a create,
+    /// replace or patch: it owns the fields it changed.
+    pub fn updated_by(
+        &mut self,
+        ty: &ResourceType,
+        manager: &str,
+        before: Option<&Value>,
+        after: &Value,
+    ) {
+        let namespace = after["metadata"]["namespace"].as_str().unwrap_or_default();
+        let name = after["metadata"]["name"].as_str().unwrap_or_default();
+        self.owners
+            .entry(Self::key(ty, namespace, name))
+            .or_default()
+            .updated(manager, before, after);
+    }
+
     /// DELETE: removes the object and answers it.
     pub fn delete(
         &mut self,
@@ -507,10 +572,12 @@ impl Objects {
         namespace: &str,
         name: &str,
     ) -> Result<(Value, Event), KubeError> {
+        let key = Self::key(ty, namespace, name);
         let object = self
             .objects
-            .remove(&Self::key(ty, namespace, name))
+            .remove(&key)
             .ok_or_else(|| KubeError::not_found(ty, name))?;
+        self.owners.remove(&key);
         self.next_revision();
         Ok((object.clone(), self.event("DELETED", ty, object)))
     }

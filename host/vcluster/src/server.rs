@@ -114,7 +114,23 @@ struct Params {
     watch: Option<String>,
     timeout_seconds: Option<u64>,
     field_manager: Option<String>,
+    force: Option<bool>,
     resource_version: Option<String>,
+}
+
+/// Who writes: the `fieldManager` given, else (as the API server does) the
+/// client's user agent up to its first `/`.
+fn manager(params: &Params, headers: &HeaderMap) -> String {
+    if let Some(manager) = params.field_manager.as_deref().filter(|m| !m.is_empty()) {
+        return manager.to_owned();
+    }
+    headers
+        .get(header::USER_AGENT)
+        .and_then(|agent| agent.to_str().ok())
+        .and_then(|agent| agent.split('/').next())
+        .filter(|agent| !agent.is_empty())
+        .unwrap_or("unknown")
+        .to_owned()
 }
 
 /// A parsed object path.
@@ -345,7 +361,10 @@ async fn handle(
         ("GET", Some(name)) => ok(StatusCode::OK, shared.objects().get(ty, namespace, name)?),
         ("POST", None) => {
             let (value, _) = parse_body(headers, body)?;
-            let (object, event) = shared.objects().create(ty, namespace, value)?;
+            let mut objects = shared.objects();
+            let (object, event) = objects.create(ty, namespace, value)?;
+            objects.updated_by(ty, &manager(params, headers), None, &object);
+            drop(objects);
             record(shared, ty, event);
             ok(StatusCode::CREATED, object)
         }
@@ -356,7 +375,11 @@ async fn handle(
                     .objects()
                     .set_status(ty, namespace, name, value["status"].clone())?
             } else {
-                shared.objects().replace(ty, namespace, name, value)?
+                let mut objects = shared.objects();
+                let before = objects.get(ty, namespace, name).ok();
+                let (object, event) = objects.replace(ty, namespace, name, value)?;
+                objects.updated_by(ty, &manager(params, headers), before.as_ref(), &object);
+                (object, event)
             };
             record(shared, ty, event);
             ok(StatusCode::OK, object)
@@ -378,8 +401,18 @@ async fn handle(
                 shared.publish(event);
                 return ok(StatusCode::OK, object);
             }
-            let (object, event, created) =
-                shared.objects().patch(ty, namespace, name, kind, value)?;
+            let manager = manager(params, headers);
+            let mut objects = shared.objects();
+            let (object, event, created) = if kind == PatchKind::Apply {
+                let force = params.force.unwrap_or(false);
+                objects.apply(ty, namespace, name, value, &manager, force)?
+            } else {
+                let before = objects.get(ty, namespace, name).ok();
+                let answer = objects.patch(ty, namespace, name, kind, value)?;
+                objects.updated_by(ty, &manager, before.as_ref(), &answer.0);
+                answer
+            };
+            drop(objects);
             record(shared, ty, event);
             ok(
                 if created {
