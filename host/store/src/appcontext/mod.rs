@@ -4,12 +4,14 @@
 //!
 //! ```text
 //! ctx/<dig>/state                          DigState: current state, revision, history
+//! ctx/<dig>/footprint                      every cluster and kind any revision put objects on
 //! ctx/<dig>/rev/<revision>/meta            ContextMeta: inputs, app order, dependencies
 //! ctx/<dig>/rev/<revision>/app/<app>/base  the app's manifests (once per app)
 //! ctx/<dig>/rev/<revision>/app/<app>/placement  the app's clusters and their anyOf groups
 //! ctx/<dig>/rev/<revision>/app/<app>/order  resorder and resdependency (CRDs before the rest)
 //! ctx/<dig>/rev/<revision>/app/<app>/diff/<provider>+<cluster>  only what differs on that cluster
 //! ctx/<dig>/rev/<revision>/status/…        reserved for rsync's per-resource and per-cluster status
+//! health/<provider>+<cluster>             ClusterHealth: what rsync's probe last saw
 //! ```
 //!
 //! A revision is written in one batch together with the state that points
@@ -19,7 +21,7 @@ mod handoff;
 mod state;
 mod status;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -31,7 +33,14 @@ use crate::{BatchOp, KvStore, StoreError};
 
 pub use handoff::{ContextHandoff, NoSync, SyncEngine};
 pub use state::{DeployState, DigState, StateAction, now};
-pub use status::{Connectivity, Deployed, Readiness, ResourceStatus};
+pub use status::{
+    ClusterHealth, Connectivity, Deployed, Drift, DriftKind, Reachability, Readiness,
+    ResourceStatus,
+};
+
+/// Per cluster, the kinds (`apiVersion`, `kind`) a DIG's revisions put
+/// objects of there: where rsync looks for what it has to remove.
+pub type Footprint = BTreeMap<ClusterRef, BTreeSet<(String, String)>>;
 
 /// An app's dependency on another app.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -157,8 +166,9 @@ pub struct ContextStore {
     store: Arc<dyn KvStore>,
 }
 
-/// CRDs go first so the objects that use them can be applied.
-fn kind_rank(resource: &Resource) -> u8 {
+/// CRDs go first so the objects that use them can be applied (and
+/// namespaces before what lives in them); removal goes the other way.
+pub fn kind_rank(resource: &Resource) -> u8 {
     match resource.key.kind.as_str() {
         "CustomResourceDefinition" => 0,
         "Namespace" => 1,
@@ -249,8 +259,56 @@ impl ContextStore {
                 ));
             }
         }
+        let mut footprint = self.footprint(dig)?;
+        add_to_footprint(&mut footprint, apps);
+        ops.push(BatchOp::Put(
+            format!("ctx/{dig}/footprint").into_bytes(),
+            json(&footprint),
+        ));
         ops.push(Self::state_op(dig, state));
         Ok(self.store.batch(ops)?)
+    }
+
+    /// Every cluster and kind the DIG's revisions put objects on. DIGs
+    /// stored before the footprint was kept get theirs from every kept
+    /// revision.
+    pub fn footprint(&self, dig: &str) -> Result<Footprint, ContextError> {
+        if let Some(footprint) = self.get_json(&format!("ctx/{dig}/footprint"))? {
+            return Ok(footprint);
+        }
+        let mut footprint = Footprint::new();
+        for revision in 1..=self.state(dig)?.latest {
+            match self.read(dig, revision) {
+                Ok(context) => add_to_footprint(&mut footprint, &context.apps),
+                Err(ContextError::NoRevision(_)) => continue,
+                Err(error) => return Err(error),
+            }
+        }
+        Ok(footprint)
+    }
+
+    /// Records what the probe saw of `cluster`.
+    pub fn put_health(
+        &self,
+        cluster: &ClusterRef,
+        health: &ClusterHealth,
+    ) -> Result<(), ContextError> {
+        Ok(self.store.batch_lazy(vec![BatchOp::Put(
+            format!("health/{cluster}").into_bytes(),
+            json(health),
+        )])?)
+    }
+
+    /// What the probe last saw of `cluster`; `None` before its first probe.
+    pub fn health(&self, cluster: &ClusterRef) -> Result<Option<ClusterHealth>, ContextError> {
+        self.get_json(&format!("health/{cluster}"))
+    }
+
+    /// Forgets a deleted cluster's health.
+    pub fn forget_health(&self, cluster: &ClusterRef) -> Result<(), ContextError> {
+        Ok(self.store.batch(vec![BatchOp::Delete(
+            format!("health/{cluster}").into_bytes(),
+        )])?)
     }
 
     /// Reads revision `revision` of the DIG's context.
@@ -328,6 +386,29 @@ impl ContextStore {
             .collect();
         // Progress only: after a crash rsync applies the context again anyway.
         Ok(self.store.batch_lazy(ops)?)
+    }
+
+    /// The recorded statuses of `app`'s resources on `cluster`, by `name+Kind`.
+    pub fn statuses_on(
+        &self,
+        dig: &str,
+        revision: u64,
+        app: &str,
+        cluster: &ClusterRef,
+    ) -> Result<std::collections::HashMap<String, ResourceStatus>, ContextError> {
+        let prefix = format!("ctx/{dig}/rev/{revision:010}/status/{app}/{cluster}/");
+        self.store
+            .scan_prefix(prefix.as_bytes())?
+            .into_iter()
+            .map(|(key, value)| {
+                let key = String::from_utf8_lossy(&key).into_owned();
+                let status = serde_json::from_slice(&value).map_err(|e| ContextError::Corrupt {
+                    key: key.clone(),
+                    reason: e.to_string(),
+                })?;
+                Ok((key[prefix.len()..].to_owned(), status))
+            })
+            .collect()
     }
 
     /// Records whether rsync reaches `cluster`.
@@ -436,6 +517,17 @@ impl ContextStore {
         self.store
             .visit_prefix(format!("ctx/{dig}/").as_bytes(), &mut |_, _| count += 1)?;
         Ok(count)
+    }
+}
+
+fn add_to_footprint(footprint: &mut Footprint, apps: &[StoredApp]) {
+    for app in apps {
+        for placement in &app.placement {
+            let kinds = footprint.entry(placement.cluster.clone()).or_default();
+            for resource in app.resources_on(&placement.cluster) {
+                kinds.insert((resource.api_version.clone(), resource.key.kind.clone()));
+            }
+        }
     }
 }
 

@@ -90,6 +90,57 @@ pub struct ResourceStatus {
     /// Why it failed, when it did.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The last time someone changed or deleted it on the cluster, and
+    /// when rsync put it back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
+}
+
+/// How a deployed object drifted from what rsync applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DriftKind {
+    /// Its applied fields were changed on the cluster.
+    Changed,
+    /// It was deleted from the cluster.
+    Deleted,
+}
+
+/// An object found drifted, and its repair.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Drift {
+    /// What happened to it.
+    pub kind: DriftKind,
+    /// When rsync noticed, RFC 3339.
+    pub detected: String,
+    /// When rsync applied it again, RFC 3339; absent while that failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repaired: Option<String>,
+}
+
+/// Whether a cluster's API server answers, as rsync's probe last saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Reachability {
+    /// It answered the last probe.
+    Reachable,
+    /// It did not; rsync probes it with backoff meanwhile.
+    Unreachable,
+}
+
+/// A cluster's health, as the probe records it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterHealth {
+    /// Reachable or not.
+    pub state: Reachability,
+    /// Since when, RFC 3339.
+    pub since: String,
+    /// The last probe's error, kept after the cluster comes back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// The API server's version (`gitVersion`), once it answered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 impl ResourceStatus {
@@ -102,6 +153,7 @@ impl ResourceStatus {
             ready: Readiness::NotReady,
             // A cluster's answer can be any size; the store keeps a bounded one.
             message: message.map(wasmco_core::limits::bounded),
+            drift: None,
         }
     }
 
