@@ -119,6 +119,18 @@ impl Server {
             .unwrap()
     }
 
+    /// `PUT` as multipart, with a new file.
+    pub fn replace_upload(&self, path: &str, metadata: Value, file: Vec<u8>) -> Response {
+        let form = multipart::Form::new()
+            .text("metadata", metadata.to_string())
+            .part("file", multipart::Part::bytes(file).file_name("file"));
+        self.client
+            .put(self.url(path))
+            .multipart(form)
+            .send()
+            .unwrap()
+    }
+
     /// `PUT` as multipart, with only the `metadata` part (the file is kept).
     pub fn put_metadata(&self, path: &str, metadata: Value) -> Response {
         let form = multipart::Form::new().text("metadata", metadata.to_string());

@@ -73,7 +73,6 @@ fn instantiate_deploys_to_the_right_clusters_and_terminate_removes_it() {
             labels["wasmco.io/deployment-intent-group"],
             "shop.store.v1.live"
         );
-        assert_eq!(labels["wasmco.io/context-revision"], "1");
         assert!(cluster.object(WEB_SERVICE).is_some());
     }
     assert!(clusters[0].object(DB).is_none());

@@ -127,7 +127,7 @@ fn objects_follow_the_kubernetes_conventions() {
     assert_eq!(answer(applied).0, 201);
     let (code, scaled) = answer(cluster.send(
         "PATCH",
-        &format!("{DEPLOYMENTS}/web?fieldManager=wasmco"),
+        &format!("{DEPLOYMENTS}/web?fieldManager=wasmco&force=true"),
         apply,
         Some(deployment(3).to_string()),
     ));

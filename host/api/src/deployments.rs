@@ -231,7 +231,7 @@ enum StatusOutput {
     Summary,
     /// Every resource's state.
     All,
-    /// Every resource's state and failure messages.
+    /// Every resource's state, failure messages and drift.
     Detail,
 }
 
@@ -321,10 +321,13 @@ fn resource_status(
         entry["deployedStatus"] = json!(deployed);
         deployed
     };
-    if query.output == StatusOutput::Detail
-        && let Some(message) = recorded.and_then(|r| r.message.as_ref())
-    {
-        entry["message"] = json!(message);
+    if query.output == StatusOutput::Detail {
+        if let Some(message) = recorded.and_then(|r| r.message.as_ref()) {
+            entry["message"] = json!(message);
+        }
+        if let Some(drift) = recorded.and_then(|r| r.drift.as_ref()) {
+            entry["drift"] = json!(drift);
+        }
     }
     (state, entry)
 }

@@ -1,6 +1,7 @@
 //! The REST API (`/v2`), EMCO's paths and bodies.
 
 pub mod auth;
+mod clusters;
 mod deployments;
 mod error;
 mod logical_clouds;
@@ -127,6 +128,10 @@ fn routes(state: AppState) -> Router {
         );
     let cluster = Kind::Cluster.item_route();
     router = router
+        .route(
+            &format!("{cluster}/{}", clusters::STATUS_ROUTE),
+            get(|State(s): State<AppState>, path| clusters::status(s, path)),
+        )
         .route(
             &format!("{cluster}/ca"),
             post(|State(s): State<AppState>, path, body| pki::create_ca(s, path, body))

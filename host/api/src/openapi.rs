@@ -40,6 +40,10 @@ pub fn operations() -> Vec<(&'static str, String)> {
     for (method, route) in super::pki::ROUTES {
         ops.push((method, format!("{cluster}/{route}")));
     }
+    ops.push((
+        "get",
+        format!("{cluster}/{}", super::clusters::STATUS_ROUTE),
+    ));
     ops
 }
 
@@ -231,6 +235,11 @@ fn document_pki(paths: &mut serde_json::Map<String, Value>) {
         responses[code] = ok;
         responses
     };
+    let route = format!("{cluster}/{}", super::clusters::STATUS_ROUTE);
+    paths.insert(route.clone(), json!({"get": {
+        "summary": "whether rsync reaches the cluster: state (Reachable, Unreachable, Unknown before the first probe), since, lastError, version",
+        "parameters": parameters(&route),
+        "responses": {"200": {"description": "the cluster's health"}, "404": errors["404"]}}}));
     let route = format!("{cluster}/ca");
     paths.insert(route.clone(), json!({
         "post": {"summary": "create the cluster's CA, or import one with {certificate, key}",

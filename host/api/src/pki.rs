@@ -34,6 +34,11 @@ pub struct ClusterPath {
 }
 
 impl ClusterPath {
+    /// The provider's and the cluster's names.
+    pub fn names(&self) -> (&str, &str) {
+        (&self.cluster_provider, &self.cluster)
+    }
+
     fn id(&self) -> ResourceId {
         ResourceId::new(
             Kind::Cluster,

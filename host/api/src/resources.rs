@@ -62,10 +62,17 @@ pub async fn create(
         .await??;
     let body = write.body.clone();
     let db = state.db.clone();
+    let created = id.clone();
     blocking(move || db.create(&id, write)).await?;
     // Live only once stored: a refused write leaves the old version serving.
     if let Some(controller) = controller {
         state.controllers.insert(controller);
+    }
+    if kind == Kind::Cluster {
+        // Starts its health probe.
+        state
+            .orchestrator
+            .cluster_changed(&created.path[0], &created.path[1]);
     }
     Ok((StatusCode::CREATED, axum::Json(body)).into_response())
 }

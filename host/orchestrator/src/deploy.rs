@@ -9,13 +9,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use wasmco_core::ClusterRef;
+use wasmco_core::{ClusterRef, Kind};
 use wasmco_runtime::Controller;
 use wasmco_store::appcontext::{
-    self as stored, Connectivity, ContextHandoff, ContextMeta, ContextStore, DeployState, DigState,
-    ResourceStatus, StoredContext, SyncEngine,
+    self as stored, ClusterHealth, Connectivity, ContextHandoff, ContextMeta, ContextStore,
+    DeployState, DigState, ResourceStatus, StoredContext, SyncEngine,
 };
-use wasmco_store::db::ResourceDb;
+use wasmco_store::db::{ResourceDb, ResourceId};
 
 use super::dig::{DigRef, OrchestratorError};
 use super::inputs::{self, Inputs};
@@ -315,6 +315,19 @@ impl Orchestrator {
     pub fn cluster_changed(&self, provider: &str, cluster: &str) {
         self.sync
             .cluster_changed(&ClusterRef::new(provider, cluster));
+    }
+
+    /// What rsync's probe last saw of a cluster; `None` before its first probe.
+    pub fn cluster_health(
+        &self,
+        provider: &str,
+        cluster: &str,
+    ) -> Result<Option<ClusterHealth>, OrchestratorError> {
+        self.db.get(&ResourceId::new(
+            Kind::Cluster,
+            vec![provider.to_owned(), cluster.to_owned()],
+        ))?;
+        Ok(self.contexts.health(&ClusterRef::new(provider, cluster))?)
     }
 
     /// Forgets a deleted DIG's contexts and state.

@@ -1,49 +1,70 @@
-//! rsync: makes clusters match an AppContext revision, and records the
-//! status of every resource and cluster in the store.
+//! rsync: makes clusters match the AppContexts the orchestrator hands it,
+//! and keeps them matching.
 //!
-//! Apps go in app order; an app that others wait for as `Ready` is waited
-//! for (plus the dependency's `wait`) before they start. An app's clusters
-//! are synced in parallel (bounded); a cluster's resources in order (CRDs
-//! first). A cluster that cannot be reached is retried with bounded
-//! exponential backoff and jitter while the others go on.
+//! It follows kube-runtime's controller model. Each target (a DIG, a
+//! logical cloud) has one worker that reconciles towards the target's
+//! *latest* desired state: its current revision, or nothing once it is
+//! terminated. A hand-off only nudges the worker; a nudge during a
+//! reconcile stops it at its next step, and the worker starts again from
+//! the new state, so no two reconciles of one target ever run at once and
+//! a superseded revision is never written after its successor.
+//!
+//! A reconcile is level-triggered: it lists what the target's labels find
+//! on each cluster, applies what is missing or has drifted, and deletes
+//! what no longer belongs. Apps go in app order; an app's clusters in
+//! parallel (bounded, in a `JoinSet` owned by the reconcile); a cluster's
+//! resources in order (CRDs first). Settled targets are reconciled again
+//! every resync interval (with jitter), which repairs drift; failed ones
+//! with exponential backoff; every cluster is probed, and one that comes
+//! back nudges every worker.
 
+mod drift;
+mod health;
+mod reconcile;
 pub mod target;
+mod worker;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use tokio::sync::{Mutex, Semaphore};
+use tokio::sync::Semaphore;
 
-use wasmco_core::resource::Resource;
 use wasmco_core::{ClusterRef, Kind};
 use wasmco_pki::kubeconfig::KubeconfigPolicy;
-use wasmco_store::appcontext::{
-    Connectivity, ContextHandoff, ContextStore, DeployState, Deployed, Readiness, ResourceStatus,
-    StoredApp, StoredContext, SyncEngine,
-};
+use wasmco_store::appcontext::{ContextHandoff, ContextStore, DeployState, SyncEngine};
 use wasmco_store::db::{ResourceDb, ResourceId};
 
-pub use target::{DirectoryTarget, KubeTarget, SyncError, SyncTarget};
+pub use target::{ApplyAs, DirectoryTarget, KubeTarget, Labels, SyncError, SyncTarget};
 
-/// Labels every applied object carries.
+/// The label naming the DIG (or logical cloud) an object belongs to.
 pub const DIG_LABEL: &str = "wasmco.io/deployment-intent-group";
-/// See [`DIG_LABEL`].
+/// The label naming the app an object belongs to.
 pub const APP_LABEL: &str = "wasmco.io/app";
-/// See [`DIG_LABEL`].
-pub const CONTEXT_LABEL: &str = "wasmco.io/context-revision";
+/// An annotation with the value `"true"` lets a resource take fields other
+/// field managers own on a pre-existing object, instead of failing with
+/// the conflict.
+pub const FORCE_ANNOTATION: &str = "wasmco.io/force-apply";
 
 /// How rsync paces itself.
 #[derive(Debug, Clone)]
 pub struct RsyncConfig {
-    /// Clusters synced at once.
+    /// Clusters synced at once, across every target.
     pub parallel_clusters: usize,
     /// How long a resource may take to become ready before it is reported not ready.
     pub ready_timeout: Duration,
-    /// First and largest retry delay for an unreachable cluster.
+    /// First and largest delay between attempts: a request to a cluster
+    /// that does not answer, a reconcile that did not finish, a probe of an
+    /// unreachable cluster.
     pub backoff: (Duration, Duration),
-    /// Attempts at an unreachable cluster before its resources are marked Failed.
+    /// Attempts at an unreachable cluster within one reconcile before its
+    /// resources are marked Failed (the worker tries again later).
     pub attempts: u32,
+    /// How often a settled target is reconciled again, which finds and
+    /// repairs drift (plus up to a tenth of it as jitter).
+    pub resync: Duration,
+    /// How often a reachable cluster is probed.
+    pub probe_interval: Duration,
     /// Write each cluster's manifests under this directory instead of
     /// applying them (dry runs, GitOps).
     pub directory: Option<std::path::PathBuf>,
@@ -65,6 +86,8 @@ impl Default for RsyncConfig {
             ready_timeout: Duration::from_secs(60),
             backoff: (Duration::from_millis(100), Duration::from_secs(5)),
             attempts: 30,
+            resync: Duration::from_secs(300),
+            probe_interval: Duration::from_secs(10),
             directory: None,
             kubeconfigs: Arc::default(),
             connect_timeout: Duration::from_secs(10),
@@ -85,6 +108,8 @@ struct Inner {
     runtime: tokio::runtime::Handle,
     targets: Mutex<HashMap<ClusterRef, Arc<dyn SyncTarget>>>,
     parallel: Arc<Semaphore>,
+    workers: worker::Workers,
+    probes: health::Probes,
     config: RsyncConfig,
 }
 
@@ -104,97 +129,156 @@ impl Rsync {
                 runtime,
                 targets: Mutex::default(),
                 parallel,
+                workers: worker::Workers::default(),
+                probes: health::Probes::default(),
                 config,
             }),
         }
     }
-}
 
-impl Rsync {
-    /// Takes up, after a restart, every DIG whose context was deployed or
-    /// terminated: applies and deletes are idempotent, so finished work is
-    /// confirmed and unfinished work completed, with no duplicate objects.
+    /// Takes up, after a restart, every target with a context and starts
+    /// probing every cluster. A reconcile finds on the clusters what the
+    /// crash left half done, so finished work is confirmed, unfinished work
+    /// completed and leftovers removed, with no duplicate objects.
     pub fn resume(&self) -> Result<usize, RsyncError> {
         let mut resumed = 0;
-        for (dig, state) in self.inner.contexts.states()? {
-            if state.revision == 0 {
+        for (key, state) in self.inner.contexts.states()? {
+            if state.revision == 0
+                || matches!(state.state, DeployState::Created | DeployState::Approved)
+            {
                 continue;
             }
-            let handoff = ContextHandoff {
-                dig,
-                revision: state.revision,
-                previous: None,
-            };
-            match state.state {
-                DeployState::Instantiated | DeployState::Updated => self.deploy(handoff),
-                DeployState::Terminated => self.terminate(handoff),
-                DeployState::Created | DeployState::Approved => continue,
-            }
+            self.inner.nudge(&key);
             resumed += 1;
         }
+        for cluster in self.clusters()? {
+            self.inner.probe(cluster);
+        }
         Ok(resumed)
+    }
+
+    /// Every cluster of every provider.
+    fn clusters(&self) -> Result<Vec<ClusterRef>, RsyncError> {
+        let mut clusters = Vec::new();
+        for (provider, _) in self.inner.db.list(Kind::ClusterProvider, &[])? {
+            for (cluster, _) in self.inner.db.list(Kind::Cluster, &provider.path)? {
+                if let [provider, cluster] = cluster.path.as_slice() {
+                    clusters.push(ClusterRef::new(provider, cluster));
+                }
+            }
+        }
+        Ok(clusters)
     }
 }
 
 impl SyncEngine for Rsync {
     fn deploy(&self, handoff: ContextHandoff) {
-        let inner = self.inner.clone();
-        self.inner.runtime.spawn(async move {
-            if let Err(error) = inner.deploy(&handoff).await {
-                tracing::error!(dig = %handoff.dig, revision = handoff.revision, %error, "sync failed");
-            }
-        });
+        self.inner.nudge(&handoff.dig);
     }
 
     fn terminate(&self, handoff: ContextHandoff) {
-        let inner = self.inner.clone();
-        self.inner.runtime.spawn(async move {
-            if let Err(error) = inner.terminate(&handoff).await {
-                tracing::error!(dig = %handoff.dig, revision = handoff.revision, %error, "terminate failed");
-            }
-        });
+        self.inner.nudge(&handoff.dig);
     }
 
     fn cluster_changed(&self, cluster: &ClusterRef) {
-        let inner = self.inner.clone();
-        let cluster = cluster.clone();
-        self.inner.runtime.spawn(async move {
-            inner.targets.lock().await.remove(&cluster);
-        });
+        self.inner.forget_target(cluster);
+        self.inner.probes.stop(cluster);
+        let id = ResourceId::new(
+            Kind::Cluster,
+            vec![cluster.provider.clone(), cluster.cluster.clone()],
+        );
+        if matches!(self.inner.db.file(&id), Ok(Some(_))) {
+            self.inner.probe(cluster.clone());
+        } else if let Err(error) = self.inner.contexts.forget_health(cluster) {
+            tracing::warn!(%cluster, %error, "could not forget a deleted cluster's health");
+        }
     }
 }
 
-/// Why a whole sync could not run.
+/// Why a reconcile could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum RsyncError {
     /// The context could not be read or its status written.
     #[error(transparent)]
     Context(#[from] wasmco_store::appcontext::ContextError),
+    /// The clusters could not be listed.
+    #[error(transparent)]
+    Db(#[from] wasmco_store::db::DbError),
 }
 
-fn labels(handoff: &ContextHandoff, app: &str) -> BTreeMap<String, String> {
-    BTreeMap::from([
-        (DIG_LABEL.to_owned(), handoff.dig.replace('/', ".")),
-        (APP_LABEL.to_owned(), app.to_owned()),
-        (CONTEXT_LABEL.to_owned(), handoff.revision.to_string()),
-    ])
+/// A label value for `key` (a DIG's `project/app/version/dig`): label values
+/// are at most 63 characters of `[A-Za-z0-9._-]`, so a longer key keeps its
+/// start and gets a hash of the whole for the rest.
+fn label_value(key: &str) -> String {
+    let value: String = key
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
+            _ => '.',
+        })
+        .collect();
+    if value.len() <= 63 {
+        return value;
+    }
+    let hash = drift::stable_hash(key.as_bytes());
+    format!("{}-{hash:016x}", &value[..46])
+}
+
+/// The labels that find `key`'s objects (and, with `app`, one app's).
+fn labels(key: &str, app: Option<&str>) -> Labels {
+    let mut labels = BTreeMap::from([(DIG_LABEL.to_owned(), label_value(key))]);
+    if let Some(app) = app {
+        labels.insert(APP_LABEL.to_owned(), app.to_owned());
+    }
+    labels
+}
+
+/// The server-side apply field manager of `key`'s objects: one per target,
+/// so that a second DIG applying an object the first one manages is a
+/// conflict the cluster reports. At most 128 characters.
+fn field_manager(key: &str) -> String {
+    let manager = format!("wasmco/{key}");
+    if manager.len() <= 128 {
+        manager
+    } else {
+        format!("wasmco/{}", label_value(key))
+    }
 }
 
 impl Inner {
     /// The target of `cluster`, made from its stored kubeconfig once.
     async fn target(&self, cluster: &ClusterRef) -> Result<Arc<dyn SyncTarget>, SyncError> {
-        if let Some(target) = self.targets.lock().await.get(cluster) {
-            return Ok(target.clone());
-        }
-        if let Some(directory) = &self.config.directory {
-            let target: Arc<dyn SyncTarget> =
-                Arc::new(DirectoryTarget::new(directory.join(cluster.to_string())));
-            self.targets
-                .lock()
-                .await
-                .insert(cluster.clone(), target.clone());
+        if let Some(target) = self.known_target(cluster) {
             return Ok(target);
         }
+        let target: Arc<dyn SyncTarget> = match &self.config.directory {
+            Some(directory) => Arc::new(DirectoryTarget::new(directory.join(cluster.to_string()))),
+            None => Arc::new(KubeTarget::new(self.client_config(cluster).await?)?),
+        };
+        self.targets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(cluster.clone(), target.clone());
+        Ok(target)
+    }
+
+    fn known_target(&self, cluster: &ClusterRef) -> Option<Arc<dyn SyncTarget>> {
+        self.targets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(cluster)
+            .cloned()
+    }
+
+    fn forget_target(&self, cluster: &ClusterRef) {
+        self.targets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(cluster);
+    }
+
+    /// The client configuration of `cluster`, from its stored kubeconfig.
+    async fn client_config(&self, cluster: &ClusterRef) -> Result<kube::Config, SyncError> {
         let id = ResourceId::new(
             Kind::Cluster,
             vec![cluster.provider.clone(), cluster.cluster.clone()],
@@ -221,375 +305,23 @@ impl Inner {
         // Counted from each request, not from when its pooled connection
         // last saw traffic.
         config.reset_reader_on_write = true;
-        let target: Arc<dyn SyncTarget> = Arc::new(KubeTarget::new(config)?);
-        self.targets
-            .lock()
-            .await
-            .insert(cluster.to_owned(), target.clone());
-        Ok(target)
-    }
-
-    /// Whether `revision` is still the DIG's current, deployed revision.
-    fn current(&self, handoff: &ContextHandoff) -> bool {
-        self.contexts
-            .state(&handoff.dig)
-            .map(|s| {
-                s.revision == handoff.revision
-                    && matches!(s.state, DeployState::Instantiated | DeployState::Updated)
-            })
-            .unwrap_or(false)
-    }
-
-    async fn deploy(self: &Arc<Self>, handoff: &ContextHandoff) -> Result<(), RsyncError> {
-        let context = self.contexts.read(&handoff.dig, handoff.revision)?;
-        for app_name in &context.meta.app_order {
-            let Some(app) = context.apps.iter().find(|a| &a.name == app_name) else {
-                continue;
-            };
-            let waited_on = waited_on(&context, app_name);
-            self.each_cluster(handoff, app, Work::Sync).await?;
-            if let Some(wait) = waited_on {
-                tokio::time::sleep(Duration::from_secs(wait)).await;
-            }
-        }
-        if let Some(previous) = handoff.previous {
-            self.remove_dropped(handoff, previous, &context).await?;
-        }
-        Ok(())
-    }
-
-    /// After an update or rollback: deletes what revision `previous` put on
-    /// a cluster and the new context no longer has there.
-    async fn remove_dropped(
-        self: &Arc<Self>,
-        handoff: &ContextHandoff,
-        previous: u64,
-        current: &StoredContext,
-    ) -> Result<(), RsyncError> {
-        let old = self.contexts.read(&handoff.dig, previous)?;
-        for app in &old.apps {
-            let new_app = current.apps.iter().find(|a| a.name == app.name);
-            for placement in &app.placement {
-                let kept: Vec<String> = new_app
-                    .filter(|a| a.placement.iter().any(|p| p.cluster == placement.cluster))
-                    .map(|a| {
-                        a.resources_on(&placement.cluster)
-                            .iter()
-                            .map(|r| r.key.to_string())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                let dropped = self
-                    .leftovers(
-                        handoff,
-                        &app.name,
-                        &placement.cluster,
-                        app.resources_on(&placement.cluster),
-                        &kept,
-                    )
-                    .await;
-                if dropped.is_empty() {
-                    continue;
-                }
-                let mut dropped_app = app.clone();
-                dropped_app.base = dropped;
-                dropped_app.diffs.clear();
-                let record = ContextHandoff {
-                    dig: handoff.dig.clone(),
-                    revision: previous,
-                    previous: None,
-                };
-                self.remove_from_cluster(&record, &dropped_app, &placement.cluster)
-                    .await?;
-            }
-        }
-        Ok(())
-    }
-
-    /// What is on `cluster` for `app` and not in `kept`: found by our labels,
-    /// for every kind the previous revision had there (which also finds
-    /// objects a crash left behind), or from that revision itself where the
-    /// target cannot list.
-    async fn leftovers(
-        &self,
-        handoff: &ContextHandoff,
-        app: &str,
-        cluster: &ClusterRef,
-        previous: Vec<&Resource>,
-        kept: &[String],
-    ) -> Vec<Resource> {
-        let selector = format!(
-            "{DIG_LABEL}={},{APP_LABEL}={app}",
-            handoff.dig.replace('/', ".")
-        );
-        let mut found: Vec<Resource> = Vec::new();
-        let mut kinds_seen: Vec<(String, String)> = Vec::new();
-        for like in &previous {
-            let kind = (like.api_version.clone(), like.key.kind.clone());
-            if kinds_seen.contains(&kind) {
-                continue;
-            }
-            kinds_seen.push(kind);
-            let listed = match self.target(cluster).await {
-                Ok(target) => target.list_labelled(like, &selector).await,
-                Err(error) => Err(error),
-            };
-            match listed {
-                Ok(Some(objects)) => found.extend(objects),
-                // The target cannot list, or did not answer: the previous revision says what was there.
-                _ => found.extend(
-                    previous
-                        .iter()
-                        .filter(|r| r.key.kind == like.key.kind)
-                        .map(|r| (*r).clone()),
-                ),
-            }
-        }
-        found.retain(|r| !kept.contains(&r.key.to_string()));
-        found.dedup_by(|a, b| a.key == b.key && a.namespace == b.namespace);
-        found
-    }
-
-    /// Applies `app`'s resources on `cluster` in order, then waits (bounded)
-    /// for them to be ready, recording status as it goes.
-    async fn sync_cluster(
-        &self,
-        handoff: &ContextHandoff,
-        app: &StoredApp,
-        cluster: &ClusterRef,
-    ) -> Result<(), RsyncError> {
-        let resources: Vec<Resource> = app.resources_on(cluster).into_iter().cloned().collect();
-        let labels = labels(handoff, &app.name);
-        let mut statuses: Vec<(String, ResourceStatus)> = Vec::new();
-        for resource in &resources {
-            let outcome = self
-                .with_retries(handoff, cluster, |target| {
-                    let resource = resource.clone();
-                    let labels = labels.clone();
-                    async move { target.apply(&resource, &labels).await }
-                })
-                .await;
-            let status = match outcome {
-                Ok(()) => ResourceStatus::applied(resource),
-                Err(error) => ResourceStatus::failed(resource, error.to_string()),
-            };
-            // What follows a CRD may be of its kind: wait until it is Established.
-            if resource.key.kind == "CustomResourceDefinition"
-                && status.deployed == Deployed::Applied
-            {
-                self.wait_ready(handoff, cluster, resource).await;
-            }
-            statuses.push((resource.key.to_string(), status));
-        }
-        self.contexts.put_statuses(
-            &handoff.dig,
-            handoff.revision,
-            &app.name,
-            cluster,
-            &statuses,
-        )?;
-        for (key, status) in &mut statuses {
-            let Some(resource) = resources.iter().find(|r| r.key.to_string() == *key) else {
-                continue;
-            };
-            if status.deployed == Deployed::Applied
-                && (target::ready_once_applied(&resource.key.kind)
-                    || self.wait_ready(handoff, cluster, resource).await)
-            {
-                status.ready = Readiness::Ready;
-            }
-        }
-        self.contexts.put_statuses(
-            &handoff.dig,
-            handoff.revision,
-            &app.name,
-            cluster,
-            &statuses,
-        )?;
-        Ok(())
-    }
-
-    /// Polls until `resource` is ready on `cluster` (bounded); whether it is.
-    async fn wait_ready(
-        &self,
-        handoff: &ContextHandoff,
-        cluster: &ClusterRef,
-        resource: &Resource,
-    ) -> bool {
-        let deadline = tokio::time::Instant::now() + self.config.ready_timeout;
-        while tokio::time::Instant::now() < deadline && self.current(handoff) {
-            if let Ok(target) = self.target(cluster).await
-                && target.ready(resource).await.unwrap_or(false)
-            {
-                return true;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        false
-    }
-
-    /// Runs `attempt` against the cluster's target, retrying transient
-    /// failures with bounded exponential backoff and jitter; the cluster is
-    /// marked Retrying meanwhile and Available once it answers.
-    async fn with_retries<F, Fut>(
-        &self,
-        handoff: &ContextHandoff,
-        cluster: &ClusterRef,
-        attempt: F,
-    ) -> Result<(), SyncError>
-    where
-        F: Fn(Arc<dyn SyncTarget>) -> Fut,
-        Fut: std::future::Future<Output = Result<(), SyncError>>,
-    {
-        let (mut delay, ceiling) = self.config.backoff;
-        let mut tries = 0;
-        loop {
-            let result = match self.target(cluster).await {
-                Ok(target) => attempt(target).await,
-                Err(error) => Err(error),
-            };
-            match result {
-                Ok(()) => {
-                    let _ = self.contexts.put_connectivity(
-                        &handoff.dig,
-                        handoff.revision,
-                        cluster,
-                        Connectivity::Available,
-                    );
-                    return Ok(());
-                }
-                Err(error)
-                    if error.is_transient()
-                        && tries + 1 < self.config.attempts
-                        && self.current(handoff) =>
-                {
-                    tries += 1;
-                    let _ = self.contexts.put_connectivity(
-                        &handoff.dig,
-                        handoff.revision,
-                        cluster,
-                        Connectivity::Retrying,
-                    );
-                    tracing::warn!(%cluster, %error, attempt = tries, "cluster not reachable; retrying");
-                    let jitter = delay.mul_f64(rand_fraction() * 0.5);
-                    tokio::time::sleep(delay + jitter).await;
-                    delay = (delay * 2).min(ceiling);
-                }
-                Err(error) => return Err(error),
-            }
-        }
-    }
-
-    async fn terminate(self: &Arc<Self>, handoff: &ContextHandoff) -> Result<(), RsyncError> {
-        let context = self.contexts.read(&handoff.dig, handoff.revision)?;
-        for app_name in context.meta.app_order.iter().rev() {
-            let Some(app) = context.apps.iter().find(|a| &a.name == app_name) else {
-                continue;
-            };
-            self.each_cluster(handoff, app, Work::Remove).await?;
-        }
-        Ok(())
-    }
-
-    /// Does `work` for `app` on each of its clusters in parallel, at most
-    /// `parallel_clusters` at a time.
-    async fn each_cluster(
-        self: &Arc<Self>,
-        handoff: &ContextHandoff,
-        app: &StoredApp,
-        work: Work,
-    ) -> Result<(), RsyncError> {
-        let mut tasks = Vec::new();
-        for placement in &app.placement {
-            let inner = self.clone();
-            let handoff = handoff.clone();
-            let app = app.clone();
-            let cluster = placement.cluster.clone();
-            tasks.push(tokio::spawn(async move {
-                let _permit = inner.parallel.clone().acquire_owned().await;
-                match work {
-                    Work::Sync => inner.sync_cluster(&handoff, &app, &cluster).await,
-                    Work::Remove => inner.remove_from_cluster(&handoff, &app, &cluster).await,
-                }
-            }));
-        }
-        for task in tasks {
-            match task.await {
-                Ok(result) => result?,
-                Err(error) => tracing::error!(%error, "cluster task failed"),
-            }
-        }
-        Ok(())
-    }
-
-    /// Deletes `app`'s resources from `cluster` in reverse order and waits
-    /// (bounded) until each is gone.
-    async fn remove_from_cluster(
-        &self,
-        handoff: &ContextHandoff,
-        app: &StoredApp,
-        cluster: &ClusterRef,
-    ) -> Result<(), RsyncError> {
-        let mut statuses = Vec::new();
-        for resource in app.resources_on(cluster).into_iter().rev() {
-            let deadline = tokio::time::Instant::now() + self.config.ready_timeout;
-            let mut status = ResourceStatus::failed(resource, "not deleted in time".into());
-            while tokio::time::Instant::now() < deadline {
-                let gone = match self.target(cluster).await {
-                    Ok(target) => target.delete(resource).await,
-                    Err(error) => Err(error),
-                };
-                match gone {
-                    Ok(true) => {
-                        status = ResourceStatus::deleted(resource);
-                        break;
-                    }
-                    Ok(false) => {}
-                    Err(error) if !error.is_transient() => {
-                        status = ResourceStatus::failed(resource, error.to_string());
-                        break;
-                    }
-                    Err(_) => {}
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            statuses.push((resource.key.to_string(), status));
-        }
-        self.contexts.put_statuses(
-            &handoff.dig,
-            handoff.revision,
-            &app.name,
-            cluster,
-            &statuses,
-        )?;
-        Ok(())
+        Ok(config)
     }
 }
 
-/// What [`Inner::each_cluster`] does on a cluster.
-#[derive(Debug, Clone, Copy)]
-enum Work {
-    Sync,
-    Remove,
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Seconds to wait after `app` when a later app waits for it as Ready.
-fn waited_on(context: &StoredContext, app: &str) -> Option<u64> {
-    context
-        .meta
-        .dependencies
-        .values()
-        .flatten()
-        .filter(|d| d.app == app)
-        .map(|d| d.wait)
-        .max()
-}
-
-/// A fraction in [0, 1) for jitter; the clock's nanoseconds are random enough.
-fn rand_fraction() -> f64 {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.subsec_nanos())
-        .unwrap_or(0);
-    f64::from(nanos % 1000) / 1000.0
+    #[test]
+    fn label_values_fit_what_kubernetes_accepts() {
+        assert_eq!(label_value("p/ca/v1/dig"), "p.ca.v1.dig");
+        let long = format!("p/{}/v1/dig", "a".repeat(80));
+        let value = label_value(&long);
+        assert_eq!(value.len(), 63);
+        assert!(value.starts_with("p.aaa"));
+        assert_ne!(value, label_value(&format!("p/{}/v1/dig2", "a".repeat(80))));
+        assert!(field_manager(&long).len() <= 128);
+        assert!(field_manager(&format!("p/{}", "b".repeat(200))).len() <= 128);
+    }
 }

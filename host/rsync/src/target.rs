@@ -5,15 +5,12 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
-use kube::core::{ApiResource, GroupVersionKind};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::core::{ApiResource, GroupVersionKind, Selector, SelectorExt};
 use kube::discovery::{ApiCapabilities, Scope};
 use serde_json::Value;
 
 use wasmco_core::resource::Resource;
-
-/// The field manager of every server-side apply.
-pub const FIELD_MANAGER: &str = "wasmco";
 
 /// Why a target could not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -43,13 +40,16 @@ pub enum SyncError {
     /// The cluster's kubeconfig is unusable.
     #[error("kubeconfig: {0}")]
     Config(String),
+    /// The cluster took longer than this to answer.
+    #[error("no answer in {0:?}")]
+    TimedOut(std::time::Duration),
 }
 
 impl SyncError {
     /// Whether trying again later may succeed.
     pub fn is_transient(&self) -> bool {
         match self {
-            SyncError::Unreachable(_) => true,
+            SyncError::Unreachable(_) | SyncError::TimedOut(_) => true,
             SyncError::Refused { code, .. } => *code == 429 || *code >= 500,
             SyncError::Directory { .. } | SyncError::Config(_) => false,
         }
@@ -63,32 +63,61 @@ fn classify(error: kube::Error) -> SyncError {
             reason: status.reason.clone(),
             message: status.message.clone(),
         },
+        // The cluster answered: it does not serve that kind.
+        kube::Error::Discovery(missing) => SyncError::Refused {
+            code: 404,
+            reason: "NotFound".into(),
+            message: missing.to_string(),
+        },
         other => SyncError::Unreachable(other),
     }
+}
+
+/// Labels, as rsync sets and selects them.
+pub type Labels = BTreeMap<String, String>;
+
+/// How one apply is to be made.
+#[derive(Debug, Clone, Copy)]
+pub struct ApplyAs<'a> {
+    /// The server-side apply field manager (one per DIG, so that two DIGs
+    /// shipping one object conflict instead of taking it from each other).
+    pub manager: &'a str,
+    /// Take fields other managers own instead of reporting the conflict.
+    pub force: bool,
 }
 
 /// One cluster, as rsync drives it.
 #[async_trait::async_trait]
 pub trait SyncTarget: Send + Sync {
-    /// Applies `resource` with `labels` added.
+    /// Applies `resource` with `labels` added; the object as the cluster
+    /// then holds it.
     async fn apply(
         &self,
         resource: &Resource,
-        labels: &BTreeMap<String, String>,
-    ) -> Result<(), SyncError>;
-    /// Whether `resource` is ready, read from the cluster.
-    async fn ready(&self, resource: &Resource) -> Result<bool, SyncError>;
+        labels: &Labels,
+        how: ApplyAs<'_>,
+    ) -> Result<Value, SyncError>;
+    /// The object as the cluster holds it, if it does.
+    async fn get(&self, resource: &Resource) -> Result<Option<Value>, SyncError>;
     /// Deletes `resource`; `Ok(true)` once it is gone.
     async fn delete(&self, resource: &Resource) -> Result<bool, SyncError>;
-    /// The objects of `like`'s kind, in every namespace, whose labels match
-    /// `selector`; `None` when the target cannot list.
+    /// The objects of one kind, in every namespace, carrying all of `labels`.
+    /// A kind the cluster does not serve has none.
     async fn list_labelled(
         &self,
-        like: &Resource,
-        selector: &str,
-    ) -> Result<Option<Vec<Resource>>, SyncError> {
-        let _ = (like, selector);
-        Ok(None)
+        api_version: &str,
+        kind: &str,
+        labels: &Labels,
+    ) -> Result<Vec<Value>, SyncError>;
+    /// The server's version: the health probe.
+    async fn version(&self) -> Result<String, SyncError>;
+
+    /// Whether `resource` is ready, read from the cluster.
+    async fn ready(&self, resource: &Resource) -> Result<bool, SyncError> {
+        Ok(self
+            .get(resource)
+            .await?
+            .is_some_and(|object| is_ready(&resource.key.kind, &object)))
     }
 }
 
@@ -109,12 +138,10 @@ impl KubeTarget {
         })
     }
 
-    async fn api_resource(&self, resource: &Resource) -> Result<ApiResource, SyncError> {
-        Ok(self.kind_of(resource).await?.0)
-    }
-
     async fn api(&self, resource: &Resource) -> Result<Api<DynamicObject>, SyncError> {
-        let (api_resource, capabilities) = self.kind_of(resource).await?;
+        let (api_resource, capabilities) = self
+            .kind_of(&resource.api_version, &resource.key.kind)
+            .await?;
         Ok(match capabilities.scope {
             Scope::Cluster => Api::all_with(self.client.clone(), &api_resource),
             Scope::Namespaced => Api::namespaced_with(
@@ -125,37 +152,36 @@ impl KubeTarget {
         })
     }
 
-    /// The API type of `resource`'s kind, discovered once per kind.
+    /// The API type of a kind, discovered once per kind.
     async fn kind_of(
         &self,
-        resource: &Resource,
+        api_version: &str,
+        kind: &str,
     ) -> Result<(ApiResource, ApiCapabilities), SyncError> {
-        let (group, version) = match resource.api_version.split_once('/') {
-            Some((group, version)) => (group, version),
-            None => ("", resource.api_version.as_str()),
-        };
-        let gvk = GroupVersionKind::gvk(group, version, &resource.key.kind);
+        let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+        let gvk = GroupVersionKind::gvk(group, version, kind);
         let known = self
             .kinds
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(&gvk)
             .cloned();
-        let (api_resource, capabilities) = match known {
-            Some(found) => found,
-            None => {
-                let found = kube::discovery::pinned_kind(&self.client, &gvk)
-                    .await
-                    .map_err(classify)?;
-                self.kinds
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(gvk, found.clone());
-                found
-            }
-        };
-        Ok((api_resource, capabilities))
+        if let Some(found) = known {
+            return Ok(found);
+        }
+        let found = kube::discovery::pinned_kind(&self.client, &gvk)
+            .await
+            .map_err(classify)?;
+        self.kinds
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(gvk, found.clone());
+        Ok(found)
     }
+}
+
+fn to_value(object: DynamicObject) -> Value {
+    serde_json::to_value(object).unwrap_or_default()
 }
 
 #[async_trait::async_trait]
@@ -163,55 +189,57 @@ impl SyncTarget for KubeTarget {
     async fn apply(
         &self,
         resource: &Resource,
-        labels: &BTreeMap<String, String>,
-    ) -> Result<(), SyncError> {
+        labels: &Labels,
+        how: ApplyAs<'_>,
+    ) -> Result<Value, SyncError> {
         let api = self.api(resource).await?;
-        let mut manifest = resource.manifest.clone();
-        let metadata = &mut manifest["metadata"];
-        for (key, value) in labels {
-            metadata["labels"][key] = Value::String(value.clone());
-        }
-        let params = PatchParams::apply(FIELD_MANAGER).force();
+        let manifest = labelled(resource, labels);
+        let mut params = PatchParams::apply(how.manager);
+        params.force = how.force;
         api.patch(&resource.key.name, &params, &Patch::Apply(&manifest))
             .await
-            .map(drop)
+            .map(to_value)
             .map_err(classify)
     }
 
-    async fn ready(&self, resource: &Resource) -> Result<bool, SyncError> {
+    async fn get(&self, resource: &Resource) -> Result<Option<Value>, SyncError> {
         let api = self.api(resource).await?;
-        let Some(object) = api.get_opt(&resource.key.name).await.map_err(classify)? else {
-            return Ok(false);
-        };
-        Ok(is_ready(
-            &resource.key.kind,
-            &serde_json::to_value(&object).unwrap_or_default(),
-        ))
+        Ok(api
+            .get_opt(&resource.key.name)
+            .await
+            .map_err(classify)?
+            .map(to_value))
     }
 
     async fn list_labelled(
         &self,
-        like: &Resource,
-        selector: &str,
-    ) -> Result<Option<Vec<Resource>>, SyncError> {
+        api_version: &str,
+        kind: &str,
+        labels: &Labels,
+    ) -> Result<Vec<Value>, SyncError> {
+        let api_resource = match self.kind_of(api_version, kind).await {
+            Ok((api_resource, _)) => api_resource,
+            Err(SyncError::Refused { code: 404, .. }) => return Ok(Vec::new()),
+            Err(error) => return Err(error),
+        };
         // Every namespace: a dropped object may sit in any of them.
-        let all: Api<DynamicObject> =
-            Api::all_with(self.client.clone(), &self.api_resource(like).await?);
+        let all: Api<DynamicObject> = Api::all_with(self.client.clone(), &api_resource);
+        let selector: Selector = labels.clone().into_iter().collect();
         let list = all
-            .list(&kube::api::ListParams::default().labels(selector))
+            .list(&ListParams::default().labels_from(&selector))
             .await
             .map_err(classify)?;
-        let found = list
+        Ok(list
             .items
             .into_iter()
-            .filter_map(|object| {
-                let mut manifest = serde_json::to_value(&object).ok()?;
-                manifest["apiVersion"] = Value::String(like.api_version.clone());
-                manifest["kind"] = Value::String(like.key.kind.clone());
-                Resource::from_manifest(manifest).ok()
+            .map(|object| {
+                let mut object = to_value(object);
+                // Lists leave them out of their items.
+                object["apiVersion"] = Value::String(api_version.to_owned());
+                object["kind"] = Value::String(kind.to_owned());
+                object
             })
-            .collect();
-        Ok(Some(found))
+            .collect())
     }
 
     async fn delete(&self, resource: &Resource) -> Result<bool, SyncError> {
@@ -229,6 +257,24 @@ impl SyncTarget for KubeTarget {
             Err(error) => Err(classify(error)),
         }
     }
+
+    async fn version(&self) -> Result<String, SyncError> {
+        Ok(self
+            .client
+            .apiserver_version()
+            .await
+            .map_err(classify)?
+            .git_version)
+    }
+}
+
+/// `resource`'s manifest with `labels` added.
+pub(crate) fn labelled(resource: &Resource, labels: &Labels) -> Value {
+    let mut manifest = resource.manifest.clone();
+    for (key, value) in labels {
+        manifest["metadata"]["labels"][key] = Value::String(value.clone());
+    }
+    manifest
 }
 
 /// Whether objects of `kind` are ready as soon as they exist (no status to wait for).
@@ -303,12 +349,10 @@ impl SyncTarget for DirectoryTarget {
     async fn apply(
         &self,
         resource: &Resource,
-        labels: &BTreeMap<String, String>,
-    ) -> Result<(), SyncError> {
-        let mut manifest = resource.manifest.clone();
-        for (key, value) in labels {
-            manifest["metadata"]["labels"][key] = Value::String(value.clone());
-        }
+        labels: &Labels,
+        _how: ApplyAs<'_>,
+    ) -> Result<Value, SyncError> {
+        let manifest = labelled(resource, labels);
         let path = self.path(resource);
         let io = |source: std::io::Error| SyncError::Directory {
             path: path.clone(),
@@ -319,9 +363,15 @@ impl SyncTarget for DirectoryTarget {
         if let Some(parent) = path.parent() {
             tokio::fs::create_dir_all(parent).await.map_err(io)?;
         }
-        tokio::fs::write(&path, yaml).await.map_err(io)
+        tokio::fs::write(&path, yaml).await.map_err(io)?;
+        Ok(manifest)
     }
 
+    async fn get(&self, resource: &Resource) -> Result<Option<Value>, SyncError> {
+        Ok(read_manifest(&self.path(resource)).await)
+    }
+
+    /// Nothing runs what a directory holds: written is as ready as it gets.
     async fn ready(&self, resource: &Resource) -> Result<bool, SyncError> {
         Ok(tokio::fs::try_exists(self.path(resource))
             .await
@@ -336,6 +386,52 @@ impl SyncTarget for DirectoryTarget {
             Err(source) => Err(SyncError::Directory { path, source }),
         }
     }
+
+    async fn list_labelled(
+        &self,
+        api_version: &str,
+        kind: &str,
+        labels: &Labels,
+    ) -> Result<Vec<Value>, SyncError> {
+        let selector: Selector = labels.clone().into_iter().collect();
+        let mut found = Vec::new();
+        let mut dirs = vec![self.dir.clone()];
+        while let Some(dir) = dirs.pop() {
+            let Ok(mut entries) = tokio::fs::read_dir(&dir).await else {
+                continue;
+            };
+            while let Ok(Some(entry)) = entries.next_entry().await {
+                let path = entry.path();
+                if entry.file_type().await.is_ok_and(|t| t.is_dir()) {
+                    dirs.push(path);
+                    continue;
+                }
+                let Some(manifest) = read_manifest(&path).await else {
+                    continue;
+                };
+                let object_labels: Labels =
+                    serde_json::from_value(manifest["metadata"]["labels"].clone())
+                        .unwrap_or_default();
+                if manifest["apiVersion"] == api_version
+                    && manifest["kind"] == kind
+                    && selector.matches(&object_labels)
+                {
+                    found.push(manifest);
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    async fn version(&self) -> Result<String, SyncError> {
+        Ok("directory".to_owned())
+    }
+}
+
+/// A manifest file's object; `None` when it is missing or not one.
+async fn read_manifest(path: &std::path::Path) -> Option<Value> {
+    let text = tokio::fs::read_to_string(path).await.ok()?;
+    serde_norway::from_str(&text).ok()
 }
 
 #[cfg(test)]

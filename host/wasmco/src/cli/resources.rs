@@ -147,7 +147,7 @@ pub fn get(
         })?;
         (kind, collection_path(kind, scope)?)
     };
-    let items = match name {
+    let mut items = match name {
         Some(name) => {
             let mut item = format!("v2/{collection}/{name}");
             if kind.is_versioned() {
@@ -166,6 +166,12 @@ pub fn get(
             other => vec![other],
         },
     };
+    if kind == Kind::Cluster && output == Output::Table {
+        for item in &mut items {
+            let name = item["metadata"]["name"].as_str().unwrap_or_default();
+            item["health"] = client.get(&format!("v2/{collection}/{name}/status"))?;
+        }
+    }
     render(kind, items, output)
 }
 
@@ -199,6 +205,20 @@ fn table(kind: Kind, items: &[Value]) -> String {
                 cell(&status["priority"]),
                 cell(&status["size"]),
                 cell(&status["digest"]).chars().take(19).collect(),
+            ]);
+        }
+        return table.to_string();
+    }
+    if kind == Kind::Cluster {
+        let mut table = new_table(["NAME", "STATE", "SINCE", "VERSION", "LAST ERROR"]);
+        for item in items {
+            let health = &item["health"];
+            table.add_row([
+                cell(&item["metadata"]["name"]),
+                cell(&health["state"]),
+                cell(&health["since"]),
+                cell(&health["version"]),
+                cell(&health["lastError"]),
             ]);
         }
         return table.to_string();

@@ -36,13 +36,32 @@ pub struct ResourceRow {
     pub deployed: String,
     /// Ready or NotReady.
     pub ready: String,
+    /// Why it failed, or when it last drifted and was put back.
+    pub note: String,
+}
+
+/// The NOTE column: the failure, else the last drift and its repair.
+fn note(resource: &Value) -> String {
+    if let Some(message) = resource["message"].as_str() {
+        return message.to_owned();
+    }
+    let drift = &resource["drift"];
+    match (drift["kind"].as_str(), drift["detected"].as_str()) {
+        (Some(kind), Some(detected)) => match drift["repaired"].as_str() {
+            Some(repaired) => {
+                format!("{kind} on the cluster at {detected}; repaired at {repaired}")
+            }
+            None => format!("{kind} on the cluster at {detected}; not repaired yet"),
+        },
+        _ => String::new(),
+    }
 }
 
 impl Snapshot {
     /// Reads the DIG's deployed and ready status.
     pub fn read(client: &ApiClient, dig: &str) -> Result<Snapshot, CliError> {
         let ready = client.get(&format!("{dig}/status?status=ready"))?;
-        let deployed = client.get(&format!("{dig}/status?status=deployed"))?;
+        let deployed = client.get(&format!("{dig}/status?status=deployed&output=detail"))?;
         let mut apps: BTreeMap<String, Vec<ResourceRow>> = BTreeMap::new();
         for (ready_app, deployed_app) in items(&ready["apps"]).iter().zip(items(&deployed["apps"]))
         {
@@ -66,6 +85,7 @@ impl Snapshot {
                         resource: format!("{}/{}", text(&r["GVK"]["Kind"]), text(&r["name"])),
                         deployed: text(&d["deployedStatus"]).to_owned(),
                         ready: text(&r["readyStatus"]).to_owned(),
+                        note: note(d),
                     });
                 }
             }
@@ -135,8 +155,9 @@ impl Snapshot {
 
     /// Every resource as a table.
     pub fn table(&self) -> String {
-        let mut table =
-            super::resources::new_table(["APP", "CLUSTER", "RESOURCE", "DEPLOYED", "READY"]);
+        let mut table = super::resources::new_table([
+            "APP", "CLUSTER", "RESOURCE", "DEPLOYED", "READY", "NOTE",
+        ]);
         for (app, rows) in &self.apps {
             for row in rows {
                 table.add_row([
@@ -145,6 +166,7 @@ impl Snapshot {
                     row.resource.as_str(),
                     row.deployed.as_str(),
                     row.ready.as_str(),
+                    row.note.as_str(),
                 ]);
             }
         }

@@ -66,6 +66,14 @@ pub struct Args {
     /// this is marked Retrying and tried again with backoff.
     #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
     cluster_timeout: std::time::Duration,
+    /// How often each deployment is compared with its clusters again; an
+    /// object changed or deleted there is put back (plus up to a tenth as
+    /// jitter).
+    #[arg(long, default_value = "5m", value_parser = humantime::parse_duration)]
+    resync_interval: std::time::Duration,
+    /// How often each reachable cluster's API server is probed.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    probe_interval: std::time::Duration,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -79,6 +87,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         compile_timeout,
         controller_limits,
         cluster_timeout,
+        resync_interval,
+        probe_interval,
     } = args;
     let controller_limits = match controller_limits {
         None => wasmco_runtime::ControllerLimits::default(),
@@ -94,6 +104,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let rsync = wasmco_rsync::RsyncConfig {
         directory: sync_to_directory,
         request_timeout: cluster_timeout,
+        resync: resync_interval,
+        probe_interval,
         ..Default::default()
     };
     let options = wasmco::startup::HostOptions {

@@ -1,0 +1,155 @@
+//! Cluster health: each cluster's API server is probed (its `/version`,
+//! bounded by the request timeout), steadily while it answers and with
+//! backoff while it does not. What the probe sees is stored for the API;
+//! a cluster that comes back nudges every worker, so what it missed is
+//! reconciled at once.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use tokio::task::AbortHandle;
+
+use wasmco_core::ClusterRef;
+use wasmco_store::appcontext::{ClusterHealth, Reachability, now};
+
+use crate::Inner;
+use crate::target::SyncError;
+
+/// The running probes, by cluster.
+#[derive(Default)]
+pub(crate) struct Probes {
+    running: Mutex<HashMap<ClusterRef, AbortHandle>>,
+}
+
+impl Probes {
+    /// Stops probing `cluster` (changed or deleted).
+    pub(crate) fn stop(&self, cluster: &ClusterRef) {
+        if let Some(probe) = self.lock().remove(cluster) {
+            probe.abort();
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ClusterRef, AbortHandle>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Drop for Probes {
+    fn drop(&mut self) {
+        for probe in self.lock().values() {
+            probe.abort();
+        }
+    }
+}
+
+impl Inner {
+    /// Starts probing `cluster`, unless it is probed already.
+    pub(crate) fn probe(self: &Arc<Self>, cluster: ClusterRef) {
+        let mut running = self.probes.lock();
+        if running.get(&cluster).is_some_and(|p| !p.is_finished()) {
+            return;
+        }
+        let task = self
+            .runtime
+            .spawn(probe_loop(Arc::downgrade(self), cluster.clone()));
+        running.insert(cluster, task.abort_handle());
+    }
+
+    async fn probe_once(&self, cluster: &ClusterRef) -> Result<String, SyncError> {
+        let target = self.target(cluster).await?;
+        // The client's own timeouts bound each request; this bounds the
+        // whole probe, discovery and TLS included.
+        match tokio::time::timeout(self.config.request_timeout, target.version()).await {
+            Ok(answer) => answer,
+            Err(_) => Err(SyncError::TimedOut(self.config.request_timeout)),
+        }
+    }
+}
+
+/// What the next health record is, after a probe's `answer`.
+fn next_health(last: Option<&ClusterHealth>, answer: &Result<String, SyncError>) -> ClusterHealth {
+    let state = match answer {
+        Ok(_) => Reachability::Reachable,
+        Err(_) => Reachability::Unreachable,
+    };
+    let since = match last {
+        Some(last) if last.state == state => last.since.clone(),
+        _ => now(),
+    };
+    ClusterHealth {
+        state,
+        since,
+        last_error: match answer {
+            Err(error) => Some(wasmco_core::limits::bounded(error.to_string())),
+            Ok(_) => last.and_then(|l| l.last_error.clone()),
+        },
+        version: match answer {
+            Ok(version) => Some(version.clone()),
+            Err(_) => last.and_then(|l| l.version.clone()),
+        },
+    }
+}
+
+/// Probes `cluster` until the engine is dropped or the probe is stopped.
+async fn probe_loop(engine: Weak<Inner>, cluster: ClusterRef) {
+    let mut last = engine
+        .upgrade()
+        .and_then(|inner| inner.contexts.health(&cluster).ok().flatten());
+    let mut retries = None;
+    loop {
+        let Some(inner) = engine.upgrade() else {
+            return;
+        };
+        let answer = inner.probe_once(&cluster).await;
+        let health = next_health(last.as_ref(), &answer);
+        let came_back = health.state == Reachability::Reachable
+            && last
+                .as_ref()
+                .is_some_and(|l| l.state == Reachability::Unreachable);
+        if last.as_ref() != Some(&health) {
+            if let Err(error) = inner.contexts.put_health(&cluster, &health) {
+                tracing::warn!(%cluster, %error, "could not record cluster health");
+            }
+            match &answer {
+                Ok(version) => tracing::info!(%cluster, %version, "cluster reachable"),
+                Err(error) => tracing::warn!(%cluster, %error, "cluster unreachable"),
+            }
+        }
+        if came_back {
+            inner.nudge_all();
+        }
+        let pause = match answer {
+            Ok(_) => {
+                retries = None;
+                inner.config.probe_interval
+            }
+            Err(_) => retries
+                .get_or_insert_with(|| inner.backoff())
+                .next()
+                .unwrap_or(inner.config.backoff.1),
+        };
+        last = Some(health);
+        drop(inner);
+        tokio::time::sleep(pause).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn since_moves_only_when_the_state_does() {
+        let down = next_health(None, &Err(SyncError::Config("refused".into())));
+        assert_eq!(down.state, Reachability::Unreachable);
+        assert_eq!(down.last_error.as_deref(), Some("kubeconfig: refused"));
+        let still_down = next_health(Some(&down), &Err(SyncError::Config("again".into())));
+        assert_eq!(still_down.since, down.since);
+        assert_eq!(still_down.last_error.as_deref(), Some("kubeconfig: again"));
+        let up = next_health(Some(&still_down), &Ok("v1.34.4".into()));
+        assert_eq!(up.state, Reachability::Reachable);
+        assert_eq!(up.version.as_deref(), Some("v1.34.4"));
+        // The error that made it unreachable stays to be read.
+        assert_eq!(up.last_error.as_deref(), Some("kubeconfig: again"));
+    }
+}

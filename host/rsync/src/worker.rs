@@ -1,0 +1,142 @@
+//! One worker per target, each reconciling towards its target's latest
+//! desired state; hand-offs only nudge it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use backon::BackoffBuilder;
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::Inner;
+use crate::drift::Applied;
+
+/// What a finished reconcile leaves to do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Settled {
+    /// Nothing until the next nudge (terminated, stopped, never deployed).
+    Idle,
+    /// The clusters match; look again after the resync interval.
+    Resync,
+    /// Something was not done (a cluster did not answer, an object was
+    /// not deleted in time): try again with backoff.
+    Incomplete,
+}
+
+/// The workers, by target key.
+#[derive(Default)]
+pub(crate) struct Workers {
+    nudges: Mutex<HashMap<String, watch::Sender<()>>>,
+    /// Dropped with the engine, which aborts every worker.
+    tasks: Mutex<JoinSet<()>>,
+}
+
+impl Inner {
+    /// Makes `key`'s worker (started on first use) reconcile again from
+    /// the latest state, stopping the reconcile it is in.
+    pub(crate) fn nudge(self: &Arc<Self>, key: &str) {
+        let mut nudges = self
+            .workers
+            .nudges
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if let Some(nudge) = nudges.get(key) {
+            nudge.send_replace(());
+            return;
+        }
+        let (nudge, nudged) = watch::channel(());
+        nudges.insert(key.to_owned(), nudge);
+        drop(nudges);
+        let mut tasks = self.workers.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        // Reap the workers that ended (only a panic ends one early).
+        while let Some(ended) = tasks.try_join_next() {
+            if let Err(error) = ended {
+                tracing::error!(%error, "an rsync worker ended");
+            }
+        }
+        tasks.spawn_on(
+            work(Arc::downgrade(self), key.to_owned(), nudged),
+            &self.runtime,
+        );
+    }
+
+    /// Nudges every worker: a cluster came back.
+    pub(crate) fn nudge_all(&self) {
+        for nudge in self
+            .workers
+            .nudges
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .values()
+        {
+            nudge.send_replace(());
+        }
+    }
+
+    /// Backoff with jitter between `config.backoff`'s bounds, never ending.
+    pub(crate) fn backoff(&self) -> backon::ExponentialBackoff {
+        let (first, ceiling) = self.config.backoff;
+        backon::ExponentialBuilder::new()
+            .with_min_delay(first)
+            .with_max_delay(ceiling)
+            .with_jitter()
+            .without_max_times()
+            .build()
+    }
+
+    /// The resync interval plus up to a tenth of it, so that targets
+    /// settled together do not all resync together.
+    fn resync_pause(&self) -> Duration {
+        self.config.resync.mul_f64(1.0 + fastrand::f64() / 10.0)
+    }
+}
+
+/// The worker of `key`. It holds the engine only while reconciling, and
+/// ends when the engine is dropped (its nudge sender goes with it).
+async fn work(engine: Weak<Inner>, key: String, mut nudged: watch::Receiver<()>) {
+    let mut retries: Option<backon::ExponentialBackoff> = None;
+    let applied = Arc::new(Applied::default());
+    loop {
+        nudged.borrow_and_update();
+        let Some(inner) = engine.upgrade() else {
+            return;
+        };
+        let outcome = tokio::select! {
+            // Superseded: start again from the latest state.
+            changed = nudged.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                tracing::debug!(target = %key, "reconcile superseded");
+                continue;
+            }
+            outcome = inner.reconcile(&key, &applied) => outcome,
+        };
+        let pause = match outcome {
+            Ok(Settled::Idle) => None,
+            Ok(Settled::Resync) => {
+                retries = None;
+                Some(inner.resync_pause())
+            }
+            Ok(Settled::Incomplete) | Err(_) => {
+                if let Err(error) = &outcome {
+                    tracing::error!(target = %key, %error, "reconcile failed");
+                }
+                let retries = retries.get_or_insert_with(|| inner.backoff());
+                retries.next()
+            }
+        };
+        drop(inner);
+        let changed = match pause {
+            Some(pause) => tokio::select! {
+                changed = nudged.changed() => changed,
+                () = tokio::time::sleep(pause) => Ok(()),
+            },
+            None => nudged.changed().await,
+        };
+        if changed.is_err() {
+            return;
+        }
+    }
+}
