@@ -112,7 +112,7 @@ struct Row {
 /// given manifests, all placed on it.
 struct Deployment {
     server: Server,
-    _data: tempfile::TempDir,
+    data: tempfile::TempDir,
     project: String,
     dig: String,
 }
@@ -140,7 +140,7 @@ impl Deployment {
         );
         Deployment {
             server,
-            _data: data,
+            data,
             project: String::new(),
             dig: String::new(),
         }
@@ -209,6 +209,20 @@ impl Deployment {
         self.project = project.to_owned();
         self.dig = dig.clone();
         dig
+    }
+
+    /// `kill -9` and a start on the same data.
+    fn restart(&mut self) {
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &self.server.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        // The old process is dead (its store lock gone); the assignment reaps it.
+        self.server = Server::start_with(
+            self.data.path(),
+            &["--resync-interval", "1s", "--probe-interval", "1s"],
+        );
     }
 
     fn rows(&self, dig: &str) -> Vec<Row> {
@@ -531,6 +545,176 @@ fn kinds_without_a_controller_are_ready_once_there(cluster: Cluster) {
     }
 }
 
+/// `count` ConfigMaps named `{prefix}-{i}`.
+fn config_maps(prefix: &str, count: usize) -> String {
+    (0..count)
+        .map(|i| config_map(&format!("{prefix}-{i}"), json!({"i": i.to_string()})))
+        .collect()
+}
+
+impl Cluster {
+    /// The names of the ConfigMaps carrying `dig`'s label.
+    fn labelled(&self, dig_label: &str) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .kubectl(&[
+                "get",
+                "configmaps",
+                "--namespace=default",
+                &format!("--selector=wasmco.io/deployment-intent-group={dig_label}"),
+                "--output=name",
+            ])
+            .lines()
+            .map(|l| l.trim_start_matches("configmap/").to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    fn tag(&self) -> &'static str {
+        match self {
+            Cluster::Virtual(_) => "v",
+            Cluster::Real(_) => "r",
+        }
+    }
+}
+
+const MANY: usize = 120;
+
+fn terminate_right_after_instantiate(cluster: Cluster) {
+    let mut deployment = Deployment::new(&cluster);
+    let project = format!("quick{}", cluster.tag());
+    let dig = deployment.instantiate(&project, &[("cfg", config_maps(&project, MANY))]);
+    expect(action(&deployment.server, &dig, "terminate"), 202);
+    deployment.wait_until(&dig, "everything deleted", |rows| {
+        rows.len() == MANY && rows.iter().all(|r| r.deployed == "Deleted")
+    });
+    let label = format!("{project}.ca.v1.d");
+    assert_eq!(cluster.labelled(&label), Vec::<String>::new());
+    // Nothing superseded comes back later.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(cluster.labelled(&label), Vec::<String>::new());
+    deployment.check_against(&dig, &cluster);
+}
+
+fn instantiate_right_after_terminate(cluster: Cluster) {
+    let mut deployment = Deployment::new(&cluster);
+    let project = format!("again{}", cluster.tag());
+    let dig = deployment.instantiate(&project, &[("cfg", config_maps(&project, MANY))]);
+    deployment.wait_until(&dig, "applied", |rows| {
+        rows.len() == MANY && all(rows, "Applied", "Ready")
+    });
+    expect(action(&deployment.server, &dig, "terminate"), 202);
+    expect(action(&deployment.server, &dig, "instantiate"), 202);
+    deployment.wait_until(&dig, "applied again", |rows| {
+        rows.len() == MANY && all(rows, "Applied", "Ready")
+    });
+    let label = format!("{project}.ca.v1.d");
+    assert_eq!(cluster.labelled(&label).len(), MANY);
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        cluster.labelled(&label).len(),
+        MANY,
+        "a late terminate removed some"
+    );
+    deployment.check_against(&dig, &cluster);
+}
+
+fn killed_during_an_update_that_drops_objects(cluster: Cluster) {
+    let mut deployment = Deployment::new(&cluster);
+    let project = format!("crash{}", cluster.tag());
+    let dig = deployment.instantiate(&project, &[("cfg", config_maps(&project, MANY))]);
+    deployment.wait_until(&dig, "applied", |rows| {
+        rows.len() == MANY && all(rows, "Applied", "Ready")
+    });
+    let kept = MANY / 4;
+    let app = format!("/v2/projects/{project}/{CA}/apps/cfg");
+    expect(
+        deployment.server.replace_upload(
+            &app,
+            doc("cfg", json!({})),
+            config_maps(&project, kept).into_bytes(),
+        ),
+        200,
+    );
+    expect(action(&deployment.server, &dig, "update"), 202);
+    deployment.restart();
+    let label = format!("{project}.ca.v1.d");
+    wait_for("only the kept objects", || {
+        cluster.labelled(&label).len() == kept
+    });
+    deployment.wait_until(&dig, "the update applied", |rows| {
+        rows.len() == kept && all(rows, "Applied", "Ready")
+    });
+    deployment.check_against(&dig, &cluster);
+}
+
+/// Only the virtual cluster can be restarted empty here.
+#[test]
+fn a_cluster_that_restarts_empty_gets_everything_back() {
+    let mut cluster = Cluster::virtual_cluster();
+    let mut deployment = Deployment::new(&cluster);
+    let project = "empty";
+    let dig = deployment.instantiate(project, &[("cfg", config_maps(project, MANY))]);
+    deployment.wait_until(&dig, "applied", |rows| {
+        rows.len() == MANY && all(rows, "Applied", "Ready")
+    });
+    let health = |server: &Server| {
+        expect(
+            server.get("/v2/cluster-providers/lab/clusters/solo/status"),
+            200,
+        )
+    };
+    wait_for("the cluster reachable", || {
+        health(&deployment.server)["state"] == "Reachable"
+    });
+    assert!(health(&deployment.server)["version"].is_string());
+    let Cluster::Virtual(virtual_cluster) = &mut cluster else {
+        unreachable!()
+    };
+    virtual_cluster.restart_empty("solo");
+    wait_for("everything back", || {
+        cluster.labelled("empty.ca.v1.d").len() == MANY
+    });
+    deployment.wait_until(&dig, "all applied", |rows| all(rows, "Applied", "Ready"));
+    deployment.check_against(&dig, &cluster);
+}
+
+#[test]
+fn an_unreachable_cluster_says_so_and_since_when() {
+    let cluster = Cluster::virtual_cluster();
+    let deployment = Deployment::new(&cluster);
+    let status = || {
+        expect(
+            deployment
+                .server
+                .get("/v2/cluster-providers/lab/clusters/solo/status"),
+            200,
+        )
+    };
+    wait_for("reachable", || status()["state"] == "Reachable");
+    let up = status();
+    drop(cluster);
+    wait_for("unreachable", || status()["state"] == "Unreachable");
+    let down = status();
+    assert_ne!(down["since"], up["since"]);
+    assert!(
+        down["lastError"].as_str().is_some_and(|e| !e.is_empty()),
+        "{down}"
+    );
+    assert_eq!(
+        down["version"], up["version"],
+        "the last version seen is kept"
+    );
+    // An unknown cluster is a 404, not Unknown.
+    assert_eq!(
+        deployment
+            .server
+            .get("/v2/cluster-providers/lab/clusters/nowhere/status")
+            .status(),
+        404
+    );
+}
+
 macro_rules! on_both {
     ($($scenario:ident),* $(,)?) => {
         mod virtual_cluster {
@@ -548,4 +732,7 @@ on_both!(
     a_conflict_is_reported_not_forced,
     a_crd_then_its_objects,
     kinds_without_a_controller_are_ready_once_there,
+    terminate_right_after_instantiate,
+    instantiate_right_after_terminate,
+    killed_during_an_update_that_drops_objects,
 );

@@ -270,13 +270,44 @@ impl Virtual {
 
     /// A cluster whose workloads take `ready_ms` to become ready.
     pub fn start_with(name: &str, latency_ms: u64, ready_ms: u64) -> Virtual {
-        let dir = tempfile::tempdir().unwrap();
+        Self::spawn(
+            name,
+            latency_ms,
+            ready_ms,
+            "127.0.0.1:0",
+            tempfile::tempdir().unwrap(),
+        )
+    }
+
+    /// Stops the cluster and starts an empty one on the same address, as
+    /// a cluster that restarts without its storage would.
+    pub fn restart_empty(&mut self, name: &str) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let listen = self.base.trim_start_matches("http://").to_owned();
+        let mut restarted = Self::spawn(name, 0, 100, &listen, tempfile::tempdir().unwrap());
+        // The old process (dead) and directory go with `restarted`.
+        std::mem::swap(&mut self.child, &mut restarted.child);
+        std::mem::swap(&mut self._dir, &mut restarted._dir);
+        self.kubeconfig = std::mem::take(&mut restarted.kubeconfig);
+        self.kubeconfig_path = restarted.kubeconfig_path.clone();
+    }
+
+    fn spawn(
+        name: &str,
+        latency_ms: u64,
+        ready_ms: u64,
+        listen: &str,
+        dir: tempfile::TempDir,
+    ) -> Virtual {
         let path = dir.path().join("kubeconfig");
         let latency = latency_ms.to_string();
         let ready = ready_ms.to_string();
         let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
             .args([
                 "virtual-cluster",
+                "--listen",
+                listen,
                 "--ready-after-ms",
                 &ready,
                 "--latency-ms",
