@@ -9,299 +9,20 @@
 //! applied; the real server here runs no controller-manager, so workloads
 //! are not among these scenarios.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::deploy::action;
 use crate::http::{Server, Virtual, doc, expect};
-use crate::kube_apiserver::{ApiServer, kubectl};
 
-/// A cluster to run a scenario on.
-enum Cluster {
-    Virtual(Virtual),
-    Real(&'static ApiServer),
-}
+mod harness;
 
-impl Cluster {
-    fn virtual_cluster() -> Cluster {
-        Cluster::Virtual(Virtual::start("solo"))
-    }
-
-    fn api_server() -> Cluster {
-        Cluster::Real(ApiServer::shared())
-    }
-
-    fn kubeconfig(&self) -> (&[u8], &Path) {
-        match self {
-            Cluster::Virtual(v) => (&v.kubeconfig, &v.kubeconfig_path),
-            Cluster::Real(r) => (&r.kubeconfig, &r.kubeconfig_path),
-        }
-    }
-
-    fn kubectl(&self, args: &[&str]) -> String {
-        let output = kubectl(self.kubeconfig().1, args);
-        assert!(
-            output.status.success(),
-            "kubectl {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    fn kubectl_with_input(&self, args: &[&str], input: &str) {
-        use std::io::Write;
-        let mut child =
-            std::process::Command::new(crate::kube_apiserver::binaries().join("kubectl"))
-                .args(args)
-                .env("KUBECONFIG", self.kubeconfig().1)
-                .stdin(std::process::Stdio::piped())
-                .stderr(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(input.as_bytes())
-            .unwrap();
-        let output = child.wait_with_output().unwrap();
-        assert!(
-            output.status.success(),
-            "kubectl {args:?}: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-
-    /// The object, if the cluster holds it.
-    fn get(&self, kind: &str, name: &str) -> Option<Value> {
-        let text = self.kubectl(&[
-            "get",
-            kind,
-            name,
-            "--namespace=default",
-            "--ignore-not-found",
-            "--output=json",
-        ]);
-        (!text.trim().is_empty()).then(|| serde_json::from_str(&text).unwrap())
-    }
-}
-
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// One resource's status: (kind, name, deployed, ready, detail entry).
-struct Row {
-    kind: String,
-    name: String,
-    deployed: String,
-    ready: String,
-    detail: Value,
-}
-
-/// A wasmco server with one cluster, `solo`, and a DIG whose apps are the
-/// given manifests, all placed on it.
-struct Deployment {
-    server: Server,
-    data: tempfile::TempDir,
-    project: String,
-    dig: String,
-}
-
-const CA: &str = "composite-apps/ca/v1";
-
-impl Deployment {
-    fn new(cluster: &Cluster) -> Deployment {
-        let data = tempfile::tempdir().unwrap();
-        let server = Server::start_with(
-            data.path(),
-            &["--resync-interval", "1s", "--probe-interval", "1s"],
-        );
-        expect(
-            server.post("/v2/cluster-providers", doc("lab", json!({}))),
-            201,
-        );
-        expect(
-            server.upload(
-                "/v2/cluster-providers/lab/clusters",
-                doc("solo", json!({})),
-                Some(cluster.kubeconfig().0.to_vec()),
-            ),
-            201,
-        );
-        Deployment {
-            server,
-            data,
-            project: String::new(),
-            dig: String::new(),
-        }
-    }
-
-    /// Project `project` with the apps (name, manifests), instantiated.
-    fn instantiate(&mut self, project: &str, apps: &[(&str, String)]) -> String {
-        let server = &self.server;
-        expect(server.post("/v2/projects", doc(project, json!({}))), 201);
-        let ca = format!("/v2/projects/{project}/{CA}");
-        expect(
-            server.post(
-                &format!("/v2/projects/{project}/composite-apps"),
-                doc("ca", json!({"compositeAppVersion": "v1"})),
-            ),
-            201,
-        );
-        for (app, manifests) in apps {
-            expect(
-                server.upload(
-                    &format!("{ca}/apps"),
-                    doc(app, json!({})),
-                    Some(manifests.as_bytes().to_vec()),
-                ),
-                201,
-            );
-        }
-        expect(
-            server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
-            201,
-        );
-        let dig = format!("{ca}/deployment-intent-groups/d");
-        expect(
-            server.post(
-                &format!("{ca}/deployment-intent-groups"),
-                doc("d", json!({"compositeProfile": "prof", "version": "r1"})),
-            ),
-            201,
-        );
-        expect(
-            server.post(
-                &format!("{dig}/generic-placement-intents"),
-                doc("gpi", json!({})),
-            ),
-            201,
-        );
-        for (app, _) in apps {
-            let intent = json!({"app": app, "intent": {"allOf": [{"clusterProvider": "lab", "cluster": "solo"}]}});
-            expect(
-                server.post(
-                    &format!("{dig}/generic-placement-intents/gpi/app-intents"),
-                    doc(app, intent),
-                ),
-                201,
-            );
-        }
-        expect(
-            server.post(
-                &format!("{dig}/intents"),
-                doc("i", json!({"intent": {"genericPlacementIntent": "gpi"}})),
-            ),
-            201,
-        );
-        expect(action(server, &dig, "approve"), 202);
-        expect(action(server, &dig, "instantiate"), 202);
-        self.project = project.to_owned();
-        self.dig = dig.clone();
-        dig
-    }
-
-    /// `kill -9` and a start on the same data.
-    fn restart(&mut self) {
-        let killed = std::process::Command::new("kill")
-            .args(["-9", &self.server.pid().to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        // The old process is dead (its store lock gone); the assignment reaps it.
-        self.server = Server::start_with(
-            self.data.path(),
-            &["--resync-interval", "1s", "--probe-interval", "1s"],
-        );
-    }
-
-    fn rows(&self, dig: &str) -> Vec<Row> {
-        let status = |which: &str| {
-            expect(
-                self.server
-                    .get(&format!("{dig}/status?status={which}&output=detail")),
-                200,
-            )
-        };
-        let (deployed, ready) = (status("deployed"), status("ready"));
-        let resources = |status: &Value| -> Vec<Value> {
-            status["apps"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .flat_map(|app| app["clusters"].as_array().cloned().unwrap_or_default())
-                .flat_map(|cluster| cluster["resources"].as_array().cloned().unwrap_or_default())
-                .collect()
-        };
-        resources(&deployed)
-            .into_iter()
-            .zip(resources(&ready))
-            .map(|(d, r)| Row {
-                kind: d["GVK"]["Kind"].as_str().unwrap_or_default().to_owned(),
-                name: d["name"].as_str().unwrap_or_default().to_owned(),
-                deployed: d["deployedStatus"].as_str().unwrap_or_default().to_owned(),
-                ready: r["readyStatus"].as_str().unwrap_or_default().to_owned(),
-                detail: d,
-            })
-            .collect()
-    }
-
-    fn wait_until(&self, dig: &str, what: &str, done: impl Fn(&[Row]) -> bool) {
-        wait_for(what, || done(&self.rows(dig)));
-    }
-
-    /// The status says nothing the cluster contradicts.
-    fn check_against(&self, dig: &str, cluster: &Cluster) {
-        for row in self.rows(dig) {
-            let held = cluster.get(&row.kind, &row.name);
-            match row.deployed.as_str() {
-                "Applied" => assert!(
-                    held.is_some(),
-                    "{} {} is Applied but not there",
-                    row.kind,
-                    row.name
-                ),
-                "Deleted" => assert!(
-                    held.is_none(),
-                    "{} {} is Deleted but there",
-                    row.kind,
-                    row.name
-                ),
-                _ => {}
-            }
-        }
-    }
-}
-
-fn config_map(name: &str, data: Value) -> String {
-    format!(
-        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default}}\ndata: {data}\n---\n"
-    )
-}
-
-fn all(rows: &[Row], deployed: &str, ready: &str) -> bool {
-    !rows.is_empty()
-        && rows
-            .iter()
-            .all(|r| r.deployed == deployed && r.ready == ready)
-}
+use harness::{CA, Cluster, Deployment, all, config_map, config_maps, wait_for};
 
 fn apply_update_and_terminate(cluster: Cluster) {
     let mut deployment = Deployment::new(&cluster);
-    let tag = match cluster {
-        Cluster::Virtual(_) => "v",
-        Cluster::Real(_) => "r",
-    };
+    let tag = cluster.tag();
     let name = |n: &str| format!("life-{tag}-{n}");
     let manifests = [
         config_map(&name("a"), json!({"k": "1"})),
@@ -356,10 +77,7 @@ fn apply_update_and_terminate(cluster: Cluster) {
 
 fn drift_is_repaired(cluster: Cluster) {
     let mut deployment = Deployment::new(&cluster);
-    let tag = match cluster {
-        Cluster::Virtual(_) => "v",
-        Cluster::Real(_) => "r",
-    };
+    let tag = cluster.tag();
     let (deleted, edited) = (
         format!("drift-{tag}-deleted"),
         format!("drift-{tag}-edited"),
@@ -406,10 +124,7 @@ fn drift_is_repaired(cluster: Cluster) {
 
 fn a_conflict_is_reported_not_forced(cluster: Cluster) {
     let mut deployment = Deployment::new(&cluster);
-    let tag = match cluster {
-        Cluster::Virtual(_) => "v",
-        Cluster::Real(_) => "r",
-    };
+    let tag = cluster.tag();
     let shared = format!("owned-{tag}");
     let first = deployment.instantiate(
         &format!("first{tag}"),
@@ -490,10 +205,7 @@ fn a_conflict_is_reported_not_forced(cluster: Cluster) {
 
 fn a_crd_then_its_objects(cluster: Cluster) {
     let mut deployment = Deployment::new(&cluster);
-    let tag = match cluster {
-        Cluster::Virtual(_) => "v",
-        Cluster::Real(_) => "r",
-    };
+    let tag = cluster.tag();
     // The custom object comes first in the file; the CRD still goes first.
     let manifests = format!(
         "apiVersion: example.com/v1\nkind: Gadget\nmetadata: {{name: g-{tag}, namespace: default}}\nspec: {{size: 3}}\n---\n\
@@ -514,10 +226,7 @@ fn a_crd_then_its_objects(cluster: Cluster) {
 
 fn kinds_without_a_controller_are_ready_once_there(cluster: Cluster) {
     let mut deployment = Deployment::new(&cluster);
-    let tag = match cluster {
-        Cluster::Virtual(_) => "v",
-        Cluster::Real(_) => "r",
-    };
+    let tag = cluster.tag();
     let manifests = format!(
         "apiVersion: v1\nkind: Secret\nmetadata: {{name: s-{tag}, namespace: default}}\nstringData: {{k: v}}\n---\n\
          apiVersion: v1\nkind: ServiceAccount\nmetadata: {{name: sa-{tag}, namespace: default}}\n---\n\
@@ -542,39 +251,6 @@ fn kinds_without_a_controller_are_ready_once_there(cluster: Cluster) {
             row.name,
             row.detail
         );
-    }
-}
-
-/// `count` ConfigMaps named `{prefix}-{i}`.
-fn config_maps(prefix: &str, count: usize) -> String {
-    (0..count)
-        .map(|i| config_map(&format!("{prefix}-{i}"), json!({"i": i.to_string()})))
-        .collect()
-}
-
-impl Cluster {
-    /// The names of the ConfigMaps carrying `dig`'s label.
-    fn labelled(&self, dig_label: &str) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .kubectl(&[
-                "get",
-                "configmaps",
-                "--namespace=default",
-                &format!("--selector=wasmco.io/deployment-intent-group={dig_label}"),
-                "--output=name",
-            ])
-            .lines()
-            .map(|l| l.trim_start_matches("configmap/").to_owned())
-            .collect();
-        names.sort();
-        names
-    }
-
-    fn tag(&self) -> &'static str {
-        match self {
-            Cluster::Virtual(_) => "v",
-            Cluster::Real(_) => "r",
-        }
     }
 }
 
@@ -676,6 +352,37 @@ fn a_cluster_that_restarts_empty_gets_everything_back() {
         cluster.labelled("empty.ca.v1.d").len() == MANY
     });
     deployment.wait_until(&dig, "all applied", |rows| all(rows, "Applied", "Ready"));
+    deployment.check_against(&dig, &cluster);
+}
+
+#[test]
+fn stop_ends_the_work_in_progress_and_terminate_follows() {
+    // 30 ms a request: the instantiate takes seconds, time to stop it.
+    let cluster = Cluster::Virtual(Virtual::start_slow("solo", 30));
+    let mut deployment = Deployment::new(&cluster);
+    let dig = deployment.instantiate("halt", &[("cfg", config_maps("halt", MANY))]);
+    wait_for("some applied", || {
+        !cluster.labelled("halt.ca.v1.d").is_empty()
+    });
+    let stopped = expect(action(&deployment.server, &dig, "stop"), 202);
+    assert_eq!(stopped["deployedStatus"], "InstantiateStopped");
+    // An apply already sent may land; after that, nothing more.
+    std::thread::sleep(Duration::from_millis(500));
+    let held = cluster.labelled("halt.ca.v1.d").len();
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(
+        cluster.labelled("halt.ca.v1.d").len(),
+        held,
+        "rsync went on"
+    );
+    assert!(held < MANY, "the instantiate finished before the stop");
+    // Stopped is not an end: instantiate is refused, terminate cleans up.
+    expect(action(&deployment.server, &dig, "instantiate"), 409);
+    expect(action(&deployment.server, &dig, "terminate"), 202);
+    deployment.wait_until(&dig, "everything deleted", |rows| {
+        rows.iter().all(|r| r.deployed == "Deleted")
+    });
+    assert!(cluster.labelled("halt.ca.v1.d").is_empty());
     deployment.check_against(&dig, &cluster);
 }
 

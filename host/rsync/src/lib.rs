@@ -144,7 +144,10 @@ impl Rsync {
         let mut resumed = 0;
         for (key, state) in self.inner.contexts.states()? {
             if state.revision == 0
-                || matches!(state.state, DeployState::Created | DeployState::Approved)
+                || !matches!(
+                    state.state,
+                    DeployState::Instantiated | DeployState::Updated | DeployState::Terminated
+                )
             {
                 continue;
             }

@@ -2,24 +2,23 @@
 //! current revision puts there (or nothing, once terminated), and record
 //! what each holds.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio::task::JoinSet;
 
 use wasmco_core::ClusterRef;
 use wasmco_core::resource::Resource;
-use wasmco_store::appcontext::{
-    Connectivity, DeployState, Deployed, Drift, DriftKind, Readiness, ResourceStatus, StoredApp,
-    StoredContext, now,
-};
+use wasmco_store::appcontext::{Connectivity, DeployState, ResourceStatus, StoredContext};
 
-use crate::drift::{self, Applied, Fingerprint};
-use crate::target::{self, ApplyAs, Labels, SyncError, SyncTarget};
+use crate::drift::Applied;
+use crate::target::{Labels, SyncError, SyncTarget};
 use crate::worker::Settled;
-use crate::{APP_LABEL, DIG_LABEL, FORCE_ANNOTATION, Inner, RsyncError, field_manager, labels};
+use crate::{Inner, RsyncError};
+
+mod apply;
+mod clean;
 
 impl Inner {
     /// Reconciles `key` once, towards its state as stored now.
@@ -33,7 +32,11 @@ impl Inner {
             _ if state.revision == 0 => return Ok(Settled::Idle),
             DeployState::Instantiated | DeployState::Updated => true,
             DeployState::Terminated => false,
-            DeployState::Created | DeployState::Approved => return Ok(Settled::Idle),
+            // Stopped: nothing more until the next action.
+            DeployState::Created
+            | DeployState::Approved
+            | DeployState::InstantiateStopped
+            | DeployState::TerminateStopped => return Ok(Settled::Idle),
         };
         let context = Arc::new(self.contexts.read(key, state.revision)?);
         let mut settled = if deployed {
@@ -141,9 +144,9 @@ impl Inner {
 }
 
 /// What syncing one app on one cluster did.
-struct Outcome {
-    settled: Settled,
-    applied: usize,
+pub(super) struct Outcome {
+    pub(super) settled: Settled,
+    pub(super) applied: usize,
 }
 
 /// One target's work on one cluster.
@@ -155,379 +158,7 @@ struct ClusterWork {
     applied: Arc<Applied>,
 }
 
-/// What became of one resource in a sync.
-struct Synced {
-    status: ResourceStatus,
-    /// Applied in this sync (not found as applied).
-    applied: bool,
-    /// As the cluster holds it, when known.
-    live: Option<Value>,
-    /// Failed in a way worth trying again.
-    transient: bool,
-}
-
 impl ClusterWork {
-    /// Makes the cluster hold `app`'s resources, then waits (bounded) for
-    /// them to be ready, recording status as it goes.
-    async fn sync(self, app: Arc<StoredApp>) -> Result<Outcome, RsyncError> {
-        let _permit = self.inner.parallel.clone().acquire_owned().await;
-        let resources = app.resources_on(&self.cluster);
-        let labels = labels(&self.key, Some(&app.name));
-        let before =
-            self.inner
-                .contexts
-                .statuses_on(&self.key, self.revision, &app.name, &self.cluster)?;
-        let kinds = resources
-            .iter()
-            .map(|r| (r.api_version.clone(), r.key.kind.clone()))
-            .collect();
-        let live = match self.list(&kinds, &labels).await {
-            Ok(live) => live,
-            Err(error) => {
-                let statuses: Vec<_> = resources
-                    .iter()
-                    .map(|r| {
-                        (
-                            r.key.to_string(),
-                            ResourceStatus::failed(r, error.to_string()),
-                        )
-                    })
-                    .collect();
-                self.record(&app.name, &before, &statuses)?;
-                return Ok(Outcome {
-                    settled: Settled::Incomplete,
-                    applied: 0,
-                });
-            }
-        };
-        let mut settled = Settled::Resync;
-        let mut results = Vec::with_capacity(resources.len());
-        for resource in &resources {
-            let key = resource.key.to_string();
-            let synced = self
-                .sync_resource(
-                    &app.name,
-                    resource,
-                    &labels,
-                    live.get(&key),
-                    before.get(&key),
-                )
-                .await;
-            if synced.transient {
-                settled = Settled::Incomplete;
-            }
-            // What follows a CRD may be of its kind: wait until it is Established.
-            if resource.key.kind == "CustomResourceDefinition"
-                && synced.status.deployed == Deployed::Applied
-                && synced.applied
-            {
-                self.wait_ready(resource).await;
-            }
-            results.push((key, synced));
-        }
-        let mut statuses: Vec<(String, ResourceStatus)> = results
-            .iter()
-            .map(|(key, synced)| (key.clone(), synced.status.clone()))
-            .collect();
-        // Progress first: the objects are there, readiness may take a while.
-        if results.iter().any(|(_, s)| s.applied) {
-            self.record(&app.name, &before, &statuses)?;
-        }
-        for ((resource, (_, synced)), (_, status)) in
-            resources.iter().zip(&results).zip(&mut statuses)
-        {
-            if status.deployed == Deployed::Applied
-                && (target::ready_once_applied(&resource.key.kind)
-                    || synced
-                        .live
-                        .as_ref()
-                        .is_some_and(|l| target::is_ready(&resource.key.kind, l))
-                    || self.wait_ready(resource).await)
-            {
-                status.ready = Readiness::Ready;
-            }
-        }
-        self.record(&app.name, &before, &statuses)?;
-        Ok(Outcome {
-            settled,
-            applied: results.iter().filter(|(_, s)| s.applied).count(),
-        })
-    }
-
-    /// Applies `resource` unless the cluster holds it as applied; notices
-    /// and repairs drift.
-    async fn sync_resource(
-        &self,
-        app: &str,
-        resource: &Resource,
-        labels: &Labels,
-        live: Option<&Resource>,
-        before: Option<&ResourceStatus>,
-    ) -> Synced {
-        let key = resource.key.to_string();
-        let desired = target::labelled(resource, labels);
-        // What this revision applies was applied before: a difference on
-        // the cluster is drift. Otherwise (a new revision, or the first
-        // look after a start) the manifest itself is the measure.
-        let known = self
-            .applied
-            .get(&self.cluster, app, &key)
-            .filter(|known| known.applies(&desired));
-        let unchanged = live.is_some_and(|live| match known {
-            Some(known) => Fingerprint::of(&desired, &live.manifest).held == known.held,
-            None => drift::matches(&desired, &live.manifest),
-        });
-        let kept_drift = before.and_then(|b| b.drift.clone());
-        if let (true, Some(live)) = (unchanged, live) {
-            if known.is_none() {
-                let fingerprint = Fingerprint::of(&desired, &live.manifest);
-                self.applied.set(&self.cluster, app, &key, fingerprint);
-            }
-            let mut status = ResourceStatus::applied(resource);
-            status.drift = kept_drift;
-            return Synced {
-                status,
-                applied: false,
-                live: Some(live.manifest.clone()),
-                transient: false,
-            };
-        }
-        let drifted = known.map(|_| match live {
-            None => DriftKind::Deleted,
-            Some(_) => DriftKind::Changed,
-        });
-        if let Some(kind) = drifted {
-            tracing::info!(target = %self.key, cluster = %self.cluster, object = %key, ?kind, "drift found; repairing");
-        }
-        // Ours (by its labels): take back what someone changed. Anyone
-        // else's: report their fields rather than take them, unless told.
-        let force = live.is_some()
-            || resource.manifest["metadata"]["annotations"][FORCE_ANNOTATION] == "true";
-        let manager = field_manager(&self.key);
-        let how = ApplyAs {
-            manager: &manager,
-            force,
-        };
-        let outcome = self
-            .with_retries(|target| {
-                let desired = resource.clone();
-                async move { target.apply(&desired, labels, how).await }
-            })
-            .await;
-        let detected = drifted.map(|kind| Drift {
-            kind,
-            detected: now(),
-            repaired: None,
-        });
-        match outcome {
-            Ok(held) => {
-                let fingerprint = Fingerprint::of(&desired, &held);
-                self.applied.set(&self.cluster, app, &key, fingerprint);
-                let mut status = ResourceStatus::applied(resource);
-                status.drift = match detected {
-                    Some(drift) => Some(Drift {
-                        repaired: Some(now()),
-                        ..drift
-                    }),
-                    None => kept_drift,
-                };
-                Synced {
-                    status,
-                    applied: true,
-                    live: None,
-                    transient: false,
-                }
-            }
-            Err(error) => {
-                let transient = error.is_transient();
-                let message = match error {
-                    SyncError::Refused { code: 409, .. } if !force => {
-                        self.conflict(resource, error).await
-                    }
-                    error => error.to_string(),
-                };
-                let mut status = ResourceStatus::failed(resource, message);
-                status.drift = detected.or(kept_drift);
-                Synced {
-                    status,
-                    applied: false,
-                    live: None,
-                    transient,
-                }
-            }
-        }
-    }
-
-    /// Why an apply conflicted: the DIG that manages the object, or the
-    /// cluster's list of conflicting fields and how to take them over.
-    async fn conflict(&self, resource: &Resource, error: SyncError) -> String {
-        let owner = match self.inner.target(&self.cluster).await {
-            Ok(target) => target.get(resource).await.ok().flatten(),
-            Err(_) => None,
-        };
-        let owner = owner.as_ref().and_then(|o| {
-            o["metadata"]["labels"][DIG_LABEL]
-                .as_str()
-                .map(str::to_owned)
-        });
-        match owner {
-            Some(owner) => format!(
-                "{} {} is already managed by deployment intent group {owner} (label {DIG_LABEL}); \
-                 it is not taken over",
-                resource.key.kind, resource.key.name
-            ),
-            None => format!(
-                "{error}; the annotation {FORCE_ANNOTATION}: \"true\" on the resource takes these fields over"
-            ),
-        }
-    }
-
-    /// Deletes the objects with the target's labels of `kinds` that are not
-    /// in `keep` (app, `name+Kind`), latest app first; with `terminated`,
-    /// records that revision's objects on this cluster as Deleted once
-    /// none is left.
-    async fn clean(
-        self,
-        kinds: BTreeSet<(String, String)>,
-        keep: HashSet<(String, String)>,
-        terminated: Option<Arc<StoredContext>>,
-        app_order: Vec<String>,
-    ) -> Result<Settled, RsyncError> {
-        let _permit = self.inner.parallel.clone().acquire_owned().await;
-        let found = match self.list(&kinds, &labels(&self.key, None)).await {
-            Ok(found) => found,
-            Err(error) => {
-                tracing::warn!(target = %self.key, cluster = %self.cluster, %error, "could not list for clean-up");
-                return Ok(Settled::Incomplete);
-            }
-        };
-        let app_of = |object: &Resource| {
-            object.manifest["metadata"]["labels"][APP_LABEL]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned()
-        };
-        let mut undesired: Vec<(String, Resource)> = found
-            .into_values()
-            .map(|object| (app_of(&object), object))
-            .filter(|(app, object)| !keep.contains(&(app.clone(), object.key.to_string())))
-            .collect();
-        let rank = |app: &str| app_order.iter().position(|a| a == app);
-        // Latest app first, and within an app the reverse of apply order.
-        undesired.sort_by_key(|(app, object)| {
-            (
-                std::cmp::Reverse(rank(app)),
-                std::cmp::Reverse(wasmco_store::appcontext::kind_rank(object)),
-            )
-        });
-        let mut settled = Settled::Idle;
-        let mut failed: BTreeMap<(String, String), String> = BTreeMap::new();
-        for (app, object) in &undesired {
-            match self.delete(object).await {
-                Ok(()) => self
-                    .applied
-                    .forget(&self.cluster, app, &object.key.to_string()),
-                Err(error) => {
-                    settled = Settled::Incomplete;
-                    failed.insert((app.clone(), object.key.to_string()), error);
-                }
-            }
-        }
-        if let Some(context) = terminated {
-            settled = settled.max(self.record_terminated(&context, &failed).await?);
-        }
-        Ok(settled)
-    }
-
-    /// Records the terminated revision's objects on this cluster: Deleted
-    /// when the cluster no longer holds them, Failed when deleting failed
-    /// or when what it holds under that name is not this target's (an
-    /// object it was refused, say): never Deleted while it is there.
-    async fn record_terminated(
-        &self,
-        context: &StoredContext,
-        failed: &BTreeMap<(String, String), String>,
-    ) -> Result<Settled, RsyncError> {
-        let apps: Vec<&StoredApp> = context
-            .apps
-            .iter()
-            .filter(|app| app.placement.iter().any(|p| p.cluster == self.cluster))
-            .collect();
-        let kinds = apps
-            .iter()
-            .flat_map(|app| app.resources_on(&self.cluster))
-            .map(|r| (r.api_version.clone(), r.key.kind.clone()))
-            .collect();
-        // Everything of those kinds, whoever it belongs to.
-        let held = match self.list(&kinds, &Labels::new()).await {
-            Ok(held) => held,
-            Err(error) => {
-                tracing::warn!(target = %self.key, cluster = %self.cluster, %error, "could not confirm the deletion");
-                return Ok(Settled::Incomplete);
-            }
-        };
-        for app in apps {
-            let before = self.inner.contexts.statuses_on(
-                &self.key,
-                self.revision,
-                &app.name,
-                &self.cluster,
-            )?;
-            let statuses: Vec<_> = app
-                .resources_on(&self.cluster)
-                .into_iter()
-                .map(|r| {
-                    let key = r.key.to_string();
-                    let still_there = held
-                        .get(&key)
-                        .filter(|object| object.namespace == r.namespace || r.namespace.is_none());
-                    let status = match (failed.get(&(app.name.clone(), key.clone())), still_there) {
-                        (Some(error), _) => ResourceStatus::failed(r, error.clone()),
-                        (None, Some(object)) => {
-                            let owner = object.manifest["metadata"]["labels"][DIG_LABEL]
-                                .as_str()
-                                .map_or_else(
-                                    || "not by wasmco".to_owned(),
-                                    |owner| format!("by deployment intent group {owner}"),
-                                );
-                            ResourceStatus::failed(
-                                r,
-                                format!(
-                                    "{} {} stays on the cluster: it is managed {owner}, not by this deployment",
-                                    r.key.kind, r.key.name
-                                ),
-                            )
-                        }
-                        (None, None) => ResourceStatus::deleted(r),
-                    };
-                    (key, status)
-                })
-                .collect();
-            self.record(&app.name, &before, &statuses)?;
-        }
-        Ok(Settled::Idle)
-    }
-
-    /// Deletes `object` and waits (bounded) until it is gone.
-    async fn delete(&self, object: &Resource) -> Result<(), String> {
-        let deadline = tokio::time::Instant::now() + self.inner.config.ready_timeout;
-        let mut last = "not deleted in time".to_owned();
-        while tokio::time::Instant::now() < deadline {
-            let gone = match self.inner.target(&self.cluster).await {
-                Ok(target) => target.delete(object).await,
-                Err(error) => Err(error),
-            };
-            match gone {
-                Ok(true) => return Ok(()),
-                Ok(false) => {}
-                Err(error) if !error.is_transient() => return Err(error.to_string()),
-                Err(error) => last = format!("not deleted in time: {error}"),
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        Err(last)
-    }
-
     /// The objects of `kinds` carrying `labels`, by `name+Kind`.
     async fn list(
         &self,

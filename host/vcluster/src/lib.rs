@@ -99,6 +99,12 @@ impl VirtualCluster {
         self.addr
     }
 
+    /// How many writes (creates, updates, applies, deletes) it has taken:
+    /// its resourceVersion counter.
+    pub fn writes(&self) -> u64 {
+        self.shared.objects().writes()
+    }
+
     /// Changes how it behaves from the next request on.
     pub fn set_behaviour(&self, behaviour: Behaviour) {
         *self.shared.behaviour() = behaviour;

@@ -40,7 +40,7 @@ impl Shared {
         self.behaviour.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn objects(&self) -> MutexGuard<'_, Objects> {
+    pub(crate) fn objects(&self) -> MutexGuard<'_, Objects> {
         self.objects.lock().unwrap_or_else(|p| p.into_inner())
     }
 

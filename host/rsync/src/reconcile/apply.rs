@@ -1,0 +1,245 @@
+//! Applying an app's resources on one cluster: only what is missing or
+//! drifted, refusing what someone else owns, then waiting for readiness.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use wasmco_core::resource::Resource;
+use wasmco_store::appcontext::{
+    Deployed, Drift, DriftKind, Readiness, ResourceStatus, StoredApp, now,
+};
+
+use super::{ClusterWork, Outcome};
+use crate::drift::{self, Fingerprint};
+use crate::target::{self, ApplyAs, Labels, SyncError};
+use crate::worker::Settled;
+use crate::{DIG_LABEL, FORCE_ANNOTATION, RsyncError, field_manager, labels};
+
+/// What became of one resource in a sync.
+struct Synced {
+    status: ResourceStatus,
+    /// Applied in this sync (not found as applied).
+    applied: bool,
+    /// As the cluster holds it, when known.
+    live: Option<Value>,
+    /// Failed in a way worth trying again.
+    transient: bool,
+}
+
+impl ClusterWork {
+    /// Makes the cluster hold `app`'s resources, then waits (bounded) for
+    /// them to be ready, recording status as it goes.
+    pub(super) async fn sync(self, app: Arc<StoredApp>) -> Result<Outcome, RsyncError> {
+        let _permit = self.inner.parallel.clone().acquire_owned().await;
+        let resources = app.resources_on(&self.cluster);
+        let labels = labels(&self.key, Some(&app.name));
+        let before =
+            self.inner
+                .contexts
+                .statuses_on(&self.key, self.revision, &app.name, &self.cluster)?;
+        let kinds = resources
+            .iter()
+            .map(|r| (r.api_version.clone(), r.key.kind.clone()))
+            .collect();
+        let live = match self.list(&kinds, &labels).await {
+            Ok(live) => live,
+            Err(error) => {
+                let statuses: Vec<_> = resources
+                    .iter()
+                    .map(|r| {
+                        (
+                            r.key.to_string(),
+                            ResourceStatus::failed(r, error.to_string()),
+                        )
+                    })
+                    .collect();
+                self.record(&app.name, &before, &statuses)?;
+                return Ok(Outcome {
+                    settled: Settled::Incomplete,
+                    applied: 0,
+                });
+            }
+        };
+        let mut settled = Settled::Resync;
+        let mut results = Vec::with_capacity(resources.len());
+        for resource in &resources {
+            let key = resource.key.to_string();
+            let synced = self
+                .sync_resource(
+                    &app.name,
+                    resource,
+                    &labels,
+                    live.get(&key),
+                    before.get(&key),
+                )
+                .await;
+            if synced.transient {
+                settled = Settled::Incomplete;
+            }
+            // What follows a CRD may be of its kind: wait until it is Established.
+            if resource.key.kind == "CustomResourceDefinition"
+                && synced.status.deployed == Deployed::Applied
+                && synced.applied
+            {
+                self.wait_ready(resource).await;
+            }
+            results.push((key, synced));
+        }
+        let mut statuses: Vec<(String, ResourceStatus)> = results
+            .iter()
+            .map(|(key, synced)| (key.clone(), synced.status.clone()))
+            .collect();
+        // Progress first: the objects are there, readiness may take a while.
+        if results.iter().any(|(_, s)| s.applied) {
+            self.record(&app.name, &before, &statuses)?;
+        }
+        for ((resource, (_, synced)), (_, status)) in
+            resources.iter().zip(&results).zip(&mut statuses)
+        {
+            if status.deployed == Deployed::Applied
+                && (target::ready_once_applied(&resource.key.kind)
+                    || synced
+                        .live
+                        .as_ref()
+                        .is_some_and(|l| target::is_ready(&resource.key.kind, l))
+                    || self.wait_ready(resource).await)
+            {
+                status.ready = Readiness::Ready;
+            }
+        }
+        self.record(&app.name, &before, &statuses)?;
+        Ok(Outcome {
+            settled,
+            applied: results.iter().filter(|(_, s)| s.applied).count(),
+        })
+    }
+
+    /// Applies `resource` unless the cluster holds it as applied; notices
+    /// and repairs drift.
+    async fn sync_resource(
+        &self,
+        app: &str,
+        resource: &Resource,
+        labels: &Labels,
+        live: Option<&Resource>,
+        before: Option<&ResourceStatus>,
+    ) -> Synced {
+        let key = resource.key.to_string();
+        let desired = target::labelled(resource, labels);
+        // What this revision applies was applied before: a difference on
+        // the cluster is drift. Otherwise (a new revision, or the first
+        // look after a start) the manifest itself is the measure.
+        let known = self
+            .applied
+            .get(&self.cluster, app, &key)
+            .filter(|known| known.applies(&desired));
+        let unchanged = live.is_some_and(|live| match known {
+            Some(known) => Fingerprint::of(&desired, &live.manifest).held == known.held,
+            None => drift::matches(&desired, &live.manifest),
+        });
+        let kept_drift = before.and_then(|b| b.drift.clone());
+        if let (true, Some(live)) = (unchanged, live) {
+            if known.is_none() {
+                let fingerprint = Fingerprint::of(&desired, &live.manifest);
+                self.applied.set(&self.cluster, app, &key, fingerprint);
+            }
+            let mut status = ResourceStatus::applied(resource);
+            status.drift = kept_drift;
+            return Synced {
+                status,
+                applied: false,
+                live: Some(live.manifest.clone()),
+                transient: false,
+            };
+        }
+        let drifted = known.map(|_| match live {
+            None => DriftKind::Deleted,
+            Some(_) => DriftKind::Changed,
+        });
+        if let Some(kind) = drifted {
+            tracing::info!(target = %self.key, cluster = %self.cluster, object = %key, ?kind, "drift found; repairing");
+        }
+        // Ours (by its labels): take back what someone changed. Anyone
+        // else's: report their fields rather than take them, unless told.
+        let force = live.is_some()
+            || resource.manifest["metadata"]["annotations"][FORCE_ANNOTATION] == "true";
+        let manager = field_manager(&self.key);
+        let how = ApplyAs {
+            manager: &manager,
+            force,
+        };
+        let outcome = self
+            .with_retries(|target| {
+                let desired = resource.clone();
+                async move { target.apply(&desired, labels, how).await }
+            })
+            .await;
+        let detected = drifted.map(|kind| Drift {
+            kind,
+            detected: now(),
+            repaired: None,
+        });
+        match outcome {
+            Ok(held) => {
+                let fingerprint = Fingerprint::of(&desired, &held);
+                self.applied.set(&self.cluster, app, &key, fingerprint);
+                let mut status = ResourceStatus::applied(resource);
+                status.drift = match detected {
+                    Some(drift) => Some(Drift {
+                        repaired: Some(now()),
+                        ..drift
+                    }),
+                    None => kept_drift,
+                };
+                Synced {
+                    status,
+                    applied: true,
+                    live: None,
+                    transient: false,
+                }
+            }
+            Err(error) => {
+                let transient = error.is_transient();
+                let message = match error {
+                    SyncError::Refused { code: 409, .. } if !force => {
+                        self.conflict(resource, error).await
+                    }
+                    error => error.to_string(),
+                };
+                let mut status = ResourceStatus::failed(resource, message);
+                status.drift = detected.or(kept_drift);
+                Synced {
+                    status,
+                    applied: false,
+                    live: None,
+                    transient,
+                }
+            }
+        }
+    }
+
+    /// Why an apply conflicted: the DIG that manages the object, or the
+    /// cluster's list of conflicting fields and how to take them over.
+    async fn conflict(&self, resource: &Resource, error: SyncError) -> String {
+        let owner = match self.inner.target(&self.cluster).await {
+            Ok(target) => target.get(resource).await.ok().flatten(),
+            Err(_) => None,
+        };
+        let owner = owner.as_ref().and_then(|o| {
+            o["metadata"]["labels"][DIG_LABEL]
+                .as_str()
+                .map(str::to_owned)
+        });
+        match owner {
+            Some(owner) => format!(
+                "{} {} is already managed by deployment intent group {owner} (label {DIG_LABEL}); \
+                 it is not taken over",
+                resource.key.kind, resource.key.name
+            ),
+            None => format!(
+                "{error}; the annotation {FORCE_ANNOTATION}: \"true\" on the resource takes these fields over"
+            ),
+        }
+    }
+}

@@ -1,0 +1,162 @@
+//! Removing what a target no longer puts on a cluster, and recording a
+//! terminated revision's objects as gone only once they are.
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmco_core::resource::Resource;
+use wasmco_store::appcontext::{ResourceStatus, StoredApp, StoredContext};
+
+use super::ClusterWork;
+use crate::target::Labels;
+use crate::worker::Settled;
+use crate::{APP_LABEL, DIG_LABEL, RsyncError, labels};
+
+impl ClusterWork {
+    /// Deletes the objects with the target's labels of `kinds` that are not
+    /// in `keep` (app, `name+Kind`), latest app first; with `terminated`,
+    /// records that revision's objects on this cluster as Deleted once
+    /// none is left.
+    pub(super) async fn clean(
+        self,
+        kinds: BTreeSet<(String, String)>,
+        keep: HashSet<(String, String)>,
+        terminated: Option<Arc<StoredContext>>,
+        app_order: Vec<String>,
+    ) -> Result<Settled, RsyncError> {
+        let _permit = self.inner.parallel.clone().acquire_owned().await;
+        let found = match self.list(&kinds, &labels(&self.key, None)).await {
+            Ok(found) => found,
+            Err(error) => {
+                tracing::warn!(target = %self.key, cluster = %self.cluster, %error, "could not list for clean-up");
+                return Ok(Settled::Incomplete);
+            }
+        };
+        let app_of = |object: &Resource| {
+            object.manifest["metadata"]["labels"][APP_LABEL]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        };
+        let mut undesired: Vec<(String, Resource)> = found
+            .into_values()
+            .map(|object| (app_of(&object), object))
+            .filter(|(app, object)| !keep.contains(&(app.clone(), object.key.to_string())))
+            .collect();
+        let rank = |app: &str| app_order.iter().position(|a| a == app);
+        // Latest app first, and within an app the reverse of apply order.
+        undesired.sort_by_key(|(app, object)| {
+            (
+                std::cmp::Reverse(rank(app)),
+                std::cmp::Reverse(wasmco_store::appcontext::kind_rank(object)),
+            )
+        });
+        let mut settled = Settled::Idle;
+        let mut failed: BTreeMap<(String, String), String> = BTreeMap::new();
+        for (app, object) in &undesired {
+            match self.delete(object).await {
+                Ok(()) => self
+                    .applied
+                    .forget(&self.cluster, app, &object.key.to_string()),
+                Err(error) => {
+                    settled = Settled::Incomplete;
+                    failed.insert((app.clone(), object.key.to_string()), error);
+                }
+            }
+        }
+        if let Some(context) = terminated {
+            settled = settled.max(self.record_terminated(&context, &failed).await?);
+        }
+        Ok(settled)
+    }
+
+    /// Records the terminated revision's objects on this cluster: Deleted
+    /// when the cluster no longer holds them, Failed when deleting failed
+    /// or when what it holds under that name is not this target's (an
+    /// object it was refused, say): never Deleted while it is there.
+    async fn record_terminated(
+        &self,
+        context: &StoredContext,
+        failed: &BTreeMap<(String, String), String>,
+    ) -> Result<Settled, RsyncError> {
+        let apps: Vec<&StoredApp> = context
+            .apps
+            .iter()
+            .filter(|app| app.placement.iter().any(|p| p.cluster == self.cluster))
+            .collect();
+        let kinds = apps
+            .iter()
+            .flat_map(|app| app.resources_on(&self.cluster))
+            .map(|r| (r.api_version.clone(), r.key.kind.clone()))
+            .collect();
+        // Everything of those kinds, whoever it belongs to.
+        let held = match self.list(&kinds, &Labels::new()).await {
+            Ok(held) => held,
+            Err(error) => {
+                tracing::warn!(target = %self.key, cluster = %self.cluster, %error, "could not confirm the deletion");
+                return Ok(Settled::Incomplete);
+            }
+        };
+        for app in apps {
+            let before = self.inner.contexts.statuses_on(
+                &self.key,
+                self.revision,
+                &app.name,
+                &self.cluster,
+            )?;
+            let statuses: Vec<_> = app
+                .resources_on(&self.cluster)
+                .into_iter()
+                .map(|r| {
+                    let key = r.key.to_string();
+                    let still_there = held
+                        .get(&key)
+                        .filter(|object| object.namespace == r.namespace || r.namespace.is_none());
+                    let status = match (failed.get(&(app.name.clone(), key.clone())), still_there) {
+                        (Some(error), _) => ResourceStatus::failed(r, error.clone()),
+                        (None, Some(object)) => {
+                            let owner = object.manifest["metadata"]["labels"][DIG_LABEL]
+                                .as_str()
+                                .map_or_else(
+                                    || "not by wasmco".to_owned(),
+                                    |owner| format!("by deployment intent group {owner}"),
+                                );
+                            ResourceStatus::failed(
+                                r,
+                                format!(
+                                    "{} {} stays on the cluster: it is managed {owner}, not by this deployment",
+                                    r.key.kind, r.key.name
+                                ),
+                            )
+                        }
+                        (None, None) => ResourceStatus::deleted(r),
+                    };
+                    (key, status)
+                })
+                .collect();
+            self.record(&app.name, &before, &statuses)?;
+        }
+        Ok(Settled::Idle)
+    }
+
+    /// Deletes `object` and waits (bounded) until it is gone.
+    async fn delete(&self, object: &Resource) -> Result<(), String> {
+        let deadline = tokio::time::Instant::now() + self.inner.config.ready_timeout;
+        let mut last = "not deleted in time".to_owned();
+        while tokio::time::Instant::now() < deadline {
+            let gone = match self.inner.target(&self.cluster).await {
+                Ok(target) => target.delete(object).await,
+                Err(error) => Err(error),
+            };
+            match gone {
+                Ok(true) => return Ok(()),
+                Ok(false) => {}
+                Err(error) if !error.is_transient() => return Err(error.to_string()),
+                Err(error) => last = format!("not deleted in time: {error}"),
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err(last)
+    }
+}

@@ -1,0 +1,322 @@
+//! What the scenarios run on and look at: a cluster of either kind, a
+//! wasmco server deploying to it, and the status read back.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::deploy::action;
+use crate::http::{Server, Virtual, doc, expect};
+use crate::kube_apiserver::{ApiServer, kubectl};
+
+/// A cluster to run a scenario on.
+pub enum Cluster {
+    Virtual(Virtual),
+    Real(&'static ApiServer),
+}
+
+impl Cluster {
+    pub fn virtual_cluster() -> Cluster {
+        Cluster::Virtual(Virtual::start("solo"))
+    }
+
+    pub fn api_server() -> Cluster {
+        Cluster::Real(ApiServer::shared())
+    }
+
+    pub fn kubeconfig(&self) -> (&[u8], &Path) {
+        match self {
+            Cluster::Virtual(v) => (&v.kubeconfig, &v.kubeconfig_path),
+            Cluster::Real(r) => (&r.kubeconfig, &r.kubeconfig_path),
+        }
+    }
+
+    pub fn kubectl(&self, args: &[&str]) -> String {
+        let output = kubectl(self.kubeconfig().1, args);
+        assert!(
+            output.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    pub fn kubectl_with_input(&self, args: &[&str], input: &str) {
+        use std::io::Write;
+        let mut child =
+            std::process::Command::new(crate::kube_apiserver::binaries().join("kubectl"))
+                .args(args)
+                .env("KUBECONFIG", self.kubeconfig().1)
+                .stdin(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let output = child.wait_with_output().unwrap();
+        assert!(
+            output.status.success(),
+            "kubectl {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// The object, if the cluster holds it.
+    pub fn get(&self, kind: &str, name: &str) -> Option<Value> {
+        let text = self.kubectl(&[
+            "get",
+            kind,
+            name,
+            "--namespace=default",
+            "--ignore-not-found",
+            "--output=json",
+        ]);
+        (!text.trim().is_empty()).then(|| serde_json::from_str(&text).unwrap())
+    }
+}
+
+pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let started = Instant::now();
+    while !done() {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// One resource's status: (kind, name, deployed, ready, detail entry).
+pub struct Row {
+    pub kind: String,
+    pub name: String,
+    pub deployed: String,
+    pub ready: String,
+    pub detail: Value,
+}
+
+/// A wasmco server with one cluster, `solo`, and a DIG whose apps are the
+/// given manifests, all placed on it.
+pub struct Deployment {
+    pub server: Server,
+    data: tempfile::TempDir,
+    project: String,
+    dig: String,
+}
+
+pub const CA: &str = "composite-apps/ca/v1";
+
+impl Deployment {
+    pub fn new(cluster: &Cluster) -> Deployment {
+        let data = tempfile::tempdir().unwrap();
+        let server = Server::start_with(
+            data.path(),
+            &["--resync-interval", "1s", "--probe-interval", "1s"],
+        );
+        expect(
+            server.post("/v2/cluster-providers", doc("lab", json!({}))),
+            201,
+        );
+        expect(
+            server.upload(
+                "/v2/cluster-providers/lab/clusters",
+                doc("solo", json!({})),
+                Some(cluster.kubeconfig().0.to_vec()),
+            ),
+            201,
+        );
+        Deployment {
+            server,
+            data,
+            project: String::new(),
+            dig: String::new(),
+        }
+    }
+
+    /// Project `project` with the apps (name, manifests), instantiated.
+    pub fn instantiate(&mut self, project: &str, apps: &[(&str, String)]) -> String {
+        let server = &self.server;
+        expect(server.post("/v2/projects", doc(project, json!({}))), 201);
+        let ca = format!("/v2/projects/{project}/{CA}");
+        expect(
+            server.post(
+                &format!("/v2/projects/{project}/composite-apps"),
+                doc("ca", json!({"compositeAppVersion": "v1"})),
+            ),
+            201,
+        );
+        for (app, manifests) in apps {
+            expect(
+                server.upload(
+                    &format!("{ca}/apps"),
+                    doc(app, json!({})),
+                    Some(manifests.as_bytes().to_vec()),
+                ),
+                201,
+            );
+        }
+        expect(
+            server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
+            201,
+        );
+        let dig = format!("{ca}/deployment-intent-groups/d");
+        expect(
+            server.post(
+                &format!("{ca}/deployment-intent-groups"),
+                doc("d", json!({"compositeProfile": "prof", "version": "r1"})),
+            ),
+            201,
+        );
+        expect(
+            server.post(
+                &format!("{dig}/generic-placement-intents"),
+                doc("gpi", json!({})),
+            ),
+            201,
+        );
+        for (app, _) in apps {
+            let intent = json!({"app": app, "intent": {"allOf": [{"clusterProvider": "lab", "cluster": "solo"}]}});
+            expect(
+                server.post(
+                    &format!("{dig}/generic-placement-intents/gpi/app-intents"),
+                    doc(app, intent),
+                ),
+                201,
+            );
+        }
+        expect(
+            server.post(
+                &format!("{dig}/intents"),
+                doc("i", json!({"intent": {"genericPlacementIntent": "gpi"}})),
+            ),
+            201,
+        );
+        expect(action(server, &dig, "approve"), 202);
+        expect(action(server, &dig, "instantiate"), 202);
+        self.project = project.to_owned();
+        self.dig = dig.clone();
+        dig
+    }
+
+    /// `kill -9` and a start on the same data.
+    pub fn restart(&mut self) {
+        let killed = std::process::Command::new("kill")
+            .args(["-9", &self.server.pid().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        // The old process is dead (its store lock gone); the assignment reaps it.
+        self.server = Server::start_with(
+            self.data.path(),
+            &["--resync-interval", "1s", "--probe-interval", "1s"],
+        );
+    }
+
+    pub fn rows(&self, dig: &str) -> Vec<Row> {
+        let status = |which: &str| {
+            expect(
+                self.server
+                    .get(&format!("{dig}/status?status={which}&output=detail")),
+                200,
+            )
+        };
+        let (deployed, ready) = (status("deployed"), status("ready"));
+        let resources = |status: &Value| -> Vec<Value> {
+            status["apps"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|app| app["clusters"].as_array().cloned().unwrap_or_default())
+                .flat_map(|cluster| cluster["resources"].as_array().cloned().unwrap_or_default())
+                .collect()
+        };
+        resources(&deployed)
+            .into_iter()
+            .zip(resources(&ready))
+            .map(|(d, r)| Row {
+                kind: d["GVK"]["Kind"].as_str().unwrap_or_default().to_owned(),
+                name: d["name"].as_str().unwrap_or_default().to_owned(),
+                deployed: d["deployedStatus"].as_str().unwrap_or_default().to_owned(),
+                ready: r["readyStatus"].as_str().unwrap_or_default().to_owned(),
+                detail: d,
+            })
+            .collect()
+    }
+
+    pub fn wait_until(&self, dig: &str, what: &str, done: impl Fn(&[Row]) -> bool) {
+        wait_for(what, || done(&self.rows(dig)));
+    }
+
+    /// The status says nothing the cluster contradicts.
+    pub fn check_against(&self, dig: &str, cluster: &Cluster) {
+        for row in self.rows(dig) {
+            let held = cluster.get(&row.kind, &row.name);
+            match row.deployed.as_str() {
+                "Applied" => assert!(
+                    held.is_some(),
+                    "{} {} is Applied but not there",
+                    row.kind,
+                    row.name
+                ),
+                "Deleted" => assert!(
+                    held.is_none(),
+                    "{} {} is Deleted but there",
+                    row.kind,
+                    row.name
+                ),
+                _ => {}
+            }
+        }
+    }
+}
+
+pub fn config_map(name: &str, data: Value) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default}}\ndata: {data}\n---\n"
+    )
+}
+
+pub fn all(rows: &[Row], deployed: &str, ready: &str) -> bool {
+    !rows.is_empty()
+        && rows
+            .iter()
+            .all(|r| r.deployed == deployed && r.ready == ready)
+}
+
+/// `count` ConfigMaps named `{prefix}-{i}`.
+pub fn config_maps(prefix: &str, count: usize) -> String {
+    (0..count)
+        .map(|i| config_map(&format!("{prefix}-{i}"), json!({"i": i.to_string()})))
+        .collect()
+}
+
+impl Cluster {
+    /// The names of the ConfigMaps carrying `dig`'s label.
+    pub fn labelled(&self, dig_label: &str) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .kubectl(&[
+                "get",
+                "configmaps",
+                "--namespace=default",
+                &format!("--selector=wasmco.io/deployment-intent-group={dig_label}"),
+                "--output=name",
+            ])
+            .lines()
+            .map(|l| l.trim_start_matches("configmap/").to_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    pub fn tag(&self) -> &'static str {
+        match self {
+            Cluster::Virtual(_) => "v",
+            Cluster::Real(_) => "r",
+        }
+    }
+}
