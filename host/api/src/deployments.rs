@@ -27,16 +27,20 @@ pub enum DigAction {
     Rollback,
     /// Instantiated or Updated -> Terminated.
     Terminate,
+    /// rsync stops: Instantiated or Updated -> InstantiateStopped,
+    /// Terminated -> TerminateStopped.
+    Stop,
 }
 
 impl DigAction {
     /// Every action, in the order the API documents them.
-    pub const ALL: [DigAction; 5] = [
+    pub const ALL: [DigAction; 6] = [
         DigAction::Approve,
         DigAction::Instantiate,
         DigAction::Update,
         DigAction::Rollback,
         DigAction::Terminate,
+        DigAction::Stop,
     ];
 
     /// Its route, relative to a DIG's item path.
@@ -47,6 +51,7 @@ impl DigAction {
             DigAction::Update => "update",
             DigAction::Rollback => "rollback",
             DigAction::Terminate => "terminate",
+            DigAction::Stop => "stop",
         }
     }
 }
@@ -134,6 +139,7 @@ pub async fn act(
         DigAction::Update => orchestrator.update(&target),
         DigAction::Rollback => orchestrator.rollback(&target, revision.unwrap_or_default()),
         DigAction::Terminate => orchestrator.terminate(&target),
+        DigAction::Stop => orchestrator.stop(&target),
     })
     .await
     .map_err(ApiError::internal)??;

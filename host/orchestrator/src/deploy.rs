@@ -130,7 +130,11 @@ impl Orchestrator {
             &dig.describe(),
             &state,
             "instantiate",
-            &[DeployState::Approved, DeployState::Terminated],
+            &[
+                DeployState::Approved,
+                DeployState::Terminated,
+                DeployState::TerminateStopped,
+            ],
             DeployState::Instantiated,
         )?;
         self.build(dig, state, DeployState::Instantiated)
@@ -171,7 +175,42 @@ impl Orchestrator {
         Ok(state)
     }
 
-    /// Instantiated or Updated -> Terminated; the context is marked for removal.
+    /// Tells rsync to stop working on the DIG, as EMCO's `stop` does:
+    /// Instantiated or Updated -> InstantiateStopped, Terminated ->
+    /// TerminateStopped. Nothing more is applied or deleted until the next
+    /// action (terminate, or instantiate after a stopped terminate).
+    pub fn stop(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
+        let (_guard, mut state) = self.begin(dig)?;
+        let next = if state.state == DeployState::Terminated {
+            DeployState::TerminateStopped
+        } else {
+            DeployState::InstantiateStopped
+        };
+        Self::allow(
+            &dig.describe(),
+            &state,
+            "stop",
+            &[
+                DeployState::Instantiated,
+                DeployState::Updated,
+                DeployState::Terminated,
+            ],
+            next,
+        )?;
+        let revision = state.revision;
+        state.enter(next, revision);
+        self.contexts.put_state(&dig.key(), &state)?;
+        // The worker looks at the state and ends what it is doing.
+        self.sync.terminate(ContextHandoff {
+            dig: dig.key(),
+            revision,
+            previous: None,
+        });
+        Ok(state)
+    }
+
+    /// Instantiated, Updated or InstantiateStopped -> Terminated; the
+    /// context is marked for removal.
     pub fn terminate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (_guard, state) = self.begin(dig)?;
         self.mark_terminated(&dig.describe(), &dig.key(), state)
@@ -190,7 +229,11 @@ impl Orchestrator {
             target,
             &state,
             "terminate",
-            DEPLOYED,
+            &[
+                DeployState::Instantiated,
+                DeployState::Updated,
+                DeployState::InstantiateStopped,
+            ],
             DeployState::Terminated,
         )?;
         let revision = state.revision;

@@ -11,10 +11,8 @@ use serde_json::{Value, json};
 
 mod support;
 
-use support::create;
+use support::{approved_dig, edge_clusters};
 use wasmco::startup;
-use wasmco_core::Kind;
-use wasmco_orchestrator::DigRef;
 use wasmco_rsync::RsyncConfig;
 use wasmco_vcluster::{Behaviour, VirtualCluster};
 
@@ -56,24 +54,8 @@ fn main() {
     )
     .expect("state");
     let db = &state.db;
-    create(db, Kind::ClusterProvider, &["edge"], json!({}), None);
-    for (i, cluster) in clusters.iter().enumerate() {
-        let name = format!("v{i:02}");
-        create(
-            db,
-            Kind::Cluster,
-            &["edge", &name],
-            json!({}),
-            Some(cluster.kubeconfig().into_bytes()),
-        );
-        create(
-            db,
-            Kind::ClusterLabel,
-            &["edge", &name, "edge"],
-            json!({}),
-            None,
-        );
-    }
+    let kubeconfigs: Vec<String> = clusters.iter().map(VirtualCluster::kubeconfig).collect();
+    edge_clusters(db, &kubeconfigs);
     let manifests: String = (0..OBJECTS)
         .map(|i| {
             format!(
@@ -82,65 +64,7 @@ fn main() {
             )
         })
         .collect();
-    let v = ["p", "ca", "v1"];
-    create(db, Kind::Project, &["p"], json!({}), None);
-    create(
-        db,
-        Kind::CompositeApp,
-        &v,
-        json!({"compositeAppVersion": "v1"}),
-        None,
-    );
-    create(
-        db,
-        Kind::App,
-        &["p", "ca", "v1", "cfg"],
-        json!({}),
-        Some(manifests.into_bytes()),
-    );
-    create(
-        db,
-        Kind::CompositeProfile,
-        &["p", "ca", "v1", "prof"],
-        json!({}),
-        None,
-    );
-    create(
-        db,
-        Kind::DeploymentIntentGroup,
-        &["p", "ca", "v1", "d"],
-        json!({"compositeProfile": "prof", "version": "r1"}),
-        None,
-    );
-    create(
-        db,
-        Kind::GenericPlacementIntent,
-        &["p", "ca", "v1", "d", "gpi"],
-        json!({}),
-        None,
-    );
-    let intent = json!({"app": "cfg", "intent": {"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]}});
-    create(
-        db,
-        Kind::GenericAppIntent,
-        &["p", "ca", "v1", "d", "gpi", "cfg"],
-        intent,
-        None,
-    );
-    create(
-        db,
-        Kind::DigIntent,
-        &["p", "ca", "v1", "d", "i"],
-        json!({"intent": {"genericPlacementIntent": "gpi"}}),
-        None,
-    );
-    let dig = DigRef {
-        project: "p".into(),
-        composite_app: "ca".into(),
-        version: "v1".into(),
-        name: "d".into(),
-    };
-    state.orchestrator.approve(&dig).expect("approve");
+    let dig = approved_dig(&state.orchestrator, db, "p", "edge", manifests);
 
     let total = CLUSTERS * OBJECTS;
     println!(

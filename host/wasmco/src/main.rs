@@ -52,6 +52,9 @@ enum Command {
     Instantiate(dig::DigArgs),
     /// Terminate a DIG: remove what it deployed.
     Terminate(dig::DigArgs),
+    /// Stop rsync working on a DIG (a cluster that never answers, say);
+    /// terminate (or, after a stopped terminate, instantiate) follows.
+    Stop(dig::DigArgs),
     /// Update a DIG to its current inputs.
     Update(dig::DigArgs),
     /// Roll a DIG back to an earlier context revision.
@@ -106,6 +109,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Approve(args) => dig::act(connect, &args, "approve"),
         Command::Instantiate(args) => dig::act(connect, &args, "instantiate"),
         Command::Terminate(args) => dig::act(connect, &args, "terminate"),
+        Command::Stop(args) => dig::act(connect, &args, "stop"),
         Command::Update(args) => dig::act(connect, &args, "update"),
         Command::Rollback(args) => dig::rollback(connect, args),
         Command::Status(args) => dig::status(connect, args),

@@ -15,6 +15,11 @@ pub enum DeployState {
     Updated,
     /// Marked for removal from the clusters.
     Terminated,
+    /// Deployed, with rsync told to stop working on it (a cluster that
+    /// never answers, say); terminate is what follows.
+    InstantiateStopped,
+    /// Terminated, with rsync told to stop removing; instantiate may follow.
+    TerminateStopped,
 }
 
 impl DeployState {
@@ -26,6 +31,8 @@ impl DeployState {
             DeployState::Instantiated => "Instantiated",
             DeployState::Updated => "Updated",
             DeployState::Terminated => "Terminated",
+            DeployState::InstantiateStopped => "InstantiateStopped",
+            DeployState::TerminateStopped => "TerminateStopped",
         }
     }
 }
