@@ -9,7 +9,7 @@ use reqwest::blocking::Client;
 use serde_json::Value;
 
 use crate::deploy::{DIG, action, set_up_with};
-use crate::http::{Server, Virtual, expect, project_with_app};
+use crate::http::{Server, Virtual, expect};
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     let started = Instant::now();
@@ -306,84 +306,6 @@ fn a_cluster_too_slow_to_answer_is_retried_not_waited_on() {
         || frozen.set_behaviour(answering_in(Duration::ZERO)),
     );
     assert_eq!(web_on(&frozen)["spec"]["replicas"], 5);
-}
-
-#[test]
-fn crds_go_first_and_their_kinds_follow() {
-    use crate::http::doc;
-    use serde_json::json;
-    let cluster = Virtual::start("solo");
-    let data = tempfile::tempdir().unwrap();
-    let server = Server::start(data.path());
-    expect(
-        server.post("/v2/cluster-providers", doc("lab", json!({}))),
-        201,
-    );
-    expect(
-        server.upload(
-            "/v2/cluster-providers/lab/clusters",
-            doc("solo", json!({})),
-            Some(cluster.kubeconfig.clone()),
-        ),
-        201,
-    );
-    project_with_app(&server);
-    let ca = "/v2/projects/p/composite-apps/ca/v1";
-    // The custom resource comes first in the file; the CRD must still be applied first.
-    let manifests = "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: w1, namespace: default}\nspec: {size: 3}\n---\n\
-        apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: widgets.example.com}\n\
-        spec: {group: example.com, scope: Namespaced, names: {plural: widgets, singular: widget, kind: Widget},\n  \
-        versions: [{name: v1, served: true, storage: true, schema: {openAPIV3Schema: {type: object}}}]}\n";
-    expect(
-        server.upload(
-            &format!("{ca}/apps"),
-            doc("widgets", json!({})),
-            Some(manifests.as_bytes().to_vec()),
-        ),
-        201,
-    );
-    expect(
-        server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
-        201,
-    );
-    let dig = format!("{ca}/deployment-intent-groups/d");
-    expect(
-        server.post(
-            &format!("{ca}/deployment-intent-groups"),
-            doc("d", json!({"compositeProfile": "prof", "version": "r1"})),
-        ),
-        201,
-    );
-    expect(
-        server.post(
-            &format!("{dig}/generic-placement-intents"),
-            doc("gpi", json!({})),
-        ),
-        201,
-    );
-    let intent = json!({"app": "widgets", "intent": {"allOf": [{"clusterProvider": "lab", "cluster": "solo"}]}});
-    expect(
-        server.post(
-            &format!("{dig}/generic-placement-intents/gpi/app-intents"),
-            doc("w", intent),
-        ),
-        201,
-    );
-    expect(
-        server.post(
-            &format!("{dig}/intents"),
-            doc("i", json!({"intent": {"genericPlacementIntent": "gpi"}})),
-        ),
-        201,
-    );
-    expect(action(&server, &dig, "approve"), 202);
-    expect(action(&server, &dig, "instantiate"), 202);
-    let status = || expect(server.get(&format!("{dig}/status?status=ready")), 200);
-    wait_for("the widget", || status()["readyStatus"] == "Ready");
-    let widget = cluster
-        .object("/apis/example.com/v1/namespaces/default/widgets/w1")
-        .expect("widget applied");
-    assert_eq!(widget["spec"]["size"], 3);
 }
 
 #[test]

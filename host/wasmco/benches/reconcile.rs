@@ -20,12 +20,10 @@ use serde_json::{Value, json};
 mod kube_apiserver;
 mod support;
 
-use support::{approved_dig, config_maps, edge_clusters, replace_manifests};
+use support::{approved_dig, config_maps, edge_clusters, replace_manifests, wait_applied};
 use wasmco::startup;
 use wasmco_api::AppState;
-use wasmco_orchestrator::DigRef;
 use wasmco_rsync::RsyncConfig;
-use wasmco_store::appcontext::Deployed;
 use wasmco_vcluster::{Behaviour, VirtualCluster};
 
 const CLUSTERS: usize = 50;
@@ -92,28 +90,6 @@ fn main() {
     against_kubectl(&state, real);
 }
 
-/// Waits until every resource of `dig`'s current revision is Applied.
-fn wait_applied(state: &AppState, dig: &DigRef, total: usize) {
-    let started = Instant::now();
-    loop {
-        let (_, synced) = state.orchestrator.status(dig).expect("status");
-        let applied = synced.map_or(0, |s| {
-            s.statuses
-                .values()
-                .filter(|r| r.deployed == Deployed::Applied)
-                .count()
-        });
-        if applied == total {
-            return;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(600),
-            "rsync did not finish"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 fn update_storm(runtime: &tokio::runtime::Runtime, state: &AppState, clusters: &[VirtualCluster]) {
     let dig = approved_dig(
         &state.orchestrator,
@@ -124,7 +100,7 @@ fn update_storm(runtime: &tokio::runtime::Runtime, state: &AppState, clusters: &
     );
     state.orchestrator.instantiate(&dig).expect("instantiate");
     let total = CLUSTERS * STORM_OBJECTS;
-    wait_applied(state, &dig, total);
+    wait_applied(&state.orchestrator, &dig, total);
     let writes = || clusters.iter().map(VirtualCluster::writes).sum::<u64>();
     let before = writes();
 
@@ -202,7 +178,7 @@ fn drift(runtime: &tokio::runtime::Runtime, state: &AppState, clusters: &[Virtua
         config_maps("drift", DRIFT_OBJECTS, &json!({"k": "v"})),
     );
     state.orchestrator.instantiate(&dig).expect("instantiate");
-    wait_applied(state, &dig, CLUSTERS * DRIFT_OBJECTS);
+    wait_applied(&state.orchestrator, &dig, CLUSTERS * DRIFT_OBJECTS);
     // One resync first: the first look after a start only learns what is there.
     std::thread::sleep(RESYNC * 2);
     let client = reqwest::Client::new();
@@ -277,7 +253,7 @@ fn against_kubectl(state: &AppState, real: &kube_apiserver::ApiServer) {
     );
     let started = Instant::now();
     state.orchestrator.instantiate(&dig).expect("instantiate");
-    wait_applied(state, &dig, REAL_OBJECTS);
+    wait_applied(&state.orchestrator, &dig, REAL_OBJECTS);
     let rsync = REAL_OBJECTS as f64 / started.elapsed().as_secs_f64();
 
     let dir = tempfile::tempdir().expect("temp dir");

@@ -4,14 +4,14 @@
 //!
 //! `cargo bench -p wasmco --bench rsync`
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 
 mod support;
 
-use support::{approved_dig, edge_clusters};
+use support::{approved_dig, edge_clusters, wait_applied};
 use wasmco::startup;
 use wasmco_rsync::RsyncConfig;
 use wasmco_vcluster::{Behaviour, VirtualCluster};
@@ -74,23 +74,7 @@ fn main() {
     // rsync: from the instantiate request until every object is recorded Applied.
     let started = Instant::now();
     state.orchestrator.instantiate(&dig).expect("instantiate");
-    loop {
-        let (_, synced) = state.orchestrator.status(&dig).expect("status");
-        let applied = synced.map_or(0, |s| {
-            s.statuses
-                .values()
-                .filter(|r| r.deployed == wasmco_store::appcontext::Deployed::Applied)
-                .count()
-        });
-        if applied == total {
-            break;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(300),
-            "rsync did not finish"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_applied(&state.orchestrator, &dig, total);
     let rsync = total as f64 / started.elapsed().as_secs_f64();
 
     // The same PATCHes from a plain concurrent client (other names: creates, as rsync's were).

@@ -137,3 +137,30 @@ pub fn config_maps(prefix: &str, count: usize, data: &Value) -> String {
         })
         .collect()
 }
+
+/// Waits until every resource of `dig`'s current revision is recorded
+/// Applied (`total` of them).
+pub fn wait_applied(
+    orchestrator: &wasmco_orchestrator::Orchestrator,
+    dig: &wasmco_orchestrator::DigRef,
+    total: usize,
+) {
+    let started = std::time::Instant::now();
+    loop {
+        let (_, synced) = orchestrator.status(dig).expect("status");
+        let applied = synced.map_or(0, |s| {
+            s.statuses
+                .values()
+                .filter(|r| r.deployed == wasmco_store::appcontext::Deployed::Applied)
+                .count()
+        });
+        if applied == total {
+            return;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(600),
+            "rsync did not finish"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
