@@ -164,13 +164,11 @@ impl Orchestrator {
             DeployState::Updated,
         )?;
         self.contexts.read(&dig.key(), revision)?;
-        let previous = Some(state.revision).filter(|&p| p != revision);
         state.enter(DeployState::Updated, revision);
         self.contexts.put_state(&dig.key(), &state)?;
         self.sync.deploy(ContextHandoff {
             dig: dig.key(),
             revision,
-            previous,
         });
         Ok(state)
     }
@@ -204,7 +202,6 @@ impl Orchestrator {
         self.sync.terminate(ContextHandoff {
             dig: dig.key(),
             revision,
-            previous: None,
         });
         Ok(state)
     }
@@ -242,7 +239,6 @@ impl Orchestrator {
         self.sync.terminate(ContextHandoff {
             dig: key.to_owned(),
             revision,
-            previous: None,
         });
         Ok(state)
     }
@@ -297,8 +293,6 @@ impl Orchestrator {
             }
         }
         let revision = state.latest + 1;
-        // What an update replaces; a (re-)instantiate starts from nothing deployed.
-        let previous = Some(state.revision).filter(|&p| p != 0 && next == DeployState::Updated);
         let meta = ContextMeta {
             project: dig.project.clone(),
             composite_app: dig.composite_app.clone(),
@@ -316,7 +310,6 @@ impl Orchestrator {
         self.sync.deploy(ContextHandoff {
             dig: dig.key(),
             revision,
-            previous,
         });
         Ok(state)
     }

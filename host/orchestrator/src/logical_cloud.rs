@@ -134,7 +134,6 @@ impl Orchestrator {
         self.sync.deploy(ContextHandoff {
             dig: lc.key(),
             revision,
-            previous: None,
         });
         Ok(state)
     }

@@ -23,11 +23,9 @@ pub trait SyncEngine: Send + Sync {
 pub struct ContextHandoff {
     /// The DIG's key.
     pub dig: String,
-    /// The context revision.
+    /// The context revision current when it was handed over (the engine
+    /// works towards whatever is current when it gets to it).
     pub revision: u64,
-    /// The revision deployed before (update, rollback): what it has and the
-    /// new one does not is to be deleted.
-    pub previous: Option<u64>,
 }
 
 /// A sync engine that only records what it was handed, until rsync lands.
