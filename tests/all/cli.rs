@@ -380,9 +380,19 @@ fn errors_a_person_can_act_on() {
     assert!(String::from_utf8_lossy(&missing.stderr).contains("--provider"));
     let table = dev.ok(&["get", "clusters", "--provider", "dev"]);
     assert!(
-        table.contains("dev-1") && table.contains("dev-3"),
+        table.contains("dev-1") && table.contains("dev-3") && table.contains("STATE"),
         "{table}"
     );
+    // Each cluster's health, once its first probe answered.
+    let started = Instant::now();
+    loop {
+        let table = dev.ok(&["get", "clusters", "--provider", "dev"]);
+        if table.matches("Reachable").count() == 3 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "{table}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 
     // EMCO files with what wasmco lacks: named, the rest applied; -s stops.
     let dir = tempfile::tempdir().unwrap();
