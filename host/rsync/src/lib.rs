@@ -12,8 +12,8 @@
 //! A reconcile is level-triggered: it lists what the target's labels find
 //! on each cluster, applies what is missing or has drifted, and deletes
 //! what no longer belongs. Apps go in app order; an app's clusters in
-//! parallel (bounded, in a `JoinSet` owned by the reconcile); a cluster's
-//! resources in order (CRDs first). Settled targets are reconciled again
+//! parallel (bounded, in a `JoinSet` owned by the reconcile); on a cluster,
+//! CRDs first, then namespaces, then the rest, several applies at a time. Settled targets are reconciled again
 //! every resync interval (with jitter), which repairs drift; failed ones
 //! with exponential backoff; every cluster is probed, and one that comes
 //! back nudges every worker.
@@ -51,6 +51,9 @@ pub const FORCE_ANNOTATION: &str = "wasmco.io/force-apply";
 pub struct RsyncConfig {
     /// Clusters synced at once, across every target.
     pub parallel_clusters: usize,
+    /// Applies in flight at once on one cluster (within one kind rank:
+    /// CRDs, namespaces and the rest still go in that order).
+    pub parallel_applies: usize,
     /// How long a resource may take to become ready before it is reported not ready.
     pub ready_timeout: Duration,
     /// First and largest delay between attempts: a request to a cluster
@@ -83,6 +86,7 @@ impl Default for RsyncConfig {
     fn default() -> Self {
         RsyncConfig {
             parallel_clusters: 16,
+            parallel_applies: 8,
             ready_timeout: Duration::from_secs(60),
             backoff: (Duration::from_millis(100), Duration::from_secs(5)),
             attempts: 30,

@@ -64,13 +64,7 @@ impl Inner {
             let app = Arc::new(app.clone());
             let mut clusters = JoinSet::new();
             for placement in &app.placement {
-                let work = ClusterWork {
-                    inner: self.clone(),
-                    key: key.to_owned(),
-                    revision: context.meta.revision,
-                    cluster: placement.cluster.clone(),
-                    applied: applied.clone(),
-                };
+                let work = ClusterWork::new(self, key, context, &placement.cluster, applied);
                 clusters.spawn(work.sync(app.clone()));
             }
             let mut changed = false;
@@ -118,13 +112,7 @@ impl Inner {
         }
         let mut clusters = JoinSet::new();
         for (cluster, kinds) in self.contexts.footprint(key)? {
-            let work = ClusterWork {
-                inner: self.clone(),
-                key: key.to_owned(),
-                revision: context.meta.revision,
-                applied: applied.clone(),
-                cluster: cluster.clone(),
-            };
+            let work = ClusterWork::new(self, key, context, &cluster, applied);
             let keep = wanted.remove(&cluster).unwrap_or_default();
             let terminated = (!deployed).then(|| context.clone());
             clusters.spawn(work.clean(kinds, keep, terminated, context.meta.app_order.clone()));
@@ -156,9 +144,29 @@ struct ClusterWork {
     revision: u64,
     cluster: ClusterRef,
     applied: Arc<Applied>,
+    /// The connectivity last recorded, so that each request does not
+    /// read the store to find it unchanged.
+    reported: std::sync::Mutex<Option<Connectivity>>,
 }
 
 impl ClusterWork {
+    fn new(
+        inner: &Arc<Inner>,
+        key: &str,
+        context: &StoredContext,
+        cluster: &ClusterRef,
+        applied: &Arc<Applied>,
+    ) -> Self {
+        ClusterWork {
+            inner: inner.clone(),
+            key: key.to_owned(),
+            revision: context.meta.revision,
+            cluster: cluster.clone(),
+            applied: applied.clone(),
+            reported: std::sync::Mutex::default(),
+        }
+    }
+
     /// The objects of `kinds` carrying `labels`, by `name+Kind`.
     async fn list(
         &self,
@@ -252,6 +260,10 @@ impl ClusterWork {
     }
 
     fn connectivity(&self, state: Connectivity) {
+        let mut reported = self.reported.lock().unwrap_or_else(|p| p.into_inner());
+        if reported.replace(state) == Some(state) {
+            return;
+        }
         if let Err(error) =
             self.inner
                 .contexts

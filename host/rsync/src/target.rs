@@ -89,12 +89,12 @@ pub struct ApplyAs<'a> {
 /// One cluster, as rsync drives it.
 #[async_trait::async_trait]
 pub trait SyncTarget: Send + Sync {
-    /// Applies `resource` with `labels` added; the object as the cluster
-    /// then holds it.
+    /// Applies `manifest` (`resource`'s, with rsync's labels); the object
+    /// as the cluster then holds it.
     async fn apply(
         &self,
         resource: &Resource,
-        labels: &Labels,
+        manifest: &Value,
         how: ApplyAs<'_>,
     ) -> Result<Value, SyncError>;
     /// The object as the cluster holds it, if it does.
@@ -189,14 +189,13 @@ impl SyncTarget for KubeTarget {
     async fn apply(
         &self,
         resource: &Resource,
-        labels: &Labels,
+        manifest: &Value,
         how: ApplyAs<'_>,
     ) -> Result<Value, SyncError> {
         let api = self.api(resource).await?;
-        let manifest = labelled(resource, labels);
         let mut params = PatchParams::apply(how.manager);
         params.force = how.force;
-        api.patch(&resource.key.name, &params, &Patch::Apply(&manifest))
+        api.patch(&resource.key.name, &params, &Patch::Apply(manifest))
             .await
             .map(to_value)
             .map_err(classify)
@@ -349,10 +348,9 @@ impl SyncTarget for DirectoryTarget {
     async fn apply(
         &self,
         resource: &Resource,
-        labels: &Labels,
+        manifest: &Value,
         _how: ApplyAs<'_>,
     ) -> Result<Value, SyncError> {
-        let manifest = labelled(resource, labels);
         let path = self.path(resource);
         let io = |source: std::io::Error| SyncError::Directory {
             path: path.clone(),
@@ -364,7 +362,7 @@ impl SyncTarget for DirectoryTarget {
             tokio::fs::create_dir_all(parent).await.map_err(io)?;
         }
         tokio::fs::write(&path, yaml).await.map_err(io)?;
-        Ok(manifest)
+        Ok(manifest.clone())
     }
 
     async fn get(&self, resource: &Resource) -> Result<Option<Value>, SyncError> {

@@ -3,11 +3,13 @@
 
 use std::sync::Arc;
 
+use futures_util::StreamExt;
+use futures_util::stream::FuturesOrdered;
 use serde_json::Value;
 
 use wasmco_core::resource::Resource;
 use wasmco_store::appcontext::{
-    Deployed, Drift, DriftKind, Readiness, ResourceStatus, StoredApp, now,
+    Deployed, Drift, DriftKind, Readiness, ResourceStatus, StoredApp, kind_rank, now,
 };
 
 use super::{ClusterWork, Outcome};
@@ -32,7 +34,10 @@ impl ClusterWork {
     /// them to be ready, recording status as it goes.
     pub(super) async fn sync(self, app: Arc<StoredApp>) -> Result<Outcome, RsyncError> {
         let _permit = self.inner.parallel.clone().acquire_owned().await;
-        let resources = app.resources_on(&self.cluster);
+        let mut resources = app.resources_on(&self.cluster);
+        // CRDs, then namespaces, then the rest (a cluster's own additions
+        // come after the base, whatever their kind).
+        resources.sort_by_key(|r| kind_rank(r));
         let labels = labels(&self.key, Some(&app.name));
         let before =
             self.inner
@@ -62,29 +67,45 @@ impl ClusterWork {
             }
         };
         let mut settled = Settled::Resync;
-        let mut results = Vec::with_capacity(resources.len());
-        for resource in &resources {
-            let key = resource.key.to_string();
-            let synced = self
-                .sync_resource(
-                    &app.name,
-                    resource,
-                    &labels,
-                    live.get(&key),
-                    before.get(&key),
-                )
-                .await;
-            if synced.transient {
-                settled = Settled::Incomplete;
+        let mut results: Vec<(String, Synced)> = Vec::with_capacity(resources.len());
+        // Each rank in turn; within one, several applies at once (an API
+        // server serves concurrent requests faster than one stream).
+        for wave in resources.chunk_by(|a, b| kind_rank(a) == kind_rank(b)) {
+            let mut waiting = wave.iter();
+            let mut in_flight = FuturesOrdered::new();
+            let mut synced = Vec::with_capacity(wave.len());
+            loop {
+                while in_flight.len() < self.inner.config.parallel_applies.max(1) {
+                    let Some(resource) = waiting.next() else {
+                        break;
+                    };
+                    let key = resource.key.to_string();
+                    in_flight.push_back(self.sync_resource(
+                        &app.name,
+                        resource,
+                        &labels,
+                        live.get(&key),
+                        before.get(&key),
+                    ));
+                }
+                match in_flight.next().await {
+                    Some(done) => synced.push(done),
+                    None => break,
+                }
             }
-            // What follows a CRD may be of its kind: wait until it is Established.
-            if resource.key.kind == "CustomResourceDefinition"
-                && synced.status.deployed == Deployed::Applied
-                && synced.applied
-            {
-                self.wait_ready(resource).await;
+            for (resource, synced) in wave.iter().zip(synced) {
+                if synced.transient {
+                    settled = Settled::Incomplete;
+                }
+                // What follows a CRD may be of its kind: wait until it is Established.
+                if resource.key.kind == "CustomResourceDefinition"
+                    && synced.status.deployed == Deployed::Applied
+                    && synced.applied
+                {
+                    self.wait_ready(resource).await;
+                }
+                results.push((resource.key.to_string(), synced));
             }
-            results.push((key, synced));
         }
         let mut statuses: Vec<(String, ResourceStatus)> = results
             .iter()
@@ -169,11 +190,9 @@ impl ClusterWork {
             manager: &manager,
             force,
         };
+        let manifest = &desired;
         let outcome = self
-            .with_retries(|target| {
-                let desired = resource.clone();
-                async move { target.apply(&desired, labels, how).await }
-            })
+            .with_retries(|target| async move { target.apply(resource, manifest, how).await })
             .await;
         let detected = drifted.map(|kind| Drift {
             kind,
