@@ -182,7 +182,7 @@ fn instantiate_computes_exactly_the_expected_context() {
         action(&server, DIG, "instantiate"),
         409,
         None,
-        "cannot instantiate deployment intent group shop/store/v1/live: it is Created, and only Approved or Terminated can become Instantiated",
+        "cannot instantiate deployment intent group shop/store/v1/live: it is Created, and only Approved, Terminated or TerminateStopped can become Instantiated",
     );
     let approved = expect(action(&server, DIG, "approve"), 202);
     assert_eq!(approved["deployedStatus"], "Approved");

@@ -148,6 +148,11 @@ impl Server {
 
     /// SIGKILL: no chance to flush anything it had not flushed already.
     pub fn kill(mut self) {
+        self.sigkill();
+    }
+
+    /// SIGKILL, and waits until the process is gone (its store lock with it).
+    pub fn sigkill(&mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
     }

@@ -123,7 +123,7 @@ impl Orchestrator {
         Ok(state)
     }
 
-    /// Approved or Terminated -> Instantiated, with a new context.
+    /// Approved, Terminated or TerminateStopped -> Instantiated, with a new context.
     pub fn instantiate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (_guard, state) = self.begin(dig)?;
         Self::allow(

@@ -74,7 +74,7 @@ pub enum OrchestratorError {
     #[error(transparent)]
     Db(#[from] DbError),
     /// The action is not allowed in the DIG's state.
-    #[error("cannot {action} {target}: it is {state}, and only {} can become {next}", .from.join(" or "))]
+    #[error("cannot {action} {target}: it is {state}, and only {} can become {next}", one_of(.from))]
     State {
         /// What was acted on: "deployment intent group p/ca/v/d".
         target: String,
@@ -99,4 +99,13 @@ pub enum OrchestratorError {
     /// The context store failed.
     #[error(transparent)]
     Context(#[from] ContextError),
+}
+
+/// `A`, `A or B`, `A, B or C`.
+fn one_of(states: &[&str]) -> String {
+    match states {
+        [] => String::new(),
+        [only] => (*only).to_owned(),
+        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
+    }
 }

@@ -205,12 +205,7 @@ impl Deployment {
 
     /// `kill -9` and a start on the same data.
     pub fn restart(&mut self) {
-        let killed = std::process::Command::new("kill")
-            .args(["-9", &self.server.pid().to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        // The old process is dead (its store lock gone); the assignment reaps it.
+        self.server.sigkill();
         self.server = Server::start_with(
             self.data.path(),
             &["--resync-interval", "1s", "--probe-interval", "1s"],
