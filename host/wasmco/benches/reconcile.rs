@@ -227,7 +227,7 @@ fn drift(runtime: &tokio::runtime::Runtime, state: &AppState, clusters: &[Virtua
         at(0.99).as_secs_f64()
     );
     println!(
-        "  p99 / resync interval:                 {:>8.2} (target <= 1.2: repaired at the next resync)",
+        "  p99 / resync interval:                 {:>8.2} (target <= 1.3: the next resync, its jitter and one reconcile)",
         at(0.99).as_secs_f64() / RESYNC.as_secs_f64()
     );
     state.orchestrator.terminate(&dig).expect("terminate");
