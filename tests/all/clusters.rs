@@ -76,7 +76,8 @@ fn apply_update_and_terminate(cluster: Cluster) {
 }
 
 fn drift_is_repaired(cluster: Cluster) {
-    let mut deployment = Deployment::new(&cluster);
+    // No resync in the test's time: the watch finds the drift.
+    let mut deployment = Deployment::with_resync(&cluster, "10m");
     let tag = cluster.tag();
     let (deleted, edited) = (
         format!("drift-{tag}-deleted"),
@@ -89,7 +90,8 @@ fn drift_is_repaired(cluster: Cluster) {
     .concat();
     let dig = deployment.instantiate(&format!("drift{tag}"), &[("cfg", manifests)]);
     deployment.wait_until(&dig, "applied", |rows| all(rows, "Applied", "Ready"));
-    // Settled first: the first look after a start only learns what is there.
+    // Settled first: the watches started and the reconcile our own writes
+    // ask for (the virtual cluster records no field managers) done.
     std::thread::sleep(Duration::from_secs(2));
 
     cluster.kubectl(&["delete", "configmap", &deleted, "--namespace=default"]);

@@ -22,6 +22,7 @@ mod drift;
 mod health;
 mod reconcile;
 pub mod target;
+mod watch;
 mod worker;
 
 use std::collections::{BTreeMap, HashMap};
@@ -114,6 +115,7 @@ struct Inner {
     parallel: Arc<Semaphore>,
     workers: worker::Workers,
     probes: health::Probes,
+    watches: watch::Watches,
     config: RsyncConfig,
 }
 
@@ -135,6 +137,7 @@ impl Rsync {
                 parallel,
                 workers: worker::Workers::default(),
                 probes: health::Probes::default(),
+                watches: watch::Watches::default(),
                 config,
             }),
         }
@@ -190,6 +193,7 @@ impl SyncEngine for Rsync {
     fn cluster_changed(&self, cluster: &ClusterRef) {
         self.inner.forget_target(cluster);
         self.inner.probes.stop(cluster);
+        self.inner.watches.stop(cluster);
         let id = ResourceId::new(
             Kind::Cluster,
             vec![cluster.provider.clone(), cluster.cluster.clone()],

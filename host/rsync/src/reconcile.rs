@@ -189,16 +189,17 @@ impl ClusterWork {
         Ok(found)
     }
 
-    /// Writes the statuses that differ from `before`.
+    /// Writes the statuses that differ from what is `recorded`, and
+    /// notes them there.
     fn record(
         &self,
         app: &str,
-        before: &HashMap<String, ResourceStatus>,
+        recorded: &mut HashMap<String, ResourceStatus>,
         statuses: &[(String, ResourceStatus)],
     ) -> Result<(), RsyncError> {
         let changed: Vec<(String, ResourceStatus)> = statuses
             .iter()
-            .filter(|(key, status)| before.get(key) != Some(status))
+            .filter(|(key, status)| recorded.get(key) != Some(status))
             .cloned()
             .collect();
         if !changed.is_empty() {
@@ -209,6 +210,7 @@ impl ClusterWork {
                 &self.cluster,
                 &changed,
             )?;
+            recorded.extend(changed);
         }
         Ok(())
     }

@@ -5,9 +5,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use futures_util::StreamExt;
+use futures_util::stream::BoxStream;
+use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind, Selector, SelectorExt};
 use kube::discovery::{ApiCapabilities, Scope};
+use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::Value;
 
 use wasmco_core::resource::Resource;
@@ -112,6 +116,19 @@ pub trait SyncTarget: Send + Sync {
     /// The server's version: the health probe.
     async fn version(&self) -> Result<String, SyncError>;
 
+    /// Objects of one kind carrying `label` that someone other than rsync
+    /// changed or that were deleted, as that label's values, for as long
+    /// as the stream is read; `None` when the target cannot watch.
+    async fn changes(
+        &self,
+        api_version: &str,
+        kind: &str,
+        label: &str,
+    ) -> Result<Option<BoxStream<'static, String>>, SyncError> {
+        let _ = (api_version, kind, label);
+        Ok(None)
+    }
+
     /// Whether `resource` is ready, read from the cluster.
     async fn ready(&self, resource: &Resource) -> Result<bool, SyncError> {
         Ok(self
@@ -124,16 +141,27 @@ pub trait SyncTarget: Send + Sync {
 /// A cluster reached through its kubeconfig.
 pub struct KubeTarget {
     client: kube::Client,
+    /// For watches, which stay open without traffic for minutes: the
+    /// request timeout would cut them, so theirs is past the 290 s the
+    /// watcher asks the server to end them by.
+    watching: kube::Client,
     kinds: Mutex<HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)>>,
 }
+
+/// How long a watch may go without a byte.
+const WATCH_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(330);
 
 impl KubeTarget {
     /// A client from a checked configuration (see [`wasmco_pki::kubeconfig`]).
     pub fn new(config: kube::Config) -> Result<Self, SyncError> {
-        let client =
-            kube::Client::try_from(config).map_err(|e| SyncError::Config(e.to_string()))?;
+        let mut watch_config = config.clone();
+        watch_config.read_timeout = Some(WATCH_READ_TIMEOUT);
+        let client = |config: kube::Config| {
+            kube::Client::try_from(config).map_err(|e| SyncError::Config(e.to_string()))
+        };
         Ok(KubeTarget {
-            client,
+            client: client(config)?,
+            watching: client(watch_config)?,
             kinds: Mutex::default(),
         })
     }
@@ -265,6 +293,60 @@ impl SyncTarget for KubeTarget {
             .map_err(classify)?
             .git_version)
     }
+
+    async fn changes(
+        &self,
+        api_version: &str,
+        kind: &str,
+        label: &str,
+    ) -> Result<Option<BoxStream<'static, String>>, SyncError> {
+        let (api_resource, _) = self.kind_of(api_version, kind).await?;
+        let all: Api<DynamicObject> = Api::all_with(self.watching.clone(), &api_resource);
+        let label = label.to_owned();
+        let changes = watcher::watcher(all, watcher::Config::default().labels(&label))
+            .default_backoff()
+            .filter_map(move |event| {
+                let owner = match event {
+                    Ok(watcher::Event::Apply(object)) if !written_by_rsync(&object) => {
+                        object.labels().get(&label).cloned()
+                    }
+                    Ok(watcher::Event::Delete(object)) => object.labels().get(&label).cloned(),
+                    // The initial list and restarts: what was there, not a change.
+                    Ok(_) => None,
+                    Err(error) => {
+                        tracing::debug!(%error, "watch interrupted; it resumes with backoff");
+                        None
+                    }
+                };
+                std::future::ready(owner)
+            })
+            .boxed();
+        Ok(Some(changes))
+    }
+}
+
+/// Whether the object's last write was rsync's own apply, or only a
+/// status update (a controller reporting progress): neither is drift. The
+/// last write is the newest entry of its managed fields; an object without
+/// them (a server that does not record them) counts as changed, which
+/// costs one reconcile that finds nothing to do.
+fn written_by_rsync(object: &DynamicObject) -> bool {
+    let Some(entries) = object.metadata.managed_fields.as_ref() else {
+        return false;
+    };
+    let Some(newest) = entries.iter().filter_map(|e| e.time.as_ref()).max() else {
+        return false;
+    };
+    entries
+        .iter()
+        .filter(|entry| entry.time.as_ref() == Some(newest))
+        .all(|entry| {
+            entry.subresource.as_deref() == Some("status")
+                || entry
+                    .manager
+                    .as_deref()
+                    .is_some_and(|m| m.starts_with("wasmco/"))
+        })
 }
 
 /// `resource`'s manifest with `labels` added.

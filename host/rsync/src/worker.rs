@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use backon::BackoffBuilder;
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
 use crate::Inner;
@@ -24,10 +24,21 @@ pub(crate) enum Settled {
     Incomplete,
 }
 
+/// How a worker is told to work.
+struct Signals {
+    /// Start again from the latest state, now.
+    nudge: watch::Sender<()>,
+    /// Reconcile once more when done (something drifted): a stored permit,
+    /// so any number of asks before then make one reconcile.
+    soon: Arc<Notify>,
+}
+
 /// The workers, by target key.
 #[derive(Default)]
 pub(crate) struct Workers {
-    nudges: Mutex<HashMap<String, watch::Sender<()>>>,
+    signals: Mutex<HashMap<String, Signals>>,
+    /// Target keys by the DIG label value their objects carry.
+    by_label: Mutex<HashMap<String, String>>,
     /// Dropped with the engine, which aborts every worker.
     tasks: Mutex<JoinSet<()>>,
 }
@@ -36,18 +47,30 @@ impl Inner {
     /// Makes `key`'s worker (started on first use) reconcile again from
     /// the latest state, stopping the reconcile it is in.
     pub(crate) fn nudge(self: &Arc<Self>, key: &str) {
-        let mut nudges = self
+        let mut signals = self
             .workers
-            .nudges
+            .signals
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        if let Some(nudge) = nudges.get(key) {
-            nudge.send_replace(());
+        if let Some(existing) = signals.get(key) {
+            existing.nudge.send_replace(());
             return;
         }
         let (nudge, nudged) = watch::channel(());
-        nudges.insert(key.to_owned(), nudge);
-        drop(nudges);
+        let soon = Arc::new(Notify::new());
+        signals.insert(
+            key.to_owned(),
+            Signals {
+                nudge,
+                soon: soon.clone(),
+            },
+        );
+        drop(signals);
+        self.workers
+            .by_label
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(crate::label_value(key), key.to_owned());
         let mut tasks = self.workers.tasks.lock().unwrap_or_else(|p| p.into_inner());
         // Reap the workers that ended (only a panic ends one early).
         while let Some(ended) = tasks.try_join_next() {
@@ -56,21 +79,45 @@ impl Inner {
             }
         }
         tasks.spawn_on(
-            work(Arc::downgrade(self), key.to_owned(), nudged),
+            work(Arc::downgrade(self), key.to_owned(), nudged, soon),
             &self.runtime,
         );
     }
 
+    /// Asks the worker of the target whose objects carry DIG label value
+    /// `label` for one more reconcile, without stopping the one under way.
+    pub(crate) fn resync_soon(&self, label: &str) {
+        let key = self
+            .workers
+            .by_label
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(label)
+            .cloned();
+        let Some(key) = key else {
+            return;
+        };
+        if let Some(signals) = self
+            .workers
+            .signals
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&key)
+        {
+            signals.soon.notify_one();
+        }
+    }
+
     /// Nudges every worker: a cluster came back.
     pub(crate) fn nudge_all(&self) {
-        for nudge in self
+        for signals in self
             .workers
-            .nudges
+            .signals
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .values()
         {
-            nudge.send_replace(());
+            signals.nudge.send_replace(());
         }
     }
 
@@ -94,7 +141,12 @@ impl Inner {
 
 /// The worker of `key`. It holds the engine only while reconciling, and
 /// ends when the engine is dropped (its nudge sender goes with it).
-async fn work(engine: Weak<Inner>, key: String, mut nudged: watch::Receiver<()>) {
+async fn work(
+    engine: Weak<Inner>,
+    key: String,
+    mut nudged: watch::Receiver<()>,
+    soon: Arc<Notify>,
+) {
     let mut retries: Option<backon::ExponentialBackoff> = None;
     let applied = Arc::new(Applied::default());
     loop {
@@ -131,9 +183,13 @@ async fn work(engine: Weak<Inner>, key: String, mut nudged: watch::Receiver<()>)
         let changed = match pause {
             Some(pause) => tokio::select! {
                 changed = nudged.changed() => changed,
+                () = soon.notified() => Ok(()),
                 () = tokio::time::sleep(pause) => Ok(()),
             },
-            None => nudged.changed().await,
+            None => tokio::select! {
+                changed = nudged.changed() => changed,
+                () = soon.notified() => Ok(()),
+            },
         };
         if changed.is_err() {
             return;

@@ -105,6 +105,7 @@ pub struct Row {
 pub struct Deployment {
     pub server: Server,
     data: tempfile::TempDir,
+    resync: String,
     project: String,
     dig: String,
 }
@@ -112,12 +113,15 @@ pub struct Deployment {
 pub const CA: &str = "composite-apps/ca/v1";
 
 impl Deployment {
+    /// Resynced every second: what a scenario checks need not wait.
     pub fn new(cluster: &Cluster) -> Deployment {
+        Self::with_resync(cluster, "1s")
+    }
+
+    /// Resynced every `interval`.
+    pub fn with_resync(cluster: &Cluster, interval: &str) -> Deployment {
         let data = tempfile::tempdir().unwrap();
-        let server = Server::start_with(
-            data.path(),
-            &["--resync-interval", "1s", "--probe-interval", "1s"],
-        );
+        let server = Server::start_with(data.path(), &Self::args(interval));
         expect(
             server.post("/v2/cluster-providers", doc("lab", json!({}))),
             201,
@@ -133,6 +137,7 @@ impl Deployment {
         Deployment {
             server,
             data,
+            resync: interval.to_owned(),
             project: String::new(),
             dig: String::new(),
         }
@@ -203,13 +208,14 @@ impl Deployment {
         dig
     }
 
+    fn args(resync: &str) -> [&str; 4] {
+        ["--resync-interval", resync, "--probe-interval", "1s"]
+    }
+
     /// `kill -9` and a start on the same data.
     pub fn restart(&mut self) {
         self.server.sigkill();
-        self.server = Server::start_with(
-            self.data.path(),
-            &["--resync-interval", "1s", "--probe-interval", "1s"],
-        );
+        self.server = Server::start_with(self.data.path(), &Self::args(&self.resync));
     }
 
     pub fn rows(&self, dig: &str) -> Vec<Row> {
@@ -244,7 +250,20 @@ impl Deployment {
     }
 
     pub fn wait_until(&self, dig: &str, what: &str, done: impl Fn(&[Row]) -> bool) {
-        wait_for(what, || done(&self.rows(dig)));
+        let started = Instant::now();
+        loop {
+            let rows = self.rows(dig);
+            if done(&rows) {
+                return;
+            }
+            let seen: Vec<(&str, &Value)> =
+                rows.iter().map(|r| (r.ready.as_str(), &r.detail)).collect();
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "timed out waiting for {what}; the status says {seen:?}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
     }
 
     /// The status says nothing the cluster contradicts.

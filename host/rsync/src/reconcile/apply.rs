@@ -39,7 +39,7 @@ impl ClusterWork {
         // come after the base, whatever their kind).
         resources.sort_by_key(|r| kind_rank(r));
         let labels = labels(&self.key, Some(&app.name));
-        let before =
+        let mut recorded =
             self.inner
                 .contexts
                 .statuses_on(&self.key, self.revision, &app.name, &self.cluster)?;
@@ -48,7 +48,12 @@ impl ClusterWork {
             .map(|r| (r.api_version.clone(), r.key.kind.clone()))
             .collect();
         let live = match self.list(&kinds, &labels).await {
-            Ok(live) => live,
+            Ok(live) => {
+                for (api_version, kind) in &kinds {
+                    self.inner.watch(&self.cluster, api_version, kind);
+                }
+                live
+            }
             Err(error) => {
                 let statuses: Vec<_> = resources
                     .iter()
@@ -59,7 +64,7 @@ impl ClusterWork {
                         )
                     })
                     .collect();
-                self.record(&app.name, &before, &statuses)?;
+                self.record(&app.name, &mut recorded, &statuses)?;
                 return Ok(Outcome {
                     settled: Settled::Incomplete,
                     applied: 0,
@@ -85,7 +90,7 @@ impl ClusterWork {
                         resource,
                         &labels,
                         live.get(&key),
-                        before.get(&key),
+                        recorded.get(&key),
                     ));
                 }
                 match in_flight.next().await {
@@ -107,14 +112,18 @@ impl ClusterWork {
                 results.push((resource.key.to_string(), synced));
             }
         }
+        // Progress first: what was applied (or failed) is there (or not);
+        // readiness may take a while.
+        let progress: Vec<(String, ResourceStatus)> = results
+            .iter()
+            .filter(|(_, s)| s.applied || s.status.deployed != Deployed::Applied)
+            .map(|(key, synced)| (key.clone(), synced.status.clone()))
+            .collect();
+        self.record(&app.name, &mut recorded, &progress)?;
         let mut statuses: Vec<(String, ResourceStatus)> = results
             .iter()
             .map(|(key, synced)| (key.clone(), synced.status.clone()))
             .collect();
-        // Progress first: the objects are there, readiness may take a while.
-        if results.iter().any(|(_, s)| s.applied) {
-            self.record(&app.name, &before, &statuses)?;
-        }
         for ((resource, (_, synced)), (_, status)) in
             resources.iter().zip(&results).zip(&mut statuses)
         {
@@ -129,7 +138,7 @@ impl ClusterWork {
                 status.ready = Readiness::Ready;
             }
         }
-        self.record(&app.name, &before, &statuses)?;
+        self.record(&app.name, &mut recorded, &statuses)?;
         Ok(Outcome {
             settled,
             applied: results.iter().filter(|(_, s)| s.applied).count(),

@@ -99,7 +99,7 @@ impl ClusterWork {
             }
         };
         for app in apps {
-            let before = self.inner.contexts.statuses_on(
+            let mut recorded = self.inner.contexts.statuses_on(
                 &self.key,
                 self.revision,
                 &app.name,
@@ -135,7 +135,7 @@ impl ClusterWork {
                     (key, status)
                 })
                 .collect();
-            self.record(&app.name, &before, &statuses)?;
+            self.record(&app.name, &mut recorded, &statuses)?;
         }
         Ok(Settled::Idle)
     }
