@@ -13,10 +13,12 @@
 //! on each cluster, applies what is missing or has drifted, and deletes
 //! what no longer belongs. Apps go in app order; an app's clusters in
 //! parallel (bounded, in a `JoinSet` owned by the reconcile); on a cluster,
-//! CRDs first, then namespaces, then the rest, several applies at a time. Settled targets are reconciled again
-//! every resync interval (with jitter), which repairs drift; failed ones
-//! with exponential backoff; every cluster is probed, and one that comes
-//! back nudges every worker.
+//! CRDs first, then namespaces, then the rest, several applies at a time.
+//!
+//! What starts a reconcile besides a hand-off: a watch seeing someone
+//! change or delete a target's object (drift), the resync interval (with
+//! jitter) as the safety net, backoff after a reconcile that did not
+//! finish, and a cluster whose probe finds it back after being away.
 
 mod drift;
 mod health;

@@ -48,12 +48,7 @@ impl ClusterWork {
             .map(|r| (r.api_version.clone(), r.key.kind.clone()))
             .collect();
         let live = match self.list(&kinds, &labels).await {
-            Ok(live) => {
-                for (api_version, kind) in &kinds {
-                    self.inner.watch(&self.cluster, api_version, kind);
-                }
-                live
-            }
+            Ok(live) => live,
             Err(error) => {
                 let statuses: Vec<_> = resources
                     .iter()
@@ -139,6 +134,11 @@ impl ClusterWork {
             }
         }
         self.record(&app.name, &mut recorded, &statuses)?;
+        // Watched from now on: started after the applies, so the watch
+        // does not carry their events.
+        for (api_version, kind) in &kinds {
+            self.inner.watch(&self.cluster, api_version, kind);
+        }
         Ok(Outcome {
             settled,
             applied: results.iter().filter(|(_, s)| s.applied).count(),

@@ -145,13 +145,29 @@ pub fn wait_applied(
     dig: &wasmco_orchestrator::DigRef,
     total: usize,
 ) {
+    wait_all(
+        orchestrator,
+        dig,
+        wasmco_store::appcontext::Deployed::Applied,
+        total,
+    );
+}
+
+/// Waits until all `total` resources of `dig`'s current revision are
+/// recorded as `deployed`.
+pub fn wait_all(
+    orchestrator: &wasmco_orchestrator::Orchestrator,
+    dig: &wasmco_orchestrator::DigRef,
+    deployed: wasmco_store::appcontext::Deployed,
+    total: usize,
+) {
     let started = std::time::Instant::now();
     loop {
         let (_, synced) = orchestrator.status(dig).expect("status");
         let applied = synced.map_or(0, |s| {
             s.statuses
                 .values()
-                .filter(|r| r.deployed == wasmco_store::appcontext::Deployed::Applied)
+                .filter(|r| r.deployed == deployed)
                 .count()
         });
         if applied == total {
