@@ -4,55 +4,25 @@
 //! a cluster that comes back nudges every worker, so what it missed is
 //! reconciled at once.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
-
-use tokio::task::AbortHandle;
+use std::sync::{Arc, Weak};
 
 use wasmco_core::ClusterRef;
 use wasmco_store::appcontext::{ClusterHealth, Reachability, now};
 
 use crate::Inner;
 use crate::target::SyncError;
+use crate::tasks::KeyedTasks;
 
 /// The running probes, by cluster.
-#[derive(Default)]
-pub(crate) struct Probes {
-    running: Mutex<HashMap<ClusterRef, AbortHandle>>,
-}
-
-impl Probes {
-    /// Stops probing `cluster` (changed or deleted).
-    pub(crate) fn stop(&self, cluster: &ClusterRef) {
-        if let Some(probe) = self.lock().remove(cluster) {
-            probe.abort();
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<ClusterRef, AbortHandle>> {
-        self.running.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl Drop for Probes {
-    fn drop(&mut self) {
-        for probe in self.lock().values() {
-            probe.abort();
-        }
-    }
-}
+pub(crate) type Probes = KeyedTasks<ClusterRef>;
 
 impl Inner {
     /// Starts probing `cluster`, unless it is probed already.
     pub(crate) fn probe(self: &Arc<Self>, cluster: ClusterRef) {
-        let mut running = self.probes.lock();
-        if running.get(&cluster).is_some_and(|p| !p.is_finished()) {
-            return;
-        }
-        let task = self
-            .runtime
-            .spawn(probe_loop(Arc::downgrade(self), cluster.clone()));
-        running.insert(cluster, task.abort_handle());
+        let engine = Arc::downgrade(self);
+        let probed = cluster.clone();
+        self.probes
+            .start(cluster, &self.runtime, move || probe_loop(engine, probed));
     }
 
     async fn probe_once(&self, cluster: &ClusterRef) -> Result<String, SyncError> {

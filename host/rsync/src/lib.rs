@@ -24,6 +24,7 @@ mod drift;
 mod health;
 mod reconcile;
 pub mod target;
+mod tasks;
 mod watch;
 mod worker;
 
@@ -194,8 +195,10 @@ impl SyncEngine for Rsync {
 
     fn cluster_changed(&self, cluster: &ClusterRef) {
         self.inner.forget_target(cluster);
-        self.inner.probes.stop(cluster);
-        self.inner.watches.stop(cluster);
+        self.inner.probes.stop(|probed| probed == cluster);
+        self.inner
+            .watches
+            .stop(|(watched, _, _)| watched == cluster);
         let id = ResourceId::new(
             Kind::Cluster,
             vec![cluster.provider.clone(), cluster.cluster.clone()],

@@ -5,63 +5,28 @@
 //! in, and at most one more however many events arrive. The periodic
 //! resync stays as the safety net for a watch that missed something.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 
 use futures_util::StreamExt;
-use tokio::task::AbortHandle;
 
 use wasmco_core::ClusterRef;
 
+use crate::tasks::KeyedTasks;
 use crate::{DIG_LABEL, Inner};
 
 /// The running watches, by cluster and kind (`apiVersion`, `kind`).
-#[derive(Default)]
-pub(crate) struct Watches {
-    running: Mutex<HashMap<(ClusterRef, String, String), AbortHandle>>,
-}
-
-impl Watches {
-    /// Stops every watch of `cluster` (changed or deleted).
-    pub(crate) fn stop(&self, cluster: &ClusterRef) {
-        self.lock().retain(|(watched, _, _), watch| {
-            if watched == cluster {
-                watch.abort();
-            }
-            watched != cluster
-        });
-    }
-
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<(ClusterRef, String, String), AbortHandle>> {
-        self.running.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
-impl Drop for Watches {
-    fn drop(&mut self) {
-        for watch in self.lock().values() {
-            watch.abort();
-        }
-    }
-}
+pub(crate) type Watches = KeyedTasks<(ClusterRef, String, String)>;
 
 impl Inner {
     /// Watches `kind` on `cluster`, unless it is watched already.
     pub(crate) fn watch(self: &Arc<Self>, cluster: &ClusterRef, api_version: &str, kind: &str) {
         let key = (cluster.clone(), api_version.to_owned(), kind.to_owned());
-        let mut running = self.watches.lock();
-        if running.get(&key).is_some_and(|w| !w.is_finished()) {
-            return;
-        }
-        let task = self.runtime.spawn(watch_loop(
-            Arc::downgrade(self),
-            cluster.clone(),
-            api_version.to_owned(),
-            kind.to_owned(),
-        ));
-        running.insert(key, task.abort_handle());
+        let engine = Arc::downgrade(self);
+        let watched = key.clone();
+        self.watches.start(key, &self.runtime, move || {
+            let (cluster, api_version, kind) = watched;
+            watch_loop(engine, cluster, api_version, kind)
+        });
     }
 }
 

@@ -28,7 +28,7 @@ use wasmco::startup;
 use wasmco_api::AppState;
 use wasmco_rsync::RsyncConfig;
 use wasmco_store::appcontext::Deployed;
-use wasmco_vcluster::{Behaviour, VirtualCluster};
+use wasmco_vcluster::VirtualCluster;
 
 const CLUSTERS: usize = 50;
 const STORM_OBJECTS: usize = 20;
@@ -46,17 +46,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let clusters: Vec<VirtualCluster> = runtime.block_on(async {
-        let mut clusters = Vec::new();
-        for i in 0..CLUSTERS {
-            let listen = "127.0.0.1:0".parse().expect("addr");
-            let cluster = VirtualCluster::start(&format!("v{i:02}"), listen, Behaviour::default())
-                .await
-                .expect("virtual cluster");
-            clusters.push(cluster);
-        }
-        clusters
-    });
+    let clusters = support::virtual_clusters(&runtime, CLUSTERS);
     let real = kube_apiserver::ApiServer::shared();
     let data = tempfile::tempdir().expect("temp dir");
     let config = RsyncConfig {

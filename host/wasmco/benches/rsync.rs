@@ -14,7 +14,7 @@ mod support;
 use support::{approved_dig, edge_clusters, wait_applied};
 use wasmco::startup;
 use wasmco_rsync::RsyncConfig;
-use wasmco_vcluster::{Behaviour, VirtualCluster};
+use wasmco_vcluster::VirtualCluster;
 
 const CLUSTERS: usize = 50;
 const OBJECTS: usize = 100;
@@ -32,20 +32,7 @@ fn main() {
         .enable_all()
         .build()
         .expect("runtime");
-    let clusters: Vec<VirtualCluster> = runtime.block_on(async {
-        let mut clusters = Vec::new();
-        for i in 0..CLUSTERS {
-            let cluster = VirtualCluster::start(
-                &format!("v{i:02}"),
-                "127.0.0.1:0".parse().expect("addr"),
-                Behaviour::default(),
-            )
-            .await
-            .expect("virtual cluster");
-            clusters.push(cluster);
-        }
-        clusters
-    });
+    let clusters = support::virtual_clusters(&runtime, CLUSTERS);
     let data = tempfile::tempdir().expect("temp dir");
     let state = startup::open_state(
         data.path(),

@@ -180,3 +180,25 @@ pub fn wait_all(
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
+
+/// `count` virtual clusters, `v00`, `v01`, …, in this process.
+pub fn virtual_clusters(
+    runtime: &tokio::runtime::Runtime,
+    count: usize,
+) -> Vec<wasmco_vcluster::VirtualCluster> {
+    runtime.block_on(async {
+        let mut clusters = Vec::new();
+        for i in 0..count {
+            let listen = "127.0.0.1:0".parse().expect("addr");
+            let cluster = wasmco_vcluster::VirtualCluster::start(
+                &format!("v{i:02}"),
+                listen,
+                wasmco_vcluster::Behaviour::default(),
+            )
+            .await
+            .expect("virtual cluster");
+            clusters.push(cluster);
+        }
+        clusters
+    })
+}
