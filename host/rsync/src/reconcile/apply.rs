@@ -107,6 +107,11 @@ impl ClusterWork {
                 results.push((resource.key.to_string(), synced));
             }
         }
+        // Watched from now on: started after the applies, so the watch
+        // does not carry their events.
+        for (api_version, kind) in &kinds {
+            self.inner.watch(&self.cluster, api_version, kind);
+        }
         // Progress first: what was applied (or failed) is there (or not);
         // readiness may take a while.
         let progress: Vec<(String, ResourceStatus)> = results
@@ -134,11 +139,6 @@ impl ClusterWork {
             }
         }
         self.record(&app.name, &mut recorded, &statuses)?;
-        // Watched from now on: started after the applies, so the watch
-        // does not carry their events.
-        for (api_version, kind) in &kinds {
-            self.inner.watch(&self.cluster, api_version, kind);
-        }
         Ok(Outcome {
             settled,
             applied: results.iter().filter(|(_, s)| s.applied).count(),

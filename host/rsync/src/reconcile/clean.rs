@@ -5,6 +5,9 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+
 use wasmco_core::resource::Resource;
 use wasmco_store::appcontext::{ResourceStatus, StoredApp, StoredContext};
 
@@ -45,23 +48,38 @@ impl ClusterWork {
             .filter(|(app, object)| !keep.contains(&(app.clone(), object.key.to_string())))
             .collect();
         let rank = |app: &str| app_order.iter().position(|a| a == app);
-        // Latest app first, and within an app the reverse of apply order.
-        undesired.sort_by_key(|(app, object)| {
+        // Latest app first, and within an app the reverse of apply order;
+        // objects of one app and rank several at a time.
+        let order = |(app, object): &(String, Resource)| {
             (
                 std::cmp::Reverse(rank(app)),
                 std::cmp::Reverse(wasmco_store::appcontext::kind_rank(object)),
             )
-        });
+        };
+        undesired.sort_by_key(order);
         let mut settled = Settled::Idle;
         let mut failed: BTreeMap<(String, String), String> = BTreeMap::new();
-        for (app, object) in &undesired {
-            match self.delete(object).await {
-                Ok(()) => self
-                    .applied
-                    .forget(&self.cluster, app, &object.key.to_string()),
-                Err(error) => {
-                    settled = Settled::Incomplete;
-                    failed.insert((app.clone(), object.key.to_string()), error);
+        let this = &self;
+        for wave in undesired.chunk_by(|a, b| order(a) == order(b)) {
+            let mut waiting = wave.iter();
+            let mut in_flight = FuturesUnordered::new();
+            loop {
+                while in_flight.len() < self.inner.config.parallel_applies.max(1) {
+                    let Some((app, object)) = waiting.next() else {
+                        break;
+                    };
+                    in_flight.push(async move { (app, object, this.delete(object).await) });
+                }
+                let Some((app, object, deleted)) = in_flight.next().await else {
+                    break;
+                };
+                let key = object.key.to_string();
+                match deleted {
+                    Ok(()) => self.applied.forget(&self.cluster, app, &key),
+                    Err(error) => {
+                        settled = Settled::Incomplete;
+                        failed.insert((app.clone(), key), error);
+                    }
                 }
             }
         }
