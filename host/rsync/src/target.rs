@@ -7,10 +7,13 @@ use std::sync::Mutex;
 
 use futures_util::StreamExt;
 use futures_util::stream::BoxStream;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind, Selector, SelectorExt};
 use kube::discovery::{ApiCapabilities, Scope};
+use kube::runtime::wait::{Condition, conditions};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::Value;
 
@@ -368,7 +371,16 @@ pub fn ready_once_applied(kind: &str) -> bool {
 
 /// Readiness as the cluster reports it: workloads rolled out, Jobs complete,
 /// Pods ready, CRDs established; anything else once it exists.
+///
+/// Jobs and CRDs use kube-runtime's own conditions. Its workload
+/// conditions do not fit: `is_deployment_completed` reads the Progressing
+/// condition's reason, which says a rollout finished, not that the wanted
+/// replicas are available, and `is_pod_running` is the phase, not Ready.
 pub fn is_ready(kind: &str, object: &Value) -> bool {
+    /// The typed object, for kube-runtime's conditions.
+    fn typed<K: serde::de::DeserializeOwned>(object: &Value) -> Option<K> {
+        serde_json::from_value(object.clone()).ok()
+    }
     let status = &object["status"];
     let condition = |name: &str| {
         status["conditions"]
@@ -392,9 +404,10 @@ pub fn is_ready(kind: &str, object: &Value) -> bool {
                 && status["numberReady"].as_i64().unwrap_or(-1)
                     >= status["desiredNumberScheduled"].as_i64().unwrap_or(0)
         }
-        "Job" => condition("Complete"),
+        "Job" => conditions::is_job_completed().matches_object(typed::<Job>(object).as_ref()),
         "Pod" => condition("Ready"),
-        "CustomResourceDefinition" => condition("Established"),
+        "CustomResourceDefinition" => conditions::is_crd_established()
+            .matches_object(typed::<CustomResourceDefinition>(object).as_ref()),
         _ => true,
     }
 }
@@ -515,8 +528,39 @@ async fn read_manifest(path: &std::path::Path) -> Option<Value> {
 }
 
 #[cfg(test)]
-mod error_tests {
+mod tests {
     use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn jobs_and_crds_are_ready_by_kube_runtimes_conditions() {
+        let crd = |established: &str| {
+            json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+                   "metadata": {"name": "gadgets.example.com"},
+                   "spec": {"group": "example.com", "scope": "Namespaced",
+                            "names": {"plural": "gadgets", "kind": "Gadget"}, "versions": []},
+                   "status": {"conditions": [{"type": "Established", "status": established}]}})
+        };
+        assert!(is_ready("CustomResourceDefinition", &crd("True")));
+        assert!(!is_ready("CustomResourceDefinition", &crd("False")));
+        let job = |conditions: Value| {
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"},
+                   "status": {"conditions": conditions}})
+        };
+        assert!(is_ready(
+            "Job",
+            &job(json!([{"type": "Complete", "status": "True"}]))
+        ));
+        assert!(!is_ready(
+            "Job",
+            &job(json!([{"type": "Failed", "status": "True"}]))
+        ));
+        assert!(!is_ready(
+            "Job",
+            &json!({"kind": "Job", "metadata": {"name": "j"}})
+        ));
+        assert!(is_ready("ConfigMap", &json!({})));
+    }
 
     #[test]
     fn what_is_worth_retrying_is_decided_by_the_status_code() {
