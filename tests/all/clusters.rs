@@ -326,6 +326,41 @@ fn killed_during_an_update_that_drops_objects(cluster: Cluster) {
     deployment.check_against(&dig, &cluster);
 }
 
+fn a_burst_of_updates_ends_at_the_last(cluster: Cluster) {
+    let mut deployment = Deployment::new(&cluster);
+    let project = format!("burst{}", cluster.tag());
+    let revision = |rev: usize| {
+        (0..30)
+            .map(|i| config_map(&format!("{project}-{i}"), json!({"rev": rev.to_string()})))
+            .collect::<String>()
+    };
+    let dig = deployment.instantiate(&project, &[("cfg", revision(0))]);
+    deployment.wait_until(&dig, "applied", |rows| all(rows, "Applied", "Ready"));
+    let app = format!("/v2/projects/{project}/{CA}/apps/cfg");
+    for rev in 1..=10 {
+        expect(
+            deployment.server.replace_upload(
+                &app,
+                doc("cfg", json!({})),
+                revision(rev).into_bytes(),
+            ),
+            200,
+        );
+        expect(action(&deployment.server, &dig, "update"), 202);
+    }
+    wait_for("every object at the last revision", || {
+        (0..30).all(|i| {
+            cluster
+                .get("configmap", &format!("{project}-{i}"))
+                .is_some_and(|c| c["data"]["rev"] == "10")
+        })
+    });
+    deployment.wait_until(&dig, "the last revision applied", |rows| {
+        rows.len() == 30 && all(rows, "Applied", "Ready")
+    });
+    deployment.check_against(&dig, &cluster);
+}
+
 /// Only the virtual cluster can be restarted empty here.
 #[test]
 fn a_cluster_that_restarts_empty_gets_everything_back() {
@@ -444,4 +479,5 @@ on_both!(
     terminate_right_after_instantiate,
     instantiate_right_after_terminate,
     killed_during_an_update_that_drops_objects,
+    a_burst_of_updates_ends_at_the_last,
 );
