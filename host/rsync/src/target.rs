@@ -2,7 +2,6 @@
 //! directory of YAML files.
 
 use std::collections::{BTreeMap, HashMap};
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 use futures_util::StreamExt;
@@ -11,13 +10,17 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::ResourceExt;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
-use kube::core::{ApiResource, GroupVersionKind, Selector, SelectorExt};
+use kube::core::{ApiResource, GroupVersionKind, Selector};
 use kube::discovery::{ApiCapabilities, Scope};
 use kube::runtime::wait::{Condition, conditions};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::Value;
 
 use wasmco_core::resource::Resource;
+
+mod directory;
+
+pub use directory::DirectoryTarget;
 
 /// Why a target could not do what was asked.
 #[derive(Debug, thiserror::Error)]
@@ -410,121 +413,6 @@ pub fn is_ready(kind: &str, object: &Value) -> bool {
             .matches_object(typed::<CustomResourceDefinition>(object).as_ref()),
         _ => true,
     }
-}
-
-/// A directory: the manifests per cluster as YAML files, for dry runs and GitOps.
-pub struct DirectoryTarget {
-    dir: PathBuf,
-}
-
-impl DirectoryTarget {
-    /// Writes under `dir` (created when missing).
-    pub fn new(dir: PathBuf) -> Self {
-        DirectoryTarget { dir }
-    }
-
-    /// `<namespace>/<kind>-<name>.yaml`, or `<kind>-<name>.yaml` for objects
-    /// the manifest gives no namespace.
-    fn path(&self, resource: &Resource) -> PathBuf {
-        let file = format!(
-            "{}-{}.yaml",
-            resource.key.kind.to_lowercase(),
-            resource.key.name
-        );
-        match &resource.namespace {
-            Some(namespace) => self.dir.join(namespace).join(file),
-            None => self.dir.join(file),
-        }
-    }
-}
-
-#[async_trait::async_trait]
-impl SyncTarget for DirectoryTarget {
-    async fn apply(
-        &self,
-        resource: &Resource,
-        manifest: &Value,
-        _how: ApplyAs<'_>,
-    ) -> Result<Value, SyncError> {
-        let path = self.path(resource);
-        let io = |source: std::io::Error| SyncError::Directory {
-            path: path.clone(),
-            source,
-        };
-        let yaml = serde_norway::to_string(&manifest)
-            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
-        if let Some(parent) = path.parent() {
-            tokio::fs::create_dir_all(parent).await.map_err(io)?;
-        }
-        tokio::fs::write(&path, yaml).await.map_err(io)?;
-        Ok(manifest.clone())
-    }
-
-    async fn get(&self, resource: &Resource) -> Result<Option<Value>, SyncError> {
-        Ok(read_manifest(&self.path(resource)).await)
-    }
-
-    /// Nothing runs what a directory holds: written is as ready as it gets.
-    async fn ready(&self, resource: &Resource) -> Result<bool, SyncError> {
-        Ok(tokio::fs::try_exists(self.path(resource))
-            .await
-            .unwrap_or(false))
-    }
-
-    async fn delete(&self, resource: &Resource) -> Result<bool, SyncError> {
-        let path = self.path(resource);
-        match tokio::fs::remove_file(&path).await {
-            Ok(()) => Ok(true),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(true),
-            Err(source) => Err(SyncError::Directory { path, source }),
-        }
-    }
-
-    async fn list_labelled(
-        &self,
-        api_version: &str,
-        kind: &str,
-        labels: &Labels,
-    ) -> Result<Vec<Value>, SyncError> {
-        let selector: Selector = labels.clone().into_iter().collect();
-        let mut found = Vec::new();
-        let mut dirs = vec![self.dir.clone()];
-        while let Some(dir) = dirs.pop() {
-            let Ok(mut entries) = tokio::fs::read_dir(&dir).await else {
-                continue;
-            };
-            while let Ok(Some(entry)) = entries.next_entry().await {
-                let path = entry.path();
-                if entry.file_type().await.is_ok_and(|t| t.is_dir()) {
-                    dirs.push(path);
-                    continue;
-                }
-                let Some(manifest) = read_manifest(&path).await else {
-                    continue;
-                };
-                let object_labels: Labels =
-                    serde_json::from_value(manifest["metadata"]["labels"].clone())
-                        .unwrap_or_default();
-                if manifest["apiVersion"] == api_version
-                    && manifest["kind"] == kind
-                    && selector.matches(&object_labels)
-                {
-                    found.push(manifest);
-                }
-            }
-        }
-        Ok(found)
-    }
-
-    async fn version(&self) -> Result<String, SyncError> {
-        Ok("directory".to_owned())
-    }
-}
-
-/// A manifest file's object; `None` when it is missing or not one.
-async fn read_manifest(path: &std::path::Path) -> Option<Value> {
-    let text = tokio::fs::read_to_string(path).await.ok()?;
-    serde_norway::from_str(&text).ok()
 }
 
 #[cfg(test)]
