@@ -154,6 +154,13 @@ async fn work(
         let Some(inner) = engine.upgrade() else {
             return;
         };
+        // A task of its own, so that a panic in it is a failed reconcile
+        // rather than the end of this worker; dropping the set aborts it.
+        let mut reconcile = JoinSet::new();
+        reconcile.spawn({
+            let (inner, key, applied) = (inner.clone(), key.clone(), applied.clone());
+            async move { inner.reconcile(&key, &applied).await }
+        });
         let outcome = tokio::select! {
             // Superseded: start again from the latest state.
             changed = nudged.changed() => {
@@ -163,17 +170,19 @@ async fn work(
                 tracing::debug!(target = %key, "reconcile superseded");
                 continue;
             }
-            outcome = inner.reconcile(&key, &applied) => outcome,
+            Some(outcome) = reconcile.join_next() => outcome,
         };
         let pause = match outcome {
-            Ok(Settled::Idle) => None,
-            Ok(Settled::Resync) => {
+            Ok(Ok(Settled::Idle)) => None,
+            Ok(Ok(Settled::Resync)) => {
                 retries = None;
                 Some(inner.resync_pause())
             }
-            Ok(Settled::Incomplete) | Err(_) => {
-                if let Err(error) = &outcome {
-                    tracing::error!(target = %key, %error, "reconcile failed");
+            failed => {
+                match failed {
+                    Ok(Err(error)) => tracing::error!(target = %key, %error, "reconcile failed"),
+                    Err(panic) => tracing::error!(target = %key, %panic, "reconcile panicked"),
+                    Ok(Ok(_)) => {}
                 }
                 let retries = retries.get_or_insert_with(|| inner.backoff());
                 retries.next()
