@@ -12,7 +12,7 @@ use std::sync::Arc;
 use wasmco_core::{ClusterRef, Kind};
 use wasmco_runtime::Controller;
 use wasmco_store::appcontext::{
-    self as stored, ClusterHealth, Connectivity, ContextHandoff, ContextMeta, ContextStore,
+    self as stored, ClusterHealth, Connectivity, ContextMeta, ContextStore,
     DeployState, DigState, ResourceStatus, StoredContext, SyncEngine,
 };
 use wasmco_store::db::{ResourceDb, ResourceId};
@@ -166,10 +166,7 @@ impl Orchestrator {
         self.contexts.read(&dig.key(), revision)?;
         state.enter(DeployState::Updated, revision);
         self.contexts.put_state(&dig.key(), &state)?;
-        self.sync.deploy(ContextHandoff {
-            dig: dig.key(),
-            revision,
-        });
+        self.sync.changed(&dig.key());
         Ok(state)
     }
 
@@ -199,10 +196,7 @@ impl Orchestrator {
         state.enter(next, revision);
         self.contexts.put_state(&dig.key(), &state)?;
         // The worker looks at the state and ends what it is doing.
-        self.sync.terminate(ContextHandoff {
-            dig: dig.key(),
-            revision,
-        });
+        self.sync.changed(&dig.key());
         Ok(state)
     }
 
@@ -236,10 +230,7 @@ impl Orchestrator {
         let revision = state.revision;
         state.enter(DeployState::Terminated, revision);
         self.contexts.put_state(key, &state)?;
-        self.sync.terminate(ContextHandoff {
-            dig: key.to_owned(),
-            revision,
-        });
+        self.sync.changed(key);
         Ok(state)
     }
 
@@ -307,10 +298,7 @@ impl Orchestrator {
         state.enter(next, revision);
         self.contexts
             .write(&dig.key(), &meta, &draft.into_stored(), &state)?;
-        self.sync.deploy(ContextHandoff {
-            dig: dig.key(),
-            revision,
-        });
+        self.sync.changed(&dig.key());
         Ok(state)
     }
 

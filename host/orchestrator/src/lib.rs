@@ -18,4 +18,4 @@ pub use dig::{DigRef, OrchestratorError};
 pub use logical_cloud::{KUBECONFIG_SECRET, LogicalCloudRef};
 pub use pipeline::{ControllerRun, Step, run_controllers};
 pub use registry::ControllerRegistry;
-pub use wasmco_store::appcontext::{ContextHandoff, NoSync, SyncEngine};
+pub use wasmco_store::appcontext::{NoSync, SyncEngine};

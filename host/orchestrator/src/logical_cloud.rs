@@ -14,7 +14,7 @@ use wasmco_core::specs::{ClusterReferenceSpec, LogicalCloudSpec, QuotaSpec, User
 use wasmco_pki::ClusterPki;
 use wasmco_runtime::contract::{PlaceApp, PlacementEdit};
 use wasmco_store::appcontext::{
-    self as stored, ContextHandoff, ContextMeta, DeployState, DigState,
+    self as stored, ContextMeta, DeployState, DigState,
 };
 use wasmco_store::db::ResourceId;
 
@@ -131,10 +131,7 @@ impl Orchestrator {
             self.db
                 .put_secret(&reference, KUBECONFIG_SECRET, kubeconfig.as_bytes())?;
         }
-        self.sync.deploy(ContextHandoff {
-            dig: lc.key(),
-            revision,
-        });
+        self.sync.changed(&lc.key());
         Ok(state)
     }
 

@@ -36,7 +36,7 @@ use tokio::sync::Semaphore;
 
 use wasmco_core::{ClusterRef, Kind};
 use wasmco_pki::kubeconfig::KubeconfigPolicy;
-use wasmco_store::appcontext::{ContextHandoff, ContextStore, DeployState, SyncEngine};
+use wasmco_store::appcontext::{ContextStore, DeployState, SyncEngine};
 use wasmco_store::db::{ResourceDb, ResourceId};
 
 pub use target::{ApplyAs, DirectoryTarget, KubeTarget, Labels, SyncError, SyncTarget};
@@ -185,12 +185,8 @@ impl Rsync {
 }
 
 impl SyncEngine for Rsync {
-    fn deploy(&self, handoff: ContextHandoff) {
-        self.inner.nudge(&handoff.dig);
-    }
-
-    fn terminate(&self, handoff: ContextHandoff) {
-        self.inner.nudge(&handoff.dig);
+    fn changed(&self, key: &str) {
+        self.inner.nudge(key);
     }
 
     fn cluster_changed(&self, cluster: &ClusterRef) {

@@ -124,7 +124,7 @@ pub fn open_state(
             tracing::info!(resumed, "deployments taken up again");
             Arc::new(rsync)
         }
-        None => Arc::new(NoSync::default()),
+        None => Arc::new(NoSync),
     };
     let orchestrator = Orchestrator::new(
         db.clone(),

@@ -31,7 +31,7 @@ use wasmco_core::specs::OpStatus;
 
 use crate::{BatchOp, KvStore, StoreError};
 
-pub use handoff::{ContextHandoff, NoSync, SyncEngine};
+pub use handoff::{NoSync, SyncEngine};
 pub use state::{DeployState, DigState, StateAction, now};
 pub use status::{
     ClusterHealth, Connectivity, Deployed, Drift, DriftKind, Reachability, Readiness,
