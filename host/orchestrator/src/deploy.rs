@@ -12,8 +12,8 @@ use std::sync::Arc;
 use wasmco_core::{ClusterRef, Kind};
 use wasmco_runtime::Controller;
 use wasmco_store::appcontext::{
-    self as stored, ClusterHealth, Connectivity, ContextMeta, ContextStore,
-    DeployState, DigState, ResourceStatus, StoredContext, SyncEngine,
+    self as stored, ClusterHealth, Connectivity, ContextMeta, ContextStore, DeployState, DigState,
+    ResourceStatus, StoredContext, SyncEngine,
 };
 use wasmco_store::db::{ResourceDb, ResourceId};
 

@@ -13,9 +13,7 @@ use wasmco_core::resource::Resource;
 use wasmco_core::specs::{ClusterReferenceSpec, LogicalCloudSpec, QuotaSpec, UserPermissionSpec};
 use wasmco_pki::ClusterPki;
 use wasmco_runtime::contract::{PlaceApp, PlacementEdit};
-use wasmco_store::appcontext::{
-    self as stored, ContextMeta, DeployState, DigState,
-};
+use wasmco_store::appcontext::{self as stored, ContextMeta, DeployState, DigState};
 use wasmco_store::db::ResourceId;
 
 use super::deploy::{DEPLOYED, Orchestrator};

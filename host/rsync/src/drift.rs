@@ -36,6 +36,12 @@ impl Fingerprint {
     pub(crate) fn applies(&self, applied: &Value) -> bool {
         self.applied == stable_hash(applied.to_string().as_bytes())
     }
+
+    /// Whether `live` holds the applied fields as the cluster held them
+    /// right after the apply.
+    pub(crate) fn holds(&self, applied: &Value, live: &Value) -> bool {
+        self.held == fingerprint(applied, live)
+    }
 }
 
 /// What rsync last applied where, as fingerprints; a worker's memory.

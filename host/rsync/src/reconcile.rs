@@ -56,16 +56,15 @@ impl Inner {
     async fn deploy(
         self: &Arc<Self>,
         key: &str,
-        context: &StoredContext,
+        context: &Arc<StoredContext>,
         applied: &Arc<Applied>,
     ) -> Result<Settled, RsyncError> {
         let mut settled = Settled::Resync;
-        for app in &context.apps {
-            let app = Arc::new(app.clone());
+        for (index, app) in context.apps.iter().enumerate() {
             let mut clusters = JoinSet::new();
             for placement in &app.placement {
                 let work = ClusterWork::new(self, key, context, &placement.cluster, applied);
-                clusters.spawn(work.sync(app.clone()));
+                clusters.spawn(work.sync(index));
             }
             let mut changed = false;
             while let Some(done) = clusters.join_next().await {
@@ -114,8 +113,7 @@ impl Inner {
         for (cluster, kinds) in self.contexts.footprint(key)? {
             let work = ClusterWork::new(self, key, context, &cluster, applied);
             let keep = wanted.remove(&cluster).unwrap_or_default();
-            let terminated = (!deployed).then(|| context.clone());
-            clusters.spawn(work.clean(kinds, keep, terminated, context.meta.app_order.clone()));
+            clusters.spawn(work.clean(kinds, keep, !deployed));
         }
         let mut settled = Settled::Idle;
         while let Some(done) = clusters.join_next().await {
@@ -141,7 +139,8 @@ pub(super) struct Outcome {
 struct ClusterWork {
     inner: Arc<Inner>,
     key: String,
-    revision: u64,
+    /// The revision being reconciled (shared, never copied per cluster).
+    context: Arc<StoredContext>,
     cluster: ClusterRef,
     applied: Arc<Applied>,
     /// The connectivity last recorded, so that each request does not
@@ -150,17 +149,21 @@ struct ClusterWork {
 }
 
 impl ClusterWork {
+    fn revision(&self) -> u64 {
+        self.context.meta.revision
+    }
+
     fn new(
         inner: &Arc<Inner>,
         key: &str,
-        context: &StoredContext,
+        context: &Arc<StoredContext>,
         cluster: &ClusterRef,
         applied: &Arc<Applied>,
     ) -> Self {
         ClusterWork {
             inner: inner.clone(),
             key: key.to_owned(),
-            revision: context.meta.revision,
+            context: context.clone(),
             cluster: cluster.clone(),
             applied: applied.clone(),
             reported: std::sync::Mutex::default(),
@@ -205,7 +208,7 @@ impl ClusterWork {
         if !changed.is_empty() {
             self.inner.contexts.put_statuses(
                 &self.key,
-                self.revision,
+                self.revision(),
                 app,
                 &self.cluster,
                 &changed,
@@ -269,7 +272,7 @@ impl ClusterWork {
         if let Err(error) =
             self.inner
                 .contexts
-                .put_connectivity(&self.key, self.revision, &self.cluster, state)
+                .put_connectivity(&self.key, self.revision(), &self.cluster, state)
         {
             tracing::warn!(cluster = %self.cluster, %error, "could not record connectivity");
         }

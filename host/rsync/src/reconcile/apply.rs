@@ -1,15 +1,13 @@
 //! Applying an app's resources on one cluster: only what is missing or
 //! drifted, refusing what someone else owns, then waiting for readiness.
 
-use std::sync::Arc;
-
 use futures_util::StreamExt;
 use futures_util::stream::FuturesOrdered;
 use serde_json::Value;
 
 use wasmco_core::resource::Resource;
 use wasmco_store::appcontext::{
-    Deployed, Drift, DriftKind, Readiness, ResourceStatus, StoredApp, kind_rank, now,
+    Deployed, Drift, DriftKind, Readiness, ResourceStatus, kind_rank, now,
 };
 
 use super::{ClusterWork, Outcome};
@@ -32,17 +30,21 @@ struct Synced {
 impl ClusterWork {
     /// Makes the cluster hold `app`'s resources, then waits (bounded) for
     /// them to be ready, recording status as it goes.
-    pub(super) async fn sync(self, app: Arc<StoredApp>) -> Result<Outcome, RsyncError> {
+    pub(super) async fn sync(self, app: usize) -> Result<Outcome, RsyncError> {
         let _permit = self.inner.parallel.clone().acquire_owned().await;
+        let context = self.context.clone();
+        let app = &context.apps[app];
         let mut resources = app.resources_on(&self.cluster);
         // CRDs, then namespaces, then the rest (a cluster's own additions
         // come after the base, whatever their kind).
         resources.sort_by_key(|r| kind_rank(r));
         let labels = labels(&self.key, Some(&app.name));
-        let mut recorded =
-            self.inner
-                .contexts
-                .statuses_on(&self.key, self.revision, &app.name, &self.cluster)?;
+        let mut recorded = self.inner.contexts.statuses_on(
+            &self.key,
+            self.revision(),
+            &app.name,
+            &self.cluster,
+        )?;
         let kinds = resources
             .iter()
             .map(|r| (r.api_version.clone(), r.key.kind.clone()))
@@ -165,7 +167,7 @@ impl ClusterWork {
             .get(&self.cluster, app, &key)
             .filter(|known| known.applies(&desired));
         let unchanged = live.is_some_and(|live| match known {
-            Some(known) => Fingerprint::of(&desired, &live.manifest).held == known.held,
+            Some(known) => known.holds(&desired, &live.manifest),
             None => drift::matches(&desired, &live.manifest),
         });
         let kept_drift = before.and_then(|b| b.drift.clone());

@@ -2,14 +2,13 @@
 //! terminated revision's objects as gone only once they are.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 
 use wasmco_core::resource::Resource;
-use wasmco_store::appcontext::{ResourceStatus, StoredApp, StoredContext};
+use wasmco_store::appcontext::{ResourceStatus, StoredApp};
 
 use super::ClusterWork;
 use crate::target::Labels;
@@ -18,15 +17,14 @@ use crate::{APP_LABEL, DIG_LABEL, RsyncError, labels};
 
 impl ClusterWork {
     /// Deletes the objects with the target's labels of `kinds` that are not
-    /// in `keep` (app, `name+Kind`), latest app first; with `terminated`,
-    /// records that revision's objects on this cluster as Deleted once
+    /// in `keep` (app, `name+Kind`), latest app first; when `terminated`,
+    /// records the revision's objects on this cluster as Deleted once
     /// none is left.
     pub(super) async fn clean(
         self,
         kinds: BTreeSet<(String, String)>,
         keep: HashSet<(String, String)>,
-        terminated: Option<Arc<StoredContext>>,
-        app_order: Vec<String>,
+        terminated: bool,
     ) -> Result<Settled, RsyncError> {
         let _permit = self.inner.parallel.clone().acquire_owned().await;
         let found = match self.list(&kinds, &labels(&self.key, None)).await {
@@ -47,6 +45,7 @@ impl ClusterWork {
             .map(|object| (app_of(&object), object))
             .filter(|(app, object)| !keep.contains(&(app.clone(), object.key.to_string())))
             .collect();
+        let app_order = &self.context.meta.app_order;
         let rank = |app: &str| app_order.iter().position(|a| a == app);
         // Latest app first, and within an app the reverse of apply order;
         // objects of one app and rank several at a time.
@@ -83,8 +82,8 @@ impl ClusterWork {
                 }
             }
         }
-        if let Some(context) = terminated {
-            settled = settled.max(self.record_terminated(&context, &failed).await?);
+        if terminated {
+            settled = settled.max(self.record_terminated(&failed).await?);
         }
         Ok(settled)
     }
@@ -95,10 +94,10 @@ impl ClusterWork {
     /// object it was refused, say): never Deleted while it is there.
     async fn record_terminated(
         &self,
-        context: &StoredContext,
         failed: &BTreeMap<(String, String), String>,
     ) -> Result<Settled, RsyncError> {
-        let apps: Vec<&StoredApp> = context
+        let apps: Vec<&StoredApp> = self
+            .context
             .apps
             .iter()
             .filter(|app| app.placement.iter().any(|p| p.cluster == self.cluster))
@@ -119,7 +118,7 @@ impl ClusterWork {
         for app in apps {
             let mut recorded = self.inner.contexts.statuses_on(
                 &self.key,
-                self.revision,
+                self.revision(),
                 &app.name,
                 &self.cluster,
             )?;
