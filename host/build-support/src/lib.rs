@@ -5,6 +5,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod go;
+
+pub use go::{GoWasm, build_go_wasm};
+
 /// The target components are built for.
 pub const TARGET: &str = "wasm32-wasip2";
 /// The cargo profile they are built with (see the workspace's Cargo.toml).

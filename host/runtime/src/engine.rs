@@ -103,7 +103,11 @@ pub(super) fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
     wasmtime
 }
 
-fn spawn_ticker(engine: Engine, tick: Duration, stop: Arc<AtomicBool>) -> Result<(), RuntimeError> {
+pub(super) fn spawn_ticker(
+    engine: Engine,
+    tick: Duration,
+    stop: Arc<AtomicBool>,
+) -> Result<(), RuntimeError> {
     std::thread::Builder::new()
         .name("wasmco-epoch".into())
         .spawn(move || {

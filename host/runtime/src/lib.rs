@@ -11,6 +11,7 @@ mod cache;
 pub mod contract;
 mod engine;
 mod error;
+pub mod helm;
 mod limits;
 mod log;
 mod precheck;

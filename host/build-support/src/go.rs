@@ -1,0 +1,133 @@
+//! Building a Go program for `GOOS=wasip1 GOARCH=wasm` from a build script
+//! (the Helm renderer), when the machine has Go.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sha2::{Digest, Sha256};
+
+/// A Go program built for wasip1, gzipped for embedding.
+pub struct GoWasm {
+    /// The `.wasm.gz` file.
+    pub path: PathBuf,
+    /// sha256 of the inputs (sources, go.mod, go.sum, Go's version): names
+    /// this build wherever it is cached.
+    pub digest: String,
+}
+
+/// Builds the Go module in `dir` (its `go.mod`, `go.sum` and `*.go` files)
+/// as a wasip1 reactor (`-buildmode=c-shared`), unless this very build is
+/// cached under the target directory. `None` when the machine has no Go,
+/// or when `disable_var` is set; panics when Go is there and the build
+/// fails, so a broken renderer is never silently left out.
+pub fn build_go_wasm(dir: &Path, name: &str, disable_var: &str) -> Option<GoWasm> {
+    println!("cargo:rerun-if-env-changed={disable_var}");
+    println!("cargo:rerun-if-env-changed=GOFLAGS");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    if std::env::var_os(disable_var).is_some_and(|v| v != "0" && !v.is_empty()) {
+        println!("cargo:warning={disable_var} is set: {name} is left out of this build");
+        return None;
+    }
+    let Some(version) = go_version() else {
+        println!("cargo:warning=Go is not installed: {name} is left out of this build");
+        return None;
+    };
+    let mut hasher = Sha256::new();
+    hasher.update(version.as_bytes());
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| {
+            let file = path
+                .file_name()
+                .and_then(|f| f.to_str())
+                .unwrap_or_default();
+            file == "go.mod" || file == "go.sum" || file.ends_with(".go")
+        })
+        .collect();
+    sources.sort();
+    for source in &sources {
+        hasher.update(source.file_name().unwrap_or_default().as_encoded_bytes());
+        hasher.update(std::fs::read(source).unwrap_or_default());
+    }
+    let digest = hex::encode(hasher.finalize());
+    let out_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dir.join("target"))
+        .join("go-wasm")
+        .join(name);
+    let path = out_dir.join(format!("{}.wasm.gz", &digest[..16]));
+    if path.exists() {
+        return Some(GoWasm { path, digest });
+    }
+    std::fs::create_dir_all(&out_dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", out_dir.display()));
+    let raw = out_dir.join(format!("{}.wasm.partial", &digest[..16]));
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let mut build = Command::new("go");
+    build
+        .current_dir(dir)
+        .args([
+            "build",
+            "-buildmode=c-shared",
+            "-trimpath",
+            "-ldflags=-s -w",
+            "-o",
+        ])
+        .arg(&raw)
+        .arg(".")
+        .env("GOOS", "wasip1")
+        .env("GOARCH", "wasm")
+        .env("CGO_ENABLED", "0")
+        // The Go on the machine builds it; never a toolchain download.
+        .env("GOTOOLCHAIN", "local")
+        .env("GOFLAGS", "-mod=readonly");
+    // Go's caches outside the clone, shared with the tests' Go builds.
+    for (var, sub) in [("GOMODCACHE", "go-mod"), ("GOCACHE", "go-build")] {
+        if std::env::var_os(var).is_none()
+            && let Some(home) = &home
+        {
+            build.env(var, home.join(".cache").join(sub));
+        }
+    }
+    println!(
+        "cargo:warning=building {name} with {version} (once per change; Go fetches its modules the first time)"
+    );
+    let status = build
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run go to build {name}: {e}"));
+    if !status.success() {
+        panic!(
+            "building {name} with Go failed (see the errors above); set {disable_var}=1 to build without it"
+        );
+    }
+    let wasm = std::fs::read(&raw).unwrap_or_else(|e| panic!("{name} was not built: {e}"));
+    let _ = std::fs::remove_file(&raw);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
+    gz.write_all(&wasm).expect("compressing in memory");
+    let compressed = gz.finish().expect("compressing in memory");
+    let partial = out_dir.join(format!("{}.gz.partial", &digest[..16]));
+    std::fs::write(&partial, compressed)
+        .and_then(|()| std::fs::rename(&partial, &path))
+        .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+    // Earlier builds of it are never used again (tens of MB each).
+    if let Ok(entries) = std::fs::read_dir(&out_dir) {
+        for entry in entries.flatten() {
+            if entry.path() != path {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    Some(GoWasm { path, digest })
+}
+
+fn go_version() -> Option<String> {
+    let output = Command::new("go")
+        .arg("version")
+        .env("GOTOOLCHAIN", "local")
+        .output()
+        .ok()
+        .filter(|o| o.status.success())?;
+    Some(String::from_utf8_lossy(&output.stdout).trim().to_owned())
+}

@@ -1,0 +1,272 @@
+//! Helm charts, rendered by Helm's own engine: a Go program
+//! (`plugins/helm-renderer`) built for wasip1 and run here in a sandbox of
+//! its own, with no file system or network, a deadline and a memory cap.
+//!
+//! The renderer's module is big (80 MB of wasm: Helm, Sprig and the
+//! Kubernetes types it links), so it is compiled once per machine into a
+//! cache shared by every data directory, in the background at start-up. Go
+//! and Helm take tens of milliseconds to initialise, so one initialised
+//! instance is kept ready; each render still gets an instance of its own,
+//! and nothing of one chart survives into the next.
+
+mod guest;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// How the renderer is set up.
+#[derive(Debug, Clone)]
+pub struct HelmConfig {
+    /// Where the compiled renderer is cached (shared by every server on
+    /// the machine: it is wasmco's own code, not a user's).
+    pub cache_dir: PathBuf,
+    /// What one render may use.
+    pub limits: HelmLimits,
+    /// Keep an initialised instance ready for the next render.
+    pub keep_warm: bool,
+}
+
+impl Default for HelmConfig {
+    fn default() -> Self {
+        HelmConfig {
+            cache_dir: default_cache_dir(),
+            limits: HelmLimits::default(),
+            keep_warm: true,
+        }
+    }
+}
+
+/// `$XDG_CACHE_HOME/wasmco`, else `~/.cache/wasmco`.
+pub fn default_cache_dir() -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::home_dir().map(|home| home.join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("wasmco")
+}
+
+/// What one render may use. Helm needs more than a controller: Go's
+/// runtime, Helm's package state and the chart's values all live in the
+/// instance's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HelmLimits {
+    /// Initialising Go and Helm in a fresh instance.
+    pub init_deadline: Duration,
+    /// Rendering one chart.
+    pub render_deadline: Duration,
+    /// The instance's linear memory.
+    pub memory_bytes: usize,
+    /// The rendered output.
+    pub output_bytes: usize,
+}
+
+impl Default for HelmLimits {
+    fn default() -> Self {
+        HelmLimits {
+            init_deadline: Duration::from_secs(10),
+            render_deadline: Duration::from_secs(10),
+            memory_bytes: 256 << 20,
+            output_bytes: 16 << 20,
+        }
+    }
+}
+
+/// Why a chart was not rendered.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum HelmError {
+    /// This build has no renderer.
+    #[error(
+        "this wasmco was built without Helm support (Go was not installed when it was built); \
+         install Go 1.24 or later and build it again to deploy Helm charts"
+    )]
+    Unavailable,
+    /// The renderer itself would not compile or start.
+    #[error("the Helm renderer does not start: {0}")]
+    Broken(String),
+    /// Helm refused the chart or its values; the message is Helm's.
+    #[error("{message}")]
+    Chart {
+        /// Where: `load` (the chart), `values` or `render` (a template).
+        stage: String,
+        /// Helm's message.
+        message: String,
+    },
+    /// The chart made the renderer exceed one of its limits.
+    #[error("the chart exceeded the Helm renderer's {0}")]
+    Limit(String),
+    /// The renderer failed in a way Helm does not report.
+    #[error("the Helm renderer failed: {0}")]
+    Crashed(String),
+}
+
+/// A chart to render, with EMCO's inputs.
+#[derive(Debug, Clone, Default)]
+pub struct RenderRequest {
+    /// The chart `.tgz`.
+    pub chart: Vec<u8>,
+    /// Values files (YAML), lowest precedence first (as `helm -f`).
+    pub value_files: Vec<String>,
+    /// `--set` strings (`image.tag=1.2`), applied after the files in order.
+    pub set: Vec<String>,
+    /// The release name (EMCO: the DIG's `spec.version`).
+    pub release: String,
+    /// The release namespace.
+    pub namespace: String,
+    /// `.Capabilities.KubeVersion`; Helm's default when unset.
+    pub kube_version: Option<String>,
+}
+
+/// What Helm says about a chart.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChartInfo {
+    /// `Chart.yaml`'s name.
+    pub name: String,
+    /// `Chart.yaml`'s version.
+    pub version: String,
+    /// `Chart.yaml`'s appVersion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub app_version: Option<String>,
+    /// Templates, the subcharts' included.
+    pub templates: usize,
+    /// Files in `crds/`, the subcharts' included.
+    pub crds: usize,
+}
+
+/// One rendered manifest file (it may hold several documents).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RenderedManifest {
+    /// The template (or CRD file) it came from, e.g. `web/templates/svc.yaml`.
+    pub source: String,
+    /// The YAML.
+    pub content: String,
+}
+
+/// A rendered hook, as Helm parsed its annotations.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RenderedHook {
+    /// The object's name.
+    pub name: String,
+    /// The object's kind.
+    pub kind: String,
+    /// The template it came from.
+    pub source: String,
+    /// `helm.sh/hook`: `pre-install`, `post-install`, … (test hooks dropped).
+    pub events: Vec<String>,
+    /// `helm.sh/hook-weight`.
+    pub weight: i32,
+    /// `helm.sh/hook-delete-policy`.
+    pub delete_policies: Vec<String>,
+    /// The YAML.
+    pub content: String,
+}
+
+/// A rendered chart: manifests in Helm's install order (CRDs first), and
+/// hooks by weight.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+pub struct Rendered {
+    /// The chart.
+    pub chart: ChartInfo,
+    /// Its manifests.
+    pub manifests: Vec<RenderedManifest>,
+    /// Its hooks.
+    pub hooks: Vec<RenderedHook>,
+    /// Where the time went.
+    #[serde(skip)]
+    pub timings: Timings,
+}
+
+/// Where one render's time went.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timings {
+    /// Waiting for the renderer's module (compiled or loaded).
+    pub module: Duration,
+    /// Initialising an instance on the request path (zero when one was ready).
+    pub instantiate: Duration,
+    /// Rendering, from the request going in to the answer coming out.
+    pub render: Duration,
+    /// The instance's linear memory once done: its peak, as wasm memory
+    /// never shrinks.
+    pub memory_bytes: usize,
+}
+
+/// The Helm renderer: cheap to clone, shared by the process.
+#[derive(Clone)]
+pub struct HelmRenderer {
+    inner: Option<Arc<guest::Renderer>>,
+}
+
+impl HelmRenderer {
+    /// The renderer this build embeds (refusing every chart when it has
+    /// none). Nothing is compiled yet: see [`HelmRenderer::start`].
+    pub fn new(config: HelmConfig) -> Self {
+        HelmRenderer {
+            inner: guest::EMBEDDED.map(|embedded| Arc::new(guest::Renderer::new(embedded, config))),
+        }
+    }
+
+    /// Whether this build can render charts at all.
+    pub fn available(&self) -> bool {
+        self.inner.is_some()
+    }
+
+    /// Compiles (or loads) the renderer and readies an instance on a
+    /// thread of its own, so that no request waits for it except one that
+    /// needs a chart. Logs how long it took.
+    pub fn start(&self) {
+        if let Some(inner) = &self.inner {
+            let inner = inner.clone();
+            let spawned = std::thread::Builder::new()
+                .name("wasmco-helm-compile".into())
+                .spawn(move || {
+                    if inner.module().is_ok() {
+                        inner.refill();
+                    }
+                });
+            if let Err(error) = spawned {
+                tracing::warn!(%error, "cannot compile the Helm renderer in the background");
+            }
+        }
+    }
+
+    /// Compiles (or loads) the renderer now, on this thread; answers how
+    /// long it took. For `wasmco` commands that warm the cache.
+    pub fn prepare(&self) -> Result<Duration, HelmError> {
+        let inner = self.inner.as_ref().ok_or(HelmError::Unavailable)?;
+        let started = std::time::Instant::now();
+        inner.module()?;
+        Ok(started.elapsed())
+    }
+
+    /// Loads `chart` and checks it the way `helm install` does before it
+    /// renders: not a library chart, no dependency missing from `charts/`.
+    /// Blocks: call it where blocking is allowed.
+    pub fn inspect(&self, chart: &[u8]) -> Result<ChartInfo, HelmError> {
+        Ok(self.call(&guest::Request::inspect(chart))?.chart)
+    }
+
+    /// Renders a chart as a client-only `helm install --dry-run
+    /// --include-crds` does. Blocks: call it where blocking is allowed.
+    pub fn render(&self, request: &RenderRequest) -> Result<Rendered, HelmError> {
+        self.call(&guest::Request::render(request))
+    }
+
+    fn call(&self, request: &guest::Request) -> Result<Rendered, HelmError> {
+        let inner = self.inner.as_ref().ok_or(HelmError::Unavailable)?;
+        let body = serde_json::to_vec(request).map_err(|e| HelmError::Crashed(e.to_string()))?;
+        inner.run(&body)
+    }
+}
+
+impl std::fmt::Debug for HelmRenderer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HelmRenderer")
+            .field("available", &self.available())
+            .finish()
+    }
+}
