@@ -208,7 +208,13 @@ fn context_body(
                     json!({"clusterProvider": provider, "cluster": cluster, "group": p.group, "resources": resources})
                 })
                 .collect();
-            json!({"name": app.name, "clusters": clusters})
+            let mut body = json!({"name": app.name, "clusters": clusters});
+            if !app.hooks.is_empty() {
+                let hooks: Vec<wasmco_core::hooks::StoredHook> =
+                    app.hooks.iter().map(Into::into).collect();
+                body["hooks"] = json!(hooks);
+            }
+            body
         })
         .collect();
     let mut body = state_body(dig, state);

@@ -6,10 +6,12 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
+use wasmco_core::files::AppFileKind;
 use wasmco_core::{
     BodyShape, ControllerSpec, Document, FieldError, FileKind, Kind, LabelBody, Reference,
 };
 use wasmco_runtime::Controller;
+use wasmco_runtime::helm::HelmError;
 use wasmco_store::appcontext::DeployState;
 use wasmco_store::db::{ResourceId, Write};
 
@@ -392,7 +394,11 @@ fn check_file(kind: FileKind, bytes: &[u8]) -> Result<(), FieldError> {
     match kind {
         // Checked in `prepare`, against the server's kubeconfig policy.
         FileKind::Kubeconfig => Ok(()),
-        FileKind::Manifests => wasmco_core::files::parse_manifests(bytes).map(drop),
+        // A chart is loaded by Helm's own code in `prepare`.
+        FileKind::Manifests => match wasmco_core::files::app_file_kind(bytes) {
+            AppFileKind::Chart => Ok(()),
+            AppFileKind::Manifests => wasmco_core::files::parse_manifests(bytes).map(drop),
+        },
         FileKind::Profile => wasmco_core::files::check_profile(bytes),
         // Compiled and checked against its world in `prepare`, which knows the kind.
         FileKind::Component => Ok(()),
@@ -452,6 +458,22 @@ fn prepare(
                 "limits": controller.limits(),
             });
             Ok((body, Some(controller)))
+        }
+        Kind::App => {
+            if let Some(chart) = file
+                && wasmco_core::files::app_file_kind(chart) == AppFileKind::Chart
+            {
+                state.orchestrator.helm().inspect(chart).map_err(|e| {
+                    let reason = match e {
+                        HelmError::Chart { message, .. } => {
+                            format!("Helm cannot install this chart: {message}")
+                        }
+                        other => other.to_string(),
+                    };
+                    ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, "file", reason)
+                })?;
+            }
+            Ok((body, None))
         }
         _ => Ok((body, None)),
     }

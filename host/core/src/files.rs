@@ -9,45 +9,101 @@ use super::document::FieldError;
 use super::limits::{Bounded, MAX_ARCHIVE_ENTRIES, MAX_UNPACKED_BYTES, TooLarge, check_yaml_depth};
 use super::resource::Resource;
 
+/// What an app's file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AppFileKind {
+    /// Kubernetes manifests: one multi-document YAML, or a `.tgz` of them.
+    Manifests,
+    /// A Helm chart `.tgz`: `Chart.yaml` at its root or in its one top
+    /// directory (as `helm package` makes it).
+    Chart,
+}
+
+/// Tells a chart from manifests by the archive's paths, without reading
+/// more than the tar headers.
+pub fn app_file_kind(bytes: &[u8]) -> AppFileKind {
+    if !is_gzip(bytes) {
+        return AppFileKind::Manifests;
+    }
+    let mut archive = tar::Archive::new(Bounded::new(
+        flate2::read::GzDecoder::new(bytes),
+        MAX_UNPACKED_BYTES,
+    ));
+    let Ok(entries) = archive.entries() else {
+        return AppFileKind::Manifests;
+    };
+    for entry in entries.take(MAX_ARCHIVE_ENTRIES).flatten() {
+        let Ok(path) = entry.path() else { continue };
+        let parts: Vec<_> = path
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect();
+        let chart_yaml = |c: &std::path::Component<'_>| c.as_os_str() == "Chart.yaml";
+        if matches!(parts.as_slice(), [file] | [_, file] if chart_yaml(file)) {
+            return AppFileKind::Chart;
+        }
+    }
+    AppFileKind::Manifests
+}
+
+fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0x1f, 0x8b])
+}
+
+/// The text files of a `.tgz` whose paths `wanted` picks, by path (a
+/// leading `./` removed), read within the unpacking bounds.
+fn archive_texts(
+    bytes: &[u8],
+    wanted: impl Fn(&str) -> bool,
+) -> Result<Vec<(String, String)>, FieldError> {
+    let unpacked = Bounded::new(flate2::read::GzDecoder::new(bytes), MAX_UNPACKED_BYTES);
+    let mut archive = tar::Archive::new(unpacked);
+    let unreadable = |e: std::io::Error| match e.get_ref() {
+        Some(inner) if inner.is::<TooLarge>() => FieldError::new("file", inner.to_string()),
+        _ => FieldError::new("file", format!("not a readable .tgz: {e}")),
+    };
+    let entries = archive.entries().map_err(unreadable)?;
+    let mut texts = Vec::new();
+    for (index, entry) in entries.enumerate() {
+        if index >= MAX_ARCHIVE_ENTRIES {
+            return Err(FieldError::new(
+                "file",
+                format!("holds more than {MAX_ARCHIVE_ENTRIES} entries"),
+            ));
+        }
+        let mut entry = entry.map_err(unreadable)?;
+        let path = entry
+            .path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let path = path.strip_prefix("./").unwrap_or(&path).to_owned();
+        if !entry.header().entry_type().is_file() || !wanted(&path) {
+            continue;
+        }
+        let mut text = String::new();
+        entry
+            .read_to_string(&mut text)
+            .map_err(|e| match e.get_ref() {
+                Some(inner) if inner.is::<TooLarge>() => FieldError::new("file", inner.to_string()),
+                _ => FieldError::new(format!("file:{path}"), format!("not UTF-8 text: {e}")),
+            })?;
+        texts.push((path, text));
+    }
+    Ok(texts)
+}
+
 /// The Kubernetes objects of an app's file: one multi-document YAML (or JSON),
 /// or a gzipped tar of `.yaml`/`.yml`/`.json` files (other files are ignored).
+/// A Helm chart is not read here: see [`app_file_kind`].
 pub fn parse_manifests(bytes: &[u8]) -> Result<Vec<Resource>, FieldError> {
     let mut resources = Vec::new();
-    if bytes.starts_with(&[0x1f, 0x8b]) {
-        let unpacked = Bounded::new(flate2::read::GzDecoder::new(bytes), MAX_UNPACKED_BYTES);
-        let mut archive = tar::Archive::new(unpacked);
-        let unreadable = |e: std::io::Error| match e.get_ref() {
-            Some(inner) if inner.is::<TooLarge>() => FieldError::new("file", inner.to_string()),
-            _ => FieldError::new("file", format!("not a readable .tgz: {e}")),
-        };
-        let entries = archive.entries().map_err(unreadable)?;
-        for (index, entry) in entries.enumerate() {
-            if index >= MAX_ARCHIVE_ENTRIES {
-                return Err(FieldError::new(
-                    "file",
-                    format!("holds more than {MAX_ARCHIVE_ENTRIES} entries"),
-                ));
-            }
-            let mut entry = entry.map_err(unreadable)?;
-            let path = entry
-                .path()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
-            let wanted = [".yaml", ".yml", ".json"]
+    if is_gzip(bytes) {
+        let wanted = |path: &str| {
+            [".yaml", ".yml", ".json"]
                 .iter()
-                .any(|ext| path.ends_with(ext));
-            if !entry.header().entry_type().is_file() || !wanted {
-                continue;
-            }
-            let mut text = String::new();
-            entry
-                .read_to_string(&mut text)
-                .map_err(|e| match e.get_ref() {
-                    Some(inner) if inner.is::<TooLarge>() => {
-                        FieldError::new("file", inner.to_string())
-                    }
-                    _ => FieldError::new(format!("file:{path}"), format!("not UTF-8 text: {e}")),
-                })?;
+                .any(|ext| path.ends_with(ext))
+        };
+        for (path, text) in archive_texts(bytes, wanted)? {
             resources.extend(parse_yaml_documents(&text, &format!("file:{path}"))?);
         }
     } else {
@@ -86,21 +142,101 @@ fn parse_yaml_documents(text: &str, field: &str) -> Result<Vec<Resource>, FieldE
     Ok(resources)
 }
 
-/// An app profile: a YAML map of overrides.
-pub fn check_profile(bytes: &[u8]) -> Result<(), FieldError> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|_| FieldError::new("file", "a profile is UTF-8 YAML"))?;
+/// An app profile.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Profile {
+    /// A YAML map. For a plain-manifest app: `Kind/name` to a merge patch
+    /// of that resource; for a chart: Helm values.
+    Map(serde_json::Map<String, Value>),
+    /// EMCO's profile `.tgz`: `manifest.yaml` naming a Helm values file
+    /// (`type.values`); the file's YAML.
+    HelmValues(Vec<String>),
+}
+
+/// EMCO's profile `manifest.yaml`.
+#[derive(serde::Deserialize)]
+struct ProfileManifest {
+    #[serde(default, rename = "type")]
+    kind: ProfileType,
+}
+
+#[derive(serde::Deserialize, Default)]
+struct ProfileType {
+    #[serde(default)]
+    values: Option<String>,
+}
+
+/// Reads an app profile: a YAML map, or EMCO's `.tgz` of `manifest.yaml`
+/// and the values file it names.
+pub fn read_profile(bytes: &[u8]) -> Result<Profile, FieldError> {
+    if is_gzip(bytes) {
+        return read_profile_archive(bytes);
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| {
+        FieldError::new(
+            "file",
+            "a profile is UTF-8 YAML or a .tgz with a manifest.yaml",
+        )
+    })?;
     check_yaml_depth(text).map_err(|reason| FieldError::new("file", reason))?;
     let value: Value = serde_norway::from_str(text)
         .map_err(|e| FieldError::new("file", format!("not YAML: {e}")))?;
-    if value.is_object() || value.is_null() {
-        Ok(())
-    } else {
-        Err(FieldError::new(
+    match value {
+        Value::Object(map) => Ok(Profile::Map(map)),
+        Value::Null => Ok(Profile::Map(serde_json::Map::new())),
+        _ => Err(FieldError::new(
             "file",
             "a profile is a YAML map of overrides",
-        ))
+        )),
     }
+}
+
+fn read_profile_archive(bytes: &[u8]) -> Result<Profile, FieldError> {
+    let wanted = |path: &str| [".yaml", ".yml"].iter().any(|ext| path.ends_with(ext));
+    let texts = archive_texts(bytes, wanted)?;
+    // `manifest.yaml` at the root, or in the archive's one top directory.
+    let (dir, manifest) = texts
+        .iter()
+        .filter_map(|(path, text)| {
+            let dir = path.strip_suffix("manifest.yaml")?;
+            (dir.is_empty() || (dir.ends_with('/') && !dir[..dir.len() - 1].contains('/')))
+                .then_some((dir, text))
+        })
+        .min_by_key(|(dir, _)| dir.len())
+        .ok_or_else(|| FieldError::new("file", "the profile .tgz has no manifest.yaml"))?;
+    check_yaml_depth(manifest).map_err(|reason| FieldError::new("file:manifest.yaml", reason))?;
+    let manifest: ProfileManifest = serde_norway::from_str(manifest).map_err(|e| {
+        FieldError::new("file:manifest.yaml", format!("not a profile manifest: {e}"))
+    })?;
+    let Some(values) = manifest.kind.values else {
+        return Ok(Profile::HelmValues(Vec::new()));
+    };
+    let wanted = format!("{dir}{}", values.trim_start_matches("./"));
+    let text = texts
+        .iter()
+        .find(|(path, _)| *path == wanted)
+        .map(|(_, text)| text)
+        .ok_or_else(|| {
+            FieldError::new(
+                "file:manifest.yaml",
+                format!("type.values names {values}, which the profile .tgz does not hold"),
+            )
+        })?;
+    check_yaml_depth(text).map_err(|reason| FieldError::new(format!("file:{wanted}"), reason))?;
+    let parsed: Value = serde_norway::from_str(text)
+        .map_err(|e| FieldError::new(format!("file:{wanted}"), format!("not YAML: {e}")))?;
+    if !(parsed.is_object() || parsed.is_null()) {
+        return Err(FieldError::new(
+            format!("file:{wanted}"),
+            "Helm values are a YAML map",
+        ));
+    }
+    Ok(Profile::HelmValues(vec![text.clone()]))
+}
+
+/// Checks an app profile (see [`read_profile`]).
+pub fn check_profile(bytes: &[u8]) -> Result<(), FieldError> {
+    read_profile(bytes).map(drop)
 }
 
 #[cfg(test)]

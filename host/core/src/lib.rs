@@ -6,6 +6,7 @@
 pub mod controllers;
 pub mod document;
 pub mod files;
+pub mod hooks;
 pub mod kinds;
 pub mod limits;
 pub mod names;

@@ -227,6 +227,10 @@ pub struct DigSpec {
     /// Values applied after the profiles', per app.
     #[serde(default)]
     pub override_values: Vec<OverrideValues>,
+    /// The logical cloud it deploys to (its namespace is a chart's
+    /// release namespace).
+    #[serde(default)]
+    pub logical_cloud: Option<String>,
 }
 
 impl Spec for DigSpec {
@@ -252,7 +256,9 @@ impl Spec for DigSpec {
 pub struct OverrideValues {
     /// The app.
     pub app: String,
-    /// `Kind/name` to an RFC 7386 merge patch for that resource.
+    /// For a plain-manifest app, `Kind/name` to an RFC 7386 merge patch
+    /// for that resource; for a chart, Helm `--set` values
+    /// (`"image.tag": "1.2"`).
     pub values: serde_json::Map<String, Value>,
 }
 
@@ -486,7 +492,7 @@ impl Spec for QuotaSpec {
 }
 
 /// A Kubernetes DNS-1123 label (namespace names).
-fn check_dns_label(field: &str, value: &str) -> Result<(), FieldError> {
+pub fn check_dns_label(field: &str, value: &str) -> Result<(), FieldError> {
     let ok = !value.is_empty()
         && value.len() <= 63
         && value

@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use wasmco_core::{ClusterRef, Kind};
 use wasmco_runtime::Controller;
+use wasmco_runtime::helm::HelmRenderer;
 use wasmco_store::appcontext::{
     self as stored, ClusterHealth, Connectivity, ContextMeta, ContextStore, DeployState, DigState,
     ResourceStatus, StoredContext, SyncEngine,
@@ -45,6 +46,8 @@ pub struct Orchestrator {
     pub(super) contexts: ContextStore,
     registry: ControllerRegistry,
     generic: Arc<Controller>,
+    /// Renders the apps that are Helm charts.
+    helm: HelmRenderer,
     pub(super) sync: Arc<dyn SyncEngine>,
     /// What a cluster's kubeconfig may ask of this host.
     pub(super) kubeconfigs: Arc<wasmco_pki::kubeconfig::KubeconfigPolicy>,
@@ -60,6 +63,7 @@ impl Orchestrator {
         contexts: ContextStore,
         registry: ControllerRegistry,
         generic: Arc<Controller>,
+        helm: HelmRenderer,
         sync: Arc<dyn SyncEngine>,
         kubeconfigs: Arc<wasmco_pki::kubeconfig::KubeconfigPolicy>,
     ) -> Self {
@@ -68,6 +72,7 @@ impl Orchestrator {
             contexts,
             registry,
             generic,
+            helm,
             sync,
             kubeconfigs,
             actions: Arc::default(),
@@ -99,6 +104,11 @@ impl Orchestrator {
             next,
             from: from.iter().map(|s| s.name()).collect(),
         })
+    }
+
+    /// The Helm renderer apps that are charts are rendered with.
+    pub fn helm(&self) -> &HelmRenderer {
+        &self.helm
     }
 
     /// The DIG's state and history.
@@ -268,7 +278,7 @@ impl Orchestrator {
             dependencies,
             clusters,
             steps,
-        } = inputs::gather(&self.db, &self.registry, &self.generic, dig)?;
+        } = inputs::gather(&self.db, &self.registry, &self.generic, &self.helm, dig)?;
         let mut draft = DraftContext::new(apps, clusters);
         let pipeline: Vec<Step<'_>> = steps
             .iter()

@@ -14,6 +14,7 @@ mod placement;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use wasmco_core::hooks::Hook;
 use wasmco_core::resource::{Resource, ResourceKey};
 use wasmco_runtime::contract::{
     self, ActionRequest, AppPlacement, AppResources, ClusterResources, Interned, Interner,
@@ -55,6 +56,8 @@ pub struct AppDraft {
     pub placement: Vec<PlacedCluster>,
     /// Per cluster, the resources that differ from `base`, in the order made.
     pub overrides: BTreeMap<ClusterIndex, Vec<(ResourceKey, Override)>>,
+    /// A chart's Helm hooks, by weight (controllers do not see them).
+    pub hooks: Vec<Hook>,
 }
 
 impl AppDraft {
@@ -65,6 +68,7 @@ impl AppDraft {
             base,
             placement: Vec::new(),
             overrides: BTreeMap::new(),
+            hooks: Vec::new(),
         }
     }
 
@@ -185,6 +189,7 @@ impl DraftContext {
                     base: app.base,
                     placement,
                     diffs,
+                    hooks: app.hooks,
                 }
             })
             .collect()

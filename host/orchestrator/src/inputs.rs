@@ -2,9 +2,16 @@
 //! their rendered manifests, their order, the clusters, and the controllers
 //! with their intents.
 //!
-//! Rendering: an app profile's file and the DIG's `overrideValues` are maps
-//! from `Kind/name` to an RFC 7386 merge patch for that resource of the app,
-//! applied in that order (profile, then override values).
+//! Rendering a plain-manifest app: its profile's file and the DIG's
+//! `overrideValues` are maps from `Kind/name` to an RFC 7386 merge patch
+//! for that resource of the app, applied in that order (profile, then
+//! override values).
+//!
+//! Rendering a Helm chart app: Helm's own engine (see
+//! [`wasmco_runtime::helm`]) renders it with release name = the DIG's
+//! `spec.version` and namespace = its logical cloud's (else `default`);
+//! values are the chart's, then the profile's values file, then the DIG's
+//! `overrideValues` as `--set` strings.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,11 +19,14 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use wasmco_core::Kind;
+use wasmco_core::files::{AppFileKind, Profile};
+use wasmco_core::hooks::{Hook, HookDeletePolicy, HookEvent};
 use wasmco_core::resource::Resource;
 use wasmco_core::specs::{
     AppProfileSpec, ControllerSpec, DependencySpec, DigIntentSpec, DigSpec, GENERIC_PLACEMENT_KEY,
-    KvPairSpec,
+    KvPairSpec, LogicalCloudSpec,
 };
+use wasmco_runtime::helm::{HelmRenderer, RenderRequest};
 use wasmco_runtime::{Controller, ControllerKind};
 use wasmco_store::appcontext::AppDependency;
 use wasmco_store::db::{ResourceDb, ResourceId};
@@ -54,31 +64,37 @@ fn names(
     Ok(db.list(kind, parent)?)
 }
 
-/// Reads the DIG's inputs.
+/// Reads the DIG's inputs; renders its apps.
 pub fn gather(
     db: &ResourceDb,
     registry: &ControllerRegistry,
     generic: &Arc<Controller>,
+    helm: &HelmRenderer,
     dig: &DigRef,
 ) -> Result<Inputs, OrchestratorError> {
     let spec: DigSpec = db.spec(&dig.id())?;
     let version_path = dig.version_path();
 
-    let mut patches: BTreeMap<String, Vec<(String, Value)>> = BTreeMap::new();
+    let mut profiles: BTreeMap<String, Profile> = BTreeMap::new();
     let mut profile_path = version_path.clone();
-    profile_path.push(spec.composite_profile);
+    profile_path.push(spec.composite_profile.clone());
     for (id, profile) in db.list_specs::<AppProfileSpec>(Kind::AppProfile, &profile_path)? {
         let Some(file) = db.file(&id)? else { continue };
-        let text = String::from_utf8_lossy(&file);
-        let values: Value = serde_norway::from_str(&text)
-            .map_err(|e| input(format!("{}: not YAML: {e}", id.describe())))?;
-        if let Value::Object(map) = values {
-            patches.entry(profile.app).or_default().extend(map);
-        }
+        let read = wasmco_core::files::read_profile(&file)
+            .map_err(|e| input(format!("{}: {e}", id.describe())))?;
+        profiles.insert(profile.app, read);
     }
-    for entry in spec.override_values {
-        patches.entry(entry.app).or_default().extend(entry.values);
+    let mut overrides: BTreeMap<String, Vec<serde_json::Map<String, Value>>> = BTreeMap::new();
+    for entry in &spec.override_values {
+        overrides
+            .entry(entry.app.clone())
+            .or_default()
+            .push(entry.values.clone());
     }
+    let release = Release {
+        name: spec.version.clone(),
+        namespace: release_namespace(db, dig, &spec)?,
+    };
 
     let mut apps = Vec::new();
     let mut dependencies = BTreeMap::new();
@@ -87,11 +103,14 @@ pub fn gather(
         let file = db
             .file(&id)?
             .ok_or_else(|| input(format!("app {name} has no manifests")))?;
-        let mut resources = wasmco_core::files::parse_manifests(&file)
-            .map_err(|e| input(format!("app {name}: {e}")))?;
-        for (target, patch) in patches.remove(&name).unwrap_or_default() {
-            render(&name, &mut resources, &target, &patch)?;
-        }
+        let profile = profiles.remove(&name);
+        let app_overrides = overrides.remove(&name).unwrap_or_default();
+        let app = match wasmco_core::files::app_file_kind(&file) {
+            AppFileKind::Chart => {
+                render_chart(helm, &name, file, profile, &app_overrides, &release)?
+            }
+            AppFileKind::Manifests => render_manifests(&name, &file, profile, app_overrides)?,
+        };
         let deps = db
             .list_specs::<DependencySpec>(Kind::AppDependency, &id.path)?
             .into_iter()
@@ -102,12 +121,12 @@ pub fn gather(
             })
             .collect();
         dependencies.insert(name.clone(), deps);
-        apps.push(AppDraft::new(name, resources));
+        apps.push(app);
     }
     if apps.is_empty() {
         return Err(input("the composite app has no apps"));
     }
-    if let Some(app) = patches.keys().next() {
+    if let Some(app) = overrides.keys().next() {
         return Err(input(format!(
             "override values name app {app}, which the composite app does not have"
         )));
@@ -125,6 +144,168 @@ pub fn gather(
         clusters,
         steps,
     })
+}
+
+/// The Helm release a DIG's charts are rendered as.
+struct Release {
+    name: String,
+    namespace: String,
+}
+
+/// The DIG's logical cloud's namespace, else `default` (as EMCO).
+fn release_namespace(
+    db: &ResourceDb,
+    dig: &DigRef,
+    spec: &DigSpec,
+) -> Result<String, OrchestratorError> {
+    let Some(cloud) = spec.logical_cloud.as_deref().filter(|c| !c.is_empty()) else {
+        return Ok("default".into());
+    };
+    let id = ResourceId::new(
+        Kind::LogicalCloud,
+        vec![dig.project.clone(), cloud.to_owned()],
+    );
+    match db.spec::<LogicalCloudSpec>(&id) {
+        Ok(cloud) if !cloud.namespace.is_empty() => Ok(cloud.namespace),
+        Ok(_) => Ok("default".into()),
+        // Logical clouds' checks on a DIG (it must exist and be
+        // instantiated) belong to their own work; until then a chart
+        // renders into `default`, as every app deploys there.
+        Err(wasmco_store::db::DbError::NotFound(_)) => Ok("default".into()),
+        Err(error) => Err(error.into()),
+    }
+}
+
+/// A plain-manifest app: its manifests with the profile's and the DIG's
+/// `Kind/name` merge patches applied.
+fn render_manifests(
+    name: &str,
+    file: &[u8],
+    profile: Option<Profile>,
+    overrides: Vec<serde_json::Map<String, Value>>,
+) -> Result<AppDraft, OrchestratorError> {
+    let mut resources =
+        wasmco_core::files::parse_manifests(file).map_err(|e| input(format!("app {name}: {e}")))?;
+    let mut patches = match profile {
+        None => serde_json::Map::new(),
+        Some(Profile::Map(map)) => map,
+        Some(Profile::HelmValues(_)) => {
+            return Err(input(format!(
+                "app {name} is not a Helm chart, so its profile's Helm values do not apply to it; \
+                 give it a profile of Kind/name merge patches"
+            )));
+        }
+    };
+    for map in overrides {
+        patches.extend(map);
+    }
+    for (target, patch) in patches {
+        render(name, &mut resources, &target, &patch)?;
+    }
+    Ok(AppDraft::new(name, resources))
+}
+
+/// A chart app, rendered by Helm's engine; its hooks kept apart.
+fn render_chart(
+    helm: &HelmRenderer,
+    name: &str,
+    chart: Vec<u8>,
+    profile: Option<Profile>,
+    overrides: &[serde_json::Map<String, Value>],
+    release: &Release,
+) -> Result<AppDraft, OrchestratorError> {
+    let value_files = match profile {
+        None => Vec::new(),
+        Some(Profile::HelmValues(files)) => files,
+        // A plain YAML profile of a chart is a values file.
+        Some(Profile::Map(map)) => vec![Value::Object(map).to_string()],
+    };
+    let mut set = Vec::new();
+    for map in overrides {
+        for (key, value) in map {
+            let value = match value {
+                Value::String(text) => text.clone(),
+                Value::Number(_) | Value::Bool(_) | Value::Null => value.to_string(),
+                _ => {
+                    return Err(input(format!(
+                        "app {name}: override value {key:?} must be a string, number or boolean \
+                         (a chart's override values are Helm --set values)"
+                    )));
+                }
+            };
+            set.push(format!("{key}={value}"));
+        }
+    }
+    let request = RenderRequest {
+        chart,
+        value_files,
+        set,
+        release: release.name.clone(),
+        namespace: release.namespace.clone(),
+        kube_version: None,
+    };
+    wasmco_core::specs::check_dns_label("spec.version", &release.name).map_err(|e| {
+        input(format!(
+            "app {name} is a Helm chart, so the release name (the DIG's {}) must be a DNS label: {}",
+            e.field, e.reason
+        ))
+    })?;
+    let rendered = helm
+        .render(&request)
+        .map_err(|e| input(format!("app {name}: Helm could not render the chart: {e}")))?;
+    let mut resources = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for manifest in &rendered.manifests {
+        let parsed = wasmco_core::files::parse_manifests(manifest.content.as_bytes())
+            .map_err(|e| input(format!("app {name}: {}: {}", manifest.source, e.reason)))?;
+        for resource in parsed {
+            if !seen.insert(resource.key.clone()) {
+                return Err(input(format!(
+                    "app {name}: {}: {} appears twice in the chart",
+                    manifest.source, resource.key
+                )));
+            }
+            resources.push(resource);
+        }
+    }
+    let mut hooks = Vec::new();
+    for hook in &rendered.hooks {
+        let resource = wasmco_core::files::parse_manifests(hook.content.as_bytes())
+            .map_err(|e| input(format!("app {name}: hook {}: {}", hook.source, e.reason)))?
+            .into_iter()
+            .next()
+            .ok_or_else(|| input(format!("app {name}: hook {} is empty", hook.source)))?;
+        let events: Vec<HookEvent> = hook
+            .events
+            .iter()
+            .filter_map(|e| HookEvent::parse(e))
+            .collect();
+        if events.is_empty() {
+            continue;
+        }
+        hooks.push(Hook {
+            resource,
+            events,
+            weight: hook.weight,
+            delete_policies: hook
+                .delete_policies
+                .iter()
+                .filter_map(|p| HookDeletePolicy::parse(p))
+                .collect(),
+        });
+    }
+    tracing::debug!(
+        app = name,
+        chart = %rendered.chart.name,
+        resources = resources.len(),
+        hooks = hooks.len(),
+        render = ?rendered.timings.render,
+        instantiate = ?rendered.timings.instantiate,
+        "chart rendered"
+    );
+    let mut app = AppDraft::new(name, resources);
+    app.hooks = hooks;
+    Ok(app)
 }
 
 /// Applies one `Kind/name` merge patch to an app's resources.

@@ -10,6 +10,8 @@
 //! ctx/<dig>/rev/<revision>/app/<app>/placement  the app's clusters and their anyOf groups
 //! ctx/<dig>/rev/<revision>/app/<app>/order  resorder and resdependency (CRDs before the rest)
 //! ctx/<dig>/rev/<revision>/app/<app>/diff/<provider>+<cluster>  only what differs on that cluster
+//! ctx/<dig>/rev/<revision>/app/<app>/hooks  the app's Helm hooks, by weight
+//! ctx/<dig>/hooks/<app>/<provider>+<cluster>  the hook events already run there
 //! ctx/<dig>/rev/<revision>/status/…        reserved for rsync's per-resource and per-cluster status
 //! health/<provider>+<cluster>             ClusterHealth: what rsync's probe last saw
 //! ```
@@ -26,6 +28,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use wasmco_core::hooks::{Hook, HookEvent, StoredHook};
 use wasmco_core::resource::{ClusterRef, Resource, ResourceKey};
 use wasmco_core::specs::OpStatus;
 
@@ -107,6 +110,8 @@ pub struct StoredApp {
     pub placement: Vec<StoredPlacement>,
     /// Per cluster, the resources that differ from `base`.
     pub diffs: BTreeMap<ClusterRef, Vec<(ResourceKey, Option<Resource>)>>,
+    /// Its Helm hooks, by weight: every cluster of the app runs them.
+    pub hooks: Vec<Hook>,
 }
 
 impl StoredApp {
@@ -242,6 +247,13 @@ impl ContextStore {
                 format!("{app_prefix}/placement").into_bytes(),
                 json(&app.placement),
             ));
+            if !app.hooks.is_empty() {
+                let hooks: Vec<StoredHook> = app.hooks.iter().map(StoredHook::from).collect();
+                ops.push(BatchOp::Put(
+                    format!("{app_prefix}/hooks").into_bytes(),
+                    json(&hooks),
+                ));
+            }
             for (cluster, diff) in &app.diffs {
                 let stored: Vec<(&ResourceKey, StoredOverride)> = diff
                     .iter()
@@ -311,6 +323,36 @@ impl ContextStore {
         )])?)
     }
 
+    /// The hook events already run for `app` on `cluster` (by any revision).
+    pub fn hooks_run(
+        &self,
+        dig: &str,
+        app: &str,
+        cluster: &ClusterRef,
+    ) -> Result<BTreeSet<HookEvent>, ContextError> {
+        Ok(self
+            .get_json(&format!("ctx/{dig}/hooks/{app}/{cluster}"))?
+            .unwrap_or_default())
+    }
+
+    /// Records the hook events run for `app` on `cluster`; an empty set
+    /// forgets them (the app is gone from there).
+    pub fn put_hooks_run(
+        &self,
+        dig: &str,
+        app: &str,
+        cluster: &ClusterRef,
+        events: &BTreeSet<HookEvent>,
+    ) -> Result<(), ContextError> {
+        let key = format!("ctx/{dig}/hooks/{app}/{cluster}").into_bytes();
+        if events.is_empty() {
+            self.store.delete(&key)?;
+        } else {
+            self.store.put(&key, &json(events))?;
+        }
+        Ok(())
+    }
+
     /// Reads revision `revision` of the DIG's context.
     pub fn read(&self, dig: &str, revision: u64) -> Result<StoredContext, ContextError> {
         let prefix = format!("ctx/{dig}/rev/{revision:010}");
@@ -355,11 +397,19 @@ impl ContextStore {
                     .ok_or_else(|| corrupt(&key, "not a provider+cluster key".into()))?;
                 diffs.insert(cluster, diff);
             }
+            let hooks: Vec<StoredHook> = self
+                .get_json(&format!("{app_prefix}/hooks"))?
+                .unwrap_or_default();
+            let hooks = hooks
+                .into_iter()
+                .map(|h| Hook::try_from(h).map_err(|e| corrupt(&app_prefix, e.to_string())))
+                .collect::<Result<_, _>>()?;
             apps.push(StoredApp {
                 name: name.clone(),
                 base,
                 placement,
                 diffs,
+                hooks,
             });
         }
         Ok(StoredContext { meta, apps })
