@@ -43,6 +43,9 @@ pub use target::{ApplyAs, DirectoryTarget, KubeTarget, Labels, SyncError, SyncTa
 
 /// The label naming the DIG (or logical cloud) an object belongs to.
 pub const DIG_LABEL: &str = "wasmco.io/deployment-intent-group";
+/// The label of a Helm hook's object, naming the target it ran for (not
+/// the DIG label: hooks are not part of what a reconcile keeps in place).
+pub const HOOK_LABEL: &str = "wasmco.io/hook-of";
 /// The label naming the app an object belongs to.
 pub const APP_LABEL: &str = "wasmco.io/app";
 /// An annotation with the value `"true"` lets a resource take fields other

@@ -19,6 +19,7 @@ use crate::{Inner, RsyncError};
 
 mod apply;
 mod clean;
+mod hooks;
 
 impl Inner {
     /// Reconciles `key` once, towards its state as stored now.

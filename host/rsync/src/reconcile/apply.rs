@@ -5,6 +5,7 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesOrdered;
 use serde_json::Value;
 
+use wasmco_core::hooks::HookEvent;
 use wasmco_core::resource::Resource;
 use wasmco_store::appcontext::{
     Deployed, Drift, DriftKind, Readiness, ResourceStatus, kind_rank, now,
@@ -45,6 +46,21 @@ impl ClusterWork {
             &app.name,
             &self.cluster,
         )?;
+        // A chart's pre-install hooks finish before its first apply here.
+        if let Err(failed) = self.run_hooks(app, HookEvent::PreInstall).await? {
+            let statuses: Vec<_> = resources
+                .iter()
+                .map(|r| {
+                    let waiting = format!("waiting for the app's hooks: {}", failed.message);
+                    (r.key.to_string(), ResourceStatus::failed(r, waiting))
+                })
+                .collect();
+            self.record(&app.name, &mut recorded, &statuses)?;
+            return Ok(Outcome {
+                settled: Settled::Incomplete,
+                applied: 0,
+            });
+        }
         let kinds = resources
             .iter()
             .map(|r| (r.api_version.clone(), r.key.kind.clone()))
@@ -141,6 +157,13 @@ impl ClusterWork {
             }
         }
         self.record(&app.name, &mut recorded, &statuses)?;
+        // Its post-install hooks once everything is ready here.
+        if statuses.iter().all(|(_, s)| s.ready == Readiness::Ready)
+            && let Err(failed) = self.run_hooks(app, HookEvent::PostInstall).await?
+        {
+            tracing::warn!(target = %self.key, cluster = %self.cluster, app = %app.name, error = %failed.message, "post-install hook failed");
+            settled = Settled::Incomplete;
+        }
         Ok(Outcome {
             settled,
             applied: results.iter().filter(|(_, s)| s.applied).count(),

@@ -7,6 +7,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 
+use wasmco_core::hooks::HookEvent;
 use wasmco_core::resource::Resource;
 use wasmco_store::appcontext::{ResourceStatus, StoredApp};
 
@@ -57,6 +58,23 @@ impl ClusterWork {
         };
         undesired.sort_by_key(order);
         let mut settled = Settled::Idle;
+        // Terminating: the apps' pre-delete hooks first, latest app first.
+        let installed: Vec<&StoredApp> = if terminated {
+            self.context
+                .apps
+                .iter()
+                .rev()
+                .filter(|app| app.placement.iter().any(|p| p.cluster == self.cluster))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        for app in &installed {
+            if let Err(failed) = self.run_hooks(app, HookEvent::PreDelete).await? {
+                tracing::warn!(target = %self.key, cluster = %self.cluster, app = %app.name, error = %failed.message, "pre-delete hook failed; not deleting yet");
+                return Ok(Settled::Incomplete);
+            }
+        }
         let mut failed: BTreeMap<(String, String), String> = BTreeMap::new();
         let this = &self;
         for wave in undesired.chunk_by(|a, b| order(a) == order(b)) {
@@ -84,6 +102,17 @@ impl ClusterWork {
         }
         if terminated {
             settled = settled.max(self.record_terminated(&failed).await?);
+        }
+        if settled != Settled::Incomplete {
+            for app in &installed {
+                if let Err(failed) = self.run_hooks(app, HookEvent::PostDelete).await? {
+                    tracing::warn!(target = %self.key, cluster = %self.cluster, app = %app.name, error = %failed.message, "post-delete hook failed");
+                    return Ok(Settled::Incomplete);
+                }
+                if !app.hooks.is_empty() {
+                    self.forget_hooks(app).await?;
+                }
+            }
         }
         Ok(settled)
     }
@@ -158,7 +187,7 @@ impl ClusterWork {
     }
 
     /// Deletes `object` and waits (bounded) until it is gone.
-    async fn delete(&self, object: &Resource) -> Result<(), String> {
+    pub(super) async fn delete(&self, object: &Resource) -> Result<(), String> {
         let deadline = tokio::time::Instant::now() + self.inner.config.ready_timeout;
         let mut last = "not deleted in time".to_owned();
         while tokio::time::Instant::now() < deadline {

@@ -1,0 +1,219 @@
+//! Helm hooks on one cluster: objects applied around an app's own
+//! resources (pre-install before them, post-install once they are ready,
+//! pre-delete and post-delete around terminate), each waited for until it
+//! finishes, by weight, with Helm's delete policies.
+//!
+//! Hook objects carry the hook label instead of the DIG label, so the
+//! level-triggered clean-up and the drift watches leave them alone; each
+//! event runs once per app and cluster (the store remembers which ran).
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use wasmco_core::hooks::{Hook, HookDeletePolicy, HookEvent};
+use wasmco_store::appcontext::{ResourceStatus, StoredApp};
+
+use super::ClusterWork;
+use crate::target::{self, ApplyAs, Labels};
+use crate::{APP_LABEL, HOOK_LABEL, RsyncError, field_manager, label_value};
+
+/// Why a hook did not finish.
+pub(super) struct HookFailed {
+    pub(super) message: String,
+}
+
+impl ClusterWork {
+    /// Runs `app`'s hooks for `event` on this cluster, by weight, unless
+    /// they ran here already; records that they ran.
+    pub(super) async fn run_hooks(
+        &self,
+        app: &StoredApp,
+        event: HookEvent,
+    ) -> Result<Result<(), HookFailed>, RsyncError> {
+        let hooks: Vec<&Hook> = app.hooks.iter().filter(|h| h.runs_at(event)).collect();
+        if hooks.is_empty() {
+            return Ok(Ok(()));
+        }
+        let mut run = self
+            .inner
+            .contexts
+            .hooks_run(&self.key, &app.name, &self.cluster)?;
+        if run.contains(&event) {
+            return Ok(Ok(()));
+        }
+        let mut recorded = self.inner.contexts.statuses_on(
+            &self.key,
+            self.revision(),
+            &app.name,
+            &self.cluster,
+        )?;
+        for hook in hooks {
+            tracing::info!(target = %self.key, cluster = %self.cluster, app = %app.name, hook = %hook.resource.key, ?event, "running hook");
+            let outcome = self.run_hook(&app.name, hook).await;
+            let key = hook.resource.key.to_string();
+            let status = match &outcome {
+                Ok(()) => {
+                    let mut status = ResourceStatus::applied(&hook.resource);
+                    status.ready = wasmco_store::appcontext::Readiness::Ready;
+                    status
+                }
+                Err(failed) => ResourceStatus::failed(&hook.resource, failed.message.clone()),
+            };
+            self.record(&app.name, &mut recorded, &[(key, status)])?;
+            if let Err(failed) = outcome {
+                return Ok(Err(HookFailed {
+                    message: format!(
+                        "{} hook {} {} failed: {}",
+                        event_name(event),
+                        hook.resource.key.kind,
+                        hook.resource.key.name,
+                        failed.message
+                    ),
+                }));
+            }
+        }
+        run.insert(event);
+        self.inner
+            .contexts
+            .put_hooks_run(&self.key, &app.name, &self.cluster, &run)?;
+        Ok(Ok(()))
+    }
+
+    /// Forgets which of `app`'s hooks ran here (it is gone from here), and
+    /// removes the hook objects left behind.
+    pub(super) async fn forget_hooks(&self, app: &StoredApp) -> Result<(), RsyncError> {
+        for hook in &app.hooks {
+            if let Err(error) = self.delete(&hook.resource).await {
+                tracing::warn!(target = %self.key, cluster = %self.cluster, hook = %hook.resource.key, %error, "could not remove a hook object");
+            }
+        }
+        self.inner.contexts.put_hooks_run(
+            &self.key,
+            &app.name,
+            &self.cluster,
+            &Default::default(),
+        )?;
+        Ok(())
+    }
+
+    async fn run_hook(&self, app: &str, hook: &Hook) -> Result<(), HookFailed> {
+        let failed = |message: String| HookFailed { message };
+        if hook.deleted_on(HookDeletePolicy::BeforeHookCreation) {
+            self.delete(&hook.resource).await.map_err(failed)?;
+        }
+        let labels = Labels::from([
+            (HOOK_LABEL.to_owned(), label_value(&self.key)),
+            (APP_LABEL.to_owned(), app.to_owned()),
+        ]);
+        let manifest = target::labelled(&hook.resource, &labels);
+        let manager = field_manager(&self.key);
+        let how = ApplyAs {
+            manager: &manager,
+            force: true,
+        };
+        let resource = &hook.resource;
+        let manifest = &manifest;
+        self.with_retries(|target| async move { target.apply(resource, manifest, how).await })
+            .await
+            .map_err(|e| failed(e.to_string()))?;
+        let outcome = self.wait_finished(resource).await;
+        let policy = match outcome {
+            Ok(()) => HookDeletePolicy::HookSucceeded,
+            Err(_) => HookDeletePolicy::HookFailed,
+        };
+        if hook.deleted_on(policy)
+            && let Err(error) = self.delete(resource).await
+        {
+            tracing::warn!(target = %self.key, cluster = %self.cluster, hook = %resource.key, %error, "could not delete a finished hook");
+        }
+        outcome.map_err(failed)
+    }
+
+    /// Polls until the hook's object has finished (bounded): a Job
+    /// complete, a Pod succeeded, anything else once it exists.
+    async fn wait_finished(&self, resource: &wasmco_core::Resource) -> Result<(), String> {
+        let timeout = self.inner.config.ready_timeout;
+        let deadline = tokio::time::Instant::now() + timeout;
+        while tokio::time::Instant::now() < deadline {
+            let live = match self.inner.target(&self.cluster).await {
+                Ok(target) => target.get(resource).await.ok().flatten(),
+                Err(_) => None,
+            };
+            if let Some(live) = live
+                && let Some(finished) = finished(&resource.key.kind, &live)
+            {
+                return finished;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err(format!("it did not finish within {timeout:?}"))
+    }
+}
+
+/// Whether a hook object has finished, and how; `None` while it runs.
+fn finished(kind: &str, live: &Value) -> Option<Result<(), String>> {
+    let condition = |wanted: &str| {
+        live["status"]["conditions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["type"] == wanted && c["status"] == "True")
+    };
+    match kind {
+        "Job" => {
+            if condition("Complete").is_some() {
+                Some(Ok(()))
+            } else {
+                condition("Failed").map(|c| {
+                    Err(format!(
+                        "the Job failed: {}",
+                        c["message"]
+                            .as_str()
+                            .or(c["reason"].as_str())
+                            .unwrap_or("no reason given")
+                    ))
+                })
+            }
+        }
+        "Pod" => match live["status"]["phase"].as_str() {
+            Some("Succeeded") => Some(Ok(())),
+            Some("Failed") => Some(Err("the Pod failed".into())),
+            _ => None,
+        },
+        _ => Some(Ok(())),
+    }
+}
+
+fn event_name(event: HookEvent) -> String {
+    serde_json::to_value(event)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::finished;
+
+    #[test]
+    fn a_hook_finishes_as_its_kind_says() {
+        let running = json!({"status": {"active": 1}});
+        assert!(finished("Job", &running).is_none());
+        let complete = json!({"status": {"conditions": [{"type": "Complete", "status": "True"}]}});
+        assert!(matches!(finished("Job", &complete), Some(Ok(()))));
+        let failed = json!({"status": {"conditions": [{"type": "Failed", "status": "True", "message": "BackoffLimitExceeded"}]}});
+        let Some(Err(message)) = finished("Job", &failed) else {
+            panic!("a failed Job is a failed hook");
+        };
+        assert!(message.contains("BackoffLimitExceeded"));
+        assert!(finished("Pod", &json!({"status": {"phase": "Running"}})).is_none());
+        assert!(matches!(
+            finished("Pod", &json!({"status": {"phase": "Succeeded"}})),
+            Some(Ok(()))
+        ));
+        assert!(matches!(finished("ConfigMap", &json!({})), Some(Ok(()))));
+    }
+}
