@@ -224,6 +224,53 @@ fn vfw_keeps_dependency_order_anyof_and_the_gac_patch() {
 }
 
 #[test]
+fn the_helm_example_deploys_two_charts_with_profile_values_overrides_and_a_hook() {
+    let dev = Dev::start();
+    dev.ok(&["apply", "-f", "examples/helm"]);
+    dev.ok(&["status", "shop", "--timeout", "60s"]);
+    for n in [1, 2] {
+        let deployments = dev.objects(n, "apis/apps/v1/deployments");
+        let field = |name: &str, pointer: &str| {
+            deployments
+                .iter()
+                .find(|d| d["metadata"]["name"] == name)
+                .and_then(|d| d.pointer(pointer).cloned())
+        };
+        // Chart, then profile (replicas), then the DIG's --set values.
+        assert_eq!(
+            field("r1-frontend", "/spec/replicas"),
+            Some(serde_json::json!(2))
+        );
+        let image = "/spec/template/spec/containers/0/image";
+        assert_eq!(
+            field("r1-frontend", image),
+            Some(serde_json::json!("nginx:1.27"))
+        );
+        assert_eq!(
+            field("r1-backend", "/spec/replicas"),
+            Some(serde_json::json!(2))
+        );
+        assert_eq!(dev.names(n, "apis/batch/v1/jobs"), ["r1-backend-migrate"]);
+        let page = dev
+            .objects(n, "api/v1/configmaps")
+            .into_iter()
+            .find(|c| c["metadata"]["name"] == "r1-frontend-page")
+            .expect("the page");
+        assert_eq!(
+            page["data"]["index.html"],
+            "Hello from r1, placed by wasmco"
+        );
+    }
+    assert!(dev.names(3, "apis/apps/v1/deployments").is_empty());
+    dev.ok(&["delete", "-f", "examples/helm"]);
+    dev.assert_clusters_empty();
+    assert!(
+        dev.names(1, "apis/batch/v1/jobs").is_empty(),
+        "the hook's Job is removed"
+    );
+}
+
+#[test]
 fn custom_controller_is_built_uploaded_and_used() {
     let dev = Dev::start();
     dev.ok(&["apply", "-f", "examples/custom-controller", "-s"]);

@@ -16,7 +16,7 @@ use serde_json::json;
 use crate::deploy::action;
 use crate::http::{Server, Virtual, doc, expect};
 
-mod harness;
+pub mod harness;
 
 use harness::{CA, Cluster, Deployment, all, config_map, config_maps, wait_for};
 

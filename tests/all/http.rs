@@ -59,6 +59,7 @@ impl Server {
     }
 
     fn spawn(data_dir: &Path, extra: &[&str], env: &[(&str, &str)], stderr: Stdio) -> Server {
+        crate::support::helm_renderer();
         let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)

@@ -7,6 +7,7 @@ mod cli;
 mod clusters;
 mod contract;
 mod deploy;
+mod helm;
 mod hostile;
 mod http;
 mod kube_apiserver;

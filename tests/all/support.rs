@@ -15,6 +15,18 @@ pub fn runtime() -> &'static Runtime {
     })
 }
 
+/// The Helm renderer, compiled into the machine's cache before any server
+/// starts, so that servers only load it (one compile per machine, not one
+/// interrupted compile per short-lived test server).
+pub fn helm_renderer() -> &'static wasmco_runtime::helm::HelmRenderer {
+    static RENDERER: OnceLock<wasmco_runtime::helm::HelmRenderer> = OnceLock::new();
+    RENDERER.get_or_init(|| {
+        let renderer = wasmco_runtime::helm::HelmRenderer::new(Default::default());
+        renderer.prepare().expect("the Helm renderer compiles");
+        renderer
+    })
+}
+
 pub fn guest_path(file: &str) -> PathBuf {
     // The test guests come from the test-only crate; the shipped
     // controllers from the host's own build.

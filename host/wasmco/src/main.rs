@@ -7,7 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use commands::{
-    Connect, compile, controller, dev, dig, documents, get, scenario, serve, token, virtual_cluster,
+    Connect, compile, controller, dev, dig, documents, get, helm, scenario, serve, token,
+    virtual_cluster,
 };
 
 #[derive(Parser)]
@@ -34,6 +35,9 @@ enum Command {
     /// process, so a compile can be stopped).
     #[command(hide = true)]
     CompileController(compile::Args),
+    /// Compile the Helm renderer into this machine's cache now (a server
+    /// otherwise does it in the background when it starts).
+    HelmPrepare(helm::Args),
     /// Start a development orchestrator: the API on 127.0.0.1:9015, the
     /// built-in controllers, three virtual clusters, and hot reload of
     /// `.wasm` controllers.
@@ -103,6 +107,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => serve::run(args),
         Command::CompileController(args) => compile::run(args),
         Command::Dev(args) => dev::run(args),
+        Command::HelmPrepare(args) => helm::run(args),
         Command::Apply(args) => documents::apply(connect, args),
         Command::Delete(args) => documents::delete(connect, args),
         Command::Get(args) => get::run(connect, args),

@@ -80,6 +80,8 @@ pub struct HostOptions {
     pub compiler: Option<wasmco_runtime::CompilerProcess>,
     /// The limits a controller gets unless its registration tightens them.
     pub controller_limits: wasmco_runtime::ControllerLimits,
+    /// Where the Helm renderer is cached and what a render may use.
+    pub helm: wasmco_runtime::helm::HelmConfig,
 }
 
 /// Opens the data directory (store and compile cache) and loads the stored controllers.
@@ -113,6 +115,13 @@ pub fn open_state(
             &LimitOverrides::default(),
         )
         .map_err(ServeError::Generic)?;
+    let helm = wasmco_runtime::helm::HelmRenderer::new(options.helm);
+    if helm.available() {
+        // Off the request path: only a request that needs a chart waits.
+        helm.start();
+    } else {
+        tracing::warn!("built without Helm support (no Go at build time): charts are refused");
+    }
     let contexts = ContextStore::new(store);
     let engine: Arc<dyn wasmco_orchestrator::SyncEngine> = match sync {
         Some((handle, mut config)) => {
@@ -131,6 +140,7 @@ pub fn open_state(
         contexts,
         controllers.clone(),
         Arc::new(generic),
+        helm,
         engine,
         kubeconfigs.clone(),
     );

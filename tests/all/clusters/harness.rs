@@ -219,10 +219,14 @@ impl Deployment {
     }
 
     pub fn rows(&self, dig: &str) -> Vec<Row> {
+        Self::rows_of(&self.server, dig)
+    }
+
+    /// The DIG's resources as `server`'s status shows them.
+    pub fn rows_of(server: &Server, dig: &str) -> Vec<Row> {
         let status = |which: &str| {
             expect(
-                self.server
-                    .get(&format!("{dig}/status?status={which}&output=detail")),
+                server.get(&format!("{dig}/status?status={which}&output=detail")),
                 200,
             )
         };

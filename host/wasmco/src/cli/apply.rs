@@ -171,10 +171,18 @@ fn apply_one(client: &ApiClient, document: &Document) -> Result<Outcome, CliErro
     }
 }
 
-/// The `file` part: a controller's may be its crate's directory, built here.
+/// The `file` part: a controller's may be its crate's directory, built
+/// here; any other may be a directory (a Helm chart, a profile's files),
+/// packed here as `helm package` packs a chart.
 fn read_file(kind: Kind, path: &std::path::Path) -> Result<Upload, CliError> {
     let (file, bytes) = if kind == Kind::Controller {
         super::controller::component_bytes(path)?
+    } else if path.is_dir() {
+        let packed = pack_directory(path).map_err(|source| CliError::Io {
+            path: path.to_owned(),
+            source,
+        })?;
+        (path.with_extension("tgz"), packed)
     } else {
         let bytes = std::fs::read(path).map_err(|source| CliError::Io {
             path: path.to_owned(),
@@ -187,6 +195,20 @@ fn read_file(kind: Kind, path: &std::path::Path) -> Result<Upload, CliError> {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
     Ok(Upload { file_name, bytes })
+}
+
+/// A `.tgz` of `dir` under its own name, as `helm package` makes a chart's.
+fn pack_directory(dir: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    let top = dir
+        .canonicalize()?
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "package".into());
+    let gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut archive = tar::Builder::new(gzip);
+    archive.follow_symlinks(false);
+    archive.append_dir_all(&top, dir)?;
+    archive.into_inner()?.finish()
 }
 
 fn delete_one(

@@ -7,6 +7,7 @@ pub mod dev;
 pub mod dig;
 pub mod documents;
 pub mod get;
+pub mod helm;
 pub mod scenario;
 pub mod serve;
 pub mod token;

@@ -74,6 +74,10 @@ pub struct Args {
     /// How often each reachable cluster's API server is probed.
     #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
     probe_interval: std::time::Duration,
+    /// Where the compiled Helm renderer is cached, shared by every server
+    /// on the machine (default: `$XDG_CACHE_HOME/wasmco` or `~/.cache/wasmco`).
+    #[arg(long, env = "WASMCO_HELM_CACHE")]
+    helm_cache: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -89,6 +93,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         cluster_timeout,
         resync_interval,
         probe_interval,
+        helm_cache,
     } = args;
     let controller_limits = match controller_limits {
         None => wasmco_runtime::ControllerLimits::default(),
@@ -112,6 +117,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         kubeconfigs: kubeconfigs.policy(),
         compiler: wasmco_runtime::CompilerProcess::this_program(compile_timeout),
         controller_limits,
+        helm: wasmco_runtime::helm::HelmConfig {
+            cache_dir: helm_cache.unwrap_or_else(wasmco_runtime::helm::default_cache_dir),
+            ..Default::default()
+        },
     };
     let state =
         wasmco::startup::open_state(&data_dir, Some((runtime.handle().clone(), rsync)), options)
