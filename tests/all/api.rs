@@ -10,7 +10,7 @@ const P: &str = "/v2/projects/proj1";
 const CA: &str = "/v2/projects/proj1/composite-apps/vfw/v1";
 const DIG: &str = "/v2/projects/proj1/composite-apps/vfw/v1/deployment-intent-groups/dig1";
 
-fn tgz(files: &[(&str, &[u8])]) -> Vec<u8> {
+pub fn tgz(files: &[(&str, &[u8])]) -> Vec<u8> {
     let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
         Vec::new(),
         flate2::Compression::default(),

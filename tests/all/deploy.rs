@@ -166,7 +166,7 @@ fn placed(context: &Value) -> Vec<(String, String, Vec<Value>)> {
     out
 }
 
-fn find<'a>(resources: &'a [Value], kind: &str, name: &str) -> &'a Value {
+pub fn find<'a>(resources: &'a [Value], kind: &str, name: &str) -> &'a Value {
     resources
         .iter()
         .find(|r| r["kind"] == kind && r["metadata"]["name"] == name)

@@ -8,8 +8,10 @@ use serde_json::{Value, json};
 
 use wasmco_runtime::helm::{HelmConfig, HelmError, HelmLimits, HelmRenderer, RenderRequest};
 
-use crate::clusters::harness::{CA, Cluster, Deployment, all, config_map, wait_for};
-use crate::deploy::action;
+use crate::clusters::harness::{
+    CA, Cluster, Deployment, all, config_map, place_on_solo_and_approve, wait_for,
+};
+use crate::deploy::{action, find};
 use crate::http::{Server, doc, expect};
 
 /// A `.tgz` of the directory `dir` under the top directory `top`, as
@@ -23,22 +25,10 @@ pub fn package(dir: &Path, top: &str) -> Vec<u8> {
     builder.into_inner().unwrap().finish().unwrap()
 }
 
-/// A `.tgz` of the given files.
+/// A `.tgz` of the given text files.
 pub fn tgz(files: &[(&str, &str)]) -> Vec<u8> {
-    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
-        Vec::new(),
-        flate2::Compression::fast(),
-    ));
-    for (path, text) in files {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(text.len() as u64);
-        header.set_mode(0o644);
-        header.set_cksum();
-        builder
-            .append_data(&mut header, path, text.as_bytes())
-            .unwrap();
-    }
-    builder.into_inner().unwrap().finish().unwrap()
+    let files: Vec<(&str, &[u8])> = files.iter().map(|(p, t)| (*p, t.as_bytes())).collect();
+    crate::api::tgz(&files)
 }
 
 fn chart_dir(name: &str) -> std::path::PathBuf {
@@ -69,15 +59,8 @@ fn set_up(server: &Server, overrides: Value) -> String {
         server.post("/v2/cluster-providers", doc("lab", json!({}))),
         201,
     );
-    expect(server.post("/v2/projects", doc("p", json!({}))), 201);
+    crate::http::project_with_app(server);
     let ca = format!("/v2/projects/p/{CA}");
-    expect(
-        server.post(
-            "/v2/projects/p/composite-apps",
-            doc("ca", json!({"compositeAppVersion": "v1"})),
-        ),
-        201,
-    );
     expect(
         server.upload(
             &format!("{ca}/apps"),
@@ -115,39 +98,8 @@ fn set_up(server: &Server, overrides: Value) -> String {
         server.post(&format!("{ca}/deployment-intent-groups"), doc("d", spec)),
         201,
     );
-    expect(
-        server.post(
-            &format!("{dig}/generic-placement-intents"),
-            doc("gpi", json!({})),
-        ),
-        201,
-    );
-    for app in ["web", "plain"] {
-        let intent = json!({"app": app, "intent": {"allOf": [{"clusterProvider": "lab", "cluster": "solo"}]}});
-        expect(
-            server.post(
-                &format!("{dig}/generic-placement-intents/gpi/app-intents"),
-                doc(app, intent),
-            ),
-            201,
-        );
-    }
-    expect(
-        server.post(
-            &format!("{dig}/intents"),
-            doc("i", json!({"intent": {"genericPlacementIntent": "gpi"}})),
-        ),
-        201,
-    );
-    expect(action(server, &dig, "approve"), 202);
+    place_on_solo_and_approve(server, &dig, &["web", "plain"]);
     dig
-}
-
-fn find<'a>(resources: &'a [Value], kind: &str, name: &str) -> &'a Value {
-    resources
-        .iter()
-        .find(|r| r["kind"] == kind && r["metadata"]["name"] == name)
-        .unwrap_or_else(|| panic!("no {kind} {name} in {resources:#?}"))
 }
 
 #[test]
@@ -313,14 +265,7 @@ fn a_chart_and_a_plain_app_deploy_side_by_side_with_values_in_emco_order_and_hoo
 fn charts_helm_cannot_install_are_refused_at_upload_with_helms_message() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path());
-    expect(server.post("/v2/projects", doc("p", json!({}))), 201);
-    expect(
-        server.post(
-            "/v2/projects/p/composite-apps",
-            doc("ca", json!({"compositeAppVersion": "v1"})),
-        ),
-        201,
-    );
+    crate::http::project_with_app(&server);
     let apps = format!("/v2/projects/p/{CA}/apps");
     let template = (
         "c/templates/cm.yaml",

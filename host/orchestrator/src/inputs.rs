@@ -236,6 +236,12 @@ fn render_chart(
             set.push(format!("{key}={value}"));
         }
     }
+    wasmco_core::specs::check_dns_label("spec.version", &release.name).map_err(|e| {
+        input(format!(
+            "app {name} is a Helm chart, so the release name (the DIG's {}) must be a DNS label: {}",
+            e.field, e.reason
+        ))
+    })?;
     let request = RenderRequest {
         chart,
         value_files,
@@ -244,12 +250,6 @@ fn render_chart(
         namespace: release.namespace.clone(),
         kube_version: None,
     };
-    wasmco_core::specs::check_dns_label("spec.version", &release.name).map_err(|e| {
-        input(format!(
-            "app {name} is a Helm chart, so the release name (the DIG's {}) must be a DNS label: {}",
-            e.field, e.reason
-        ))
-    })?;
     let rendered = helm
         .render(&request)
         .map_err(|e| input(format!("app {name}: Helm could not render the chart: {e}")))?;

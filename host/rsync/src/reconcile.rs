@@ -193,6 +193,14 @@ impl ClusterWork {
         Ok(found)
     }
 
+    /// What is recorded for `app`'s resources on this cluster in this revision.
+    fn recorded(&self, app: &str) -> Result<HashMap<String, ResourceStatus>, RsyncError> {
+        Ok(self
+            .inner
+            .contexts
+            .statuses_on(&self.key, self.revision(), app, &self.cluster)?)
+    }
+
     /// Writes the statuses that differ from what is `recorded`, and
     /// notes them there.
     fn record(

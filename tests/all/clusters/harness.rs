@@ -177,31 +177,8 @@ impl Deployment {
             ),
             201,
         );
-        expect(
-            server.post(
-                &format!("{dig}/generic-placement-intents"),
-                doc("gpi", json!({})),
-            ),
-            201,
-        );
-        for (app, _) in apps {
-            let intent = json!({"app": app, "intent": {"allOf": [{"clusterProvider": "lab", "cluster": "solo"}]}});
-            expect(
-                server.post(
-                    &format!("{dig}/generic-placement-intents/gpi/app-intents"),
-                    doc(app, intent),
-                ),
-                201,
-            );
-        }
-        expect(
-            server.post(
-                &format!("{dig}/intents"),
-                doc("i", json!({"intent": {"genericPlacementIntent": "gpi"}})),
-            ),
-            201,
-        );
-        expect(action(server, &dig, "approve"), 202);
+        let names: Vec<&str> = apps.iter().map(|(app, _)| *app).collect();
+        place_on_solo_and_approve(server, &dig, &names);
         expect(action(server, &dig, "instantiate"), 202);
         self.project = project.to_owned();
         self.dig = dig.clone();
@@ -291,6 +268,36 @@ impl Deployment {
             }
         }
     }
+}
+
+/// Places each of `apps` on cluster `lab/solo` (generic placement intent
+/// `gpi`) and approves the DIG.
+pub fn place_on_solo_and_approve(server: &Server, dig: &str, apps: &[&str]) {
+    expect(
+        server.post(
+            &format!("{dig}/generic-placement-intents"),
+            doc("gpi", json!({})),
+        ),
+        201,
+    );
+    for app in apps {
+        let intent = json!({"app": app, "intent": {"allOf": [{"clusterProvider": "lab", "cluster": "solo"}]}});
+        expect(
+            server.post(
+                &format!("{dig}/generic-placement-intents/gpi/app-intents"),
+                doc(app, intent),
+            ),
+            201,
+        );
+    }
+    expect(
+        server.post(
+            &format!("{dig}/intents"),
+            doc("i", json!({"intent": {"genericPlacementIntent": "gpi"}})),
+        ),
+        201,
+    );
+    expect(action(server, dig, "approve"), 202);
 }
 
 pub fn config_map(name: &str, data: Value) -> String {

@@ -40,12 +40,7 @@ impl ClusterWork {
         // come after the base, whatever their kind).
         resources.sort_by_key(|r| kind_rank(r));
         let labels = labels(&self.key, Some(&app.name));
-        let mut recorded = self.inner.contexts.statuses_on(
-            &self.key,
-            self.revision(),
-            &app.name,
-            &self.cluster,
-        )?;
+        let mut recorded = self.recorded(&app.name)?;
         // A chart's pre-install hooks finish before its first apply here.
         if let Err(failed) = self.run_hooks(app, HookEvent::PreInstall).await? {
             let statuses: Vec<_> = resources

@@ -145,12 +145,7 @@ impl ClusterWork {
             }
         };
         for app in apps {
-            let mut recorded = self.inner.contexts.statuses_on(
-                &self.key,
-                self.revision(),
-                &app.name,
-                &self.cluster,
-            )?;
+            let mut recorded = self.recorded(&app.name)?;
             let statuses: Vec<_> = app
                 .resources_on(&self.cluster)
                 .into_iter()

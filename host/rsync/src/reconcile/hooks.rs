@@ -42,12 +42,7 @@ impl ClusterWork {
         if run.contains(&event) {
             return Ok(Ok(()));
         }
-        let mut recorded = self.inner.contexts.statuses_on(
-            &self.key,
-            self.revision(),
-            &app.name,
-            &self.cluster,
-        )?;
+        let mut recorded = self.recorded(&app.name)?;
         for hook in hooks {
             tracing::info!(target = %self.key, cluster = %self.cluster, app = %app.name, hook = %hook.resource.key, ?event, "running hook");
             let outcome = self.run_hook(&app.name, hook).await;

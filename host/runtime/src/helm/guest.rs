@@ -155,8 +155,8 @@ impl Renderer {
             .epoch_interruption(true)
             .parallel_compilation(true)
             .cranelift_opt_level(wasmtime::OptLevel::Speed);
-        // Plain defaults: only the config can fail, and this one is valid.
-        let engine = Engine::new(&wasmtime).unwrap_or_else(|_| Engine::default());
+        // Only the configuration can make this fail, and it is fixed here.
+        let engine = Engine::new(&wasmtime).expect("the renderer's engine configuration is valid");
         let ticker_stop = Arc::new(AtomicBool::new(false));
         if let Err(error) = crate::engine::spawn_ticker(engine.clone(), TICK, ticker_stop.clone()) {
             tracing::warn!(%error, "no deadline ticker for the Helm renderer");
