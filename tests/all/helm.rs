@@ -222,6 +222,26 @@ fn a_chart_and_a_plain_app_deploy_side_by_side_with_values_in_emco_order_and_hoo
     wait_for("the post-install hook", || {
         cluster.get("configmap", "r1-web-installed").is_some()
     });
+    // The status shows the hooks that ran, apart from the resources.
+    let status = expect(
+        server.get(&format!("{dig}/status?status=ready&output=detail&app=web")),
+        200,
+    );
+    let hooks: Vec<(&str, &str)> = status["apps"][0]["clusters"][0]["hooks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no hooks in {status}"))
+        .iter()
+        .map(|h| {
+            (
+                h["name"].as_str().unwrap(),
+                h["readyStatus"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        hooks,
+        [("r1-web-migrate", "Ready"), ("r1-web-installed", "Ready")]
+    );
     for (kind, name) in [
         ("deployment", "r1-web"),
         ("service", "r1-web"),

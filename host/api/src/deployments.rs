@@ -392,11 +392,33 @@ pub fn status_body(
                 *counts.entry(state.to_owned()).or_default() += 1;
                 resources.push(entry);
             }
+            // Hooks that ran here, with how they ended; apart from the
+            // app's resources (and their counts): one that never runs, a
+            // pre-delete hook say, is not a resource waiting to be ready.
+            let hooks: Vec<Value> = app
+                .hooks
+                .iter()
+                .filter_map(|hook| {
+                    let key = (
+                        app.name.clone(),
+                        placement.cluster.clone(),
+                        hook.resource.key.to_string(),
+                    );
+                    let recorded = synced.and_then(|s| s.statuses.get(&key))?;
+                    let (_, mut entry) = resource_status(&hook.resource, Some(recorded), query);
+                    entry["events"] = json!(hook.events);
+                    Some(entry)
+                })
+                .collect();
             let ClusterRef { provider, cluster } = &placement.cluster;
             let connectivity = synced
                 .and_then(|s| s.connectivity.get(&placement.cluster))
                 .map_or("Unknown", |c| c.as_str());
-            clusters.push(json!({"clusterProvider": provider, "cluster": cluster, "connectivity": connectivity, "resources": resources}));
+            let mut entry = json!({"clusterProvider": provider, "cluster": cluster, "connectivity": connectivity, "resources": resources});
+            if !hooks.is_empty() {
+                entry["hooks"] = json!(hooks);
+            }
+            clusters.push(entry);
         }
         apps.push(json!({"name": app.name, "clusters": clusters}));
     }
