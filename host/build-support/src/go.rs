@@ -7,6 +7,10 @@ use std::process::Command;
 
 use sha2::{Digest, Sha256};
 
+/// Wasm features Go may use beyond the MVP: wasmtime has both, and they
+/// make Go's code smaller and faster.
+const GOWASM: &str = "satconv,signext";
+
 /// A Go program built for wasip1, gzipped for embedding.
 pub struct GoWasm {
     /// The `.wasm.gz` file.
@@ -35,6 +39,7 @@ pub fn build_go_wasm(dir: &Path, name: &str, disable_var: &str) -> Option<GoWasm
     };
     let mut hasher = Sha256::new();
     hasher.update(version.as_bytes());
+    hasher.update(GOWASM.as_bytes());
     let mut sources: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()))
         .filter_map(|entry| entry.ok().map(|e| e.path()))
@@ -79,6 +84,7 @@ pub fn build_go_wasm(dir: &Path, name: &str, disable_var: &str) -> Option<GoWasm
         .arg(".")
         .env("GOOS", "wasip1")
         .env("GOARCH", "wasm")
+        .env("GOWASM", GOWASM)
         .env("CGO_ENABLED", "0")
         // The Go on the machine builds it; never a toolchain download.
         .env("GOTOOLCHAIN", "local")

@@ -261,9 +261,11 @@ impl Renderer {
                 (self.initialise(pre)?, started.elapsed())
             }
         };
-        self.refill_in_background();
         let started = Instant::now();
-        let (mut rendered, memory_bytes) = self.render(ready, request)?;
+        let outcome = self.render(ready, request);
+        // Readied after the render, so that it does not compete with it.
+        self.refill_in_background();
+        let (mut rendered, memory_bytes) = outcome?;
         rendered.timings = Timings {
             module: module_wait,
             instantiate,
