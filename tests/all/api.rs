@@ -617,3 +617,15 @@ fn the_openapi_document_covers_every_route() {
         }
     }
 }
+
+#[test]
+fn a_json_body_for_a_multipart_resource_says_how_to_upload_it() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    // EMCO's controller registration: a JSON body naming a gRPC service.
+    let emco = json!({"metadata": {"name": "hpa"}, "spec": {"host": "hpa-placement", "port": 9099, "type": "placement", "priority": 1}});
+    let response = server.post("/v2/controllers", emco);
+    refused(response, 415, Some("Content-Type"), "WebAssembly component");
+    let response = server.post("/v2/controllers", json!({}));
+    refused(response, 415, Some("Content-Type"), "multipart/form-data");
+}

@@ -323,6 +323,29 @@ fn the_later_action_controller_wins_and_update_rollback_terminate_follow_the_sta
         .send()
         .unwrap();
     refused(missing, 422, Some("revision"), "revision 7 is not kept");
+    // EMCO's body: the revision a string under spec.
+    let rollback = |body: Value| {
+        server
+            .client
+            .post(server.url(&format!("{DIG}/rollback")))
+            .json(&body)
+            .send()
+            .unwrap()
+    };
+    let emco = json!({"metadata": {"name": "rollback-1", "description": "back"}, "spec": {"revision": "1"}});
+    assert_eq!(expect(rollback(emco), 202)["revision"], 1);
+    refused(
+        rollback(json!({"metadata": {"name": "r"}, "spec": {"revision": "one"}})),
+        400,
+        Some("spec.revision"),
+        "must be a revision number",
+    );
+    refused(
+        rollback(json!({"spec": {}})),
+        400,
+        Some("spec.revision"),
+        "missing",
+    );
     // Terminate, and what a terminated DIG refuses.
     assert_eq!(
         expect(action(&server, DIG, "terminate"), 202)["deployedStatus"],

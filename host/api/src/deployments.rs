@@ -107,11 +107,33 @@ fn state_body(dig: &DigRef, state: &DigState) -> Value {
     })
 }
 
-/// The body of `rollback`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RollbackBody {
-    revision: u64,
+/// The revision a `rollback` body names: EMCO's `{"metadata": {…},
+/// "spec": {"revision": "1"}}` (a string there), or `{"revision": 1}`.
+fn rollback_revision(bytes: &[u8]) -> Result<u64, ApiError> {
+    let body: serde_json::Map<String, Value> = wasmco_core::parse_json(bytes, "body")?;
+    let (field, value) = match body.get("spec") {
+        Some(spec) => ("spec.revision", spec.get("revision")),
+        None => ("revision", body.get("revision")),
+    };
+    let value = value.ok_or_else(|| {
+        ApiError::field(
+            StatusCode::BAD_REQUEST,
+            field,
+            "missing: the revision to roll back to",
+        )
+    })?;
+    let revision = match value {
+        Value::Number(number) => number.as_u64(),
+        Value::String(text) => text.trim().parse().ok(),
+        _ => None,
+    };
+    revision.filter(|r| *r > 0).ok_or_else(|| {
+        ApiError::field(
+            StatusCode::BAD_REQUEST,
+            field,
+            format!("must be a revision number (1 or more), not {value}"),
+        )
+    })
 }
 
 /// `POST …/{dig}/{action}`.
@@ -126,8 +148,7 @@ pub async fn act(
         let bytes = axum::body::to_bytes(request.into_body(), 1 << 16)
             .await
             .map_err(|_| ApiError::too_large(1 << 16))?;
-        let body: RollbackBody = wasmco_core::parse_json(&bytes, "body")?;
-        Some(body.revision)
+        Some(rollback_revision(&bytes)?)
     } else {
         None
     };

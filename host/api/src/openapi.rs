@@ -180,8 +180,16 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
             }
         });
         if action == super::deployments::DigAction::Rollback {
-            op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {
-                "type": "object", "required": ["revision"], "properties": {"revision": {"type": "integer"}}}}}});
+            // EMCO's body (the revision a string under spec) or the short one.
+            let revision = json!({"oneOf": [
+                {"type": "integer", "minimum": 1},
+                {"type": "string", "pattern": "^[0-9]+$"}]});
+            op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"oneOf": [
+                {"type": "object", "required": ["spec"], "properties": {
+                    "metadata": {"type": "object"},
+                    "spec": {"type": "object", "required": ["revision"], "properties": {"revision": revision}}}},
+                {"type": "object", "required": ["revision"], "properties": {"revision": revision}}]}}}});
+            op["responses"]["400"] = merge(&errors["400"], "the body names no revision number");
         }
         paths.insert(route, json!({ "post": op }));
     }

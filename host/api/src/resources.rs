@@ -300,13 +300,31 @@ async fn read_body(kind: Kind, request: Request) -> Result<RawBody, ApiError> {
             expect_json(&content_type)?;
             None
         }
-        BodyShape::Multipart(_) => Some(multer::parse_boundary(&content_type).map_err(|e| {
-            ApiError::field(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "Content-Type",
-                format!("expected multipart/form-data: {e}"),
-            )
-        })?),
+        BodyShape::Multipart(file_kind) => {
+            Some(multer::parse_boundary(&content_type).map_err(|e| {
+                let file = match file_kind {
+                    FileKind::Component => "the WebAssembly component (.wasm): controllers are components, not services",
+                    FileKind::Manifests => "the app: a Helm chart .tgz, a .tgz of manifests or a multi-document YAML",
+                    FileKind::Profile => "the profile: EMCO's .tgz or a YAML map",
+                    FileKind::Kubeconfig => "the cluster's kubeconfig",
+                };
+                let got = if content_type.starts_with("multipart/") {
+                    format!("the multipart body is unreadable ({e})")
+                } else if content_type.is_empty() {
+                    "the request has no Content-Type".to_owned()
+                } else {
+                    format!("got {content_type}")
+                };
+                ApiError::field(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "Content-Type",
+                    format!(
+                        "this is uploaded as multipart/form-data, with a `metadata` part (the JSON \
+                         document) and a `file` part ({file}); {got}"
+                    ),
+                )
+            })?)
+        }
     };
     let bytes = axum::body::to_bytes(request.into_body(), info.max_body)
         .await
