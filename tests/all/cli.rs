@@ -188,6 +188,21 @@ fn hello_deploys_by_label_and_terminates_through_the_cli() {
     let status = dev.ok(&["status", "hello", "--timeout", "60s"]);
     assert!(status.contains("Terminated"), "{status}");
     dev.assert_clusters_empty();
+    // An action the DIG's state refuses is a failure, not a skip.
+    let update = dev.data.path().join("update.yaml");
+    let anchor = "projects/hello/composite-apps/hello-app/v1/deployment-intent-groups/hello/update";
+    std::fs::write(
+        &update,
+        format!("version: emco/v2\nresourceContext:\n  anchor: {anchor}\n"),
+    )
+    .unwrap();
+    let refused = dev.cli(&["apply", "-f", update.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&refused.stdout);
+    assert!(!refused.status.success(), "{out}");
+    assert!(
+        out.contains("failed") && out.contains("Terminated"),
+        "{out}"
+    );
     let deleted = dev.ok(&["delete", "-f", "examples/hello"]);
     assert!(deleted.contains("deleted"), "{deleted}");
     let projects = dev.ok(&["get", "projects", "-o", "json"]);

@@ -133,8 +133,12 @@ fn apply_one(client: &ApiClient, document: &Document) -> Result<Outcome, CliErro
                     "{action:<12}{dig}: {}",
                     answer["deployedStatus"].as_str().unwrap_or("done")
                 ))),
-                // Applying a file twice meets a DIG already past this step.
-                Err(error) if error.status() == Some(StatusCode::CONFLICT) => {
+                // Applying a file twice meets a DIG already past this step;
+                // any other state the action is refused in is a failure.
+                Err(error)
+                    if error.status() == Some(StatusCode::CONFLICT)
+                        && already_done(client, &dig, &action) =>
+                {
                     Ok(Outcome::Skipped(api_message(&error)))
                 }
                 Err(error) => Err(error.into()),
@@ -169,6 +173,27 @@ fn apply_one(client: &ApiClient, document: &Document) -> Result<Outcome, CliErro
             Ok(Outcome::Done(format!("{verb:<12}{item}")))
         }
     }
+}
+
+/// Whether the DIG already is where `action` leads (so applying the same
+/// file again has nothing to do for it).
+fn already_done(client: &ApiClient, dig: &str, action: &str) -> bool {
+    let reached: &[&str] = match action {
+        "approve" => &["Approved", "Instantiated", "Updated"],
+        "instantiate" => &["Instantiated", "Updated"],
+        "terminate" => &["Terminated"],
+        "stop" => &["InstantiateStopped", "TerminateStopped"],
+        _ => &[],
+    };
+    client
+        .get(&format!("v2/{dig}/status?output=summary"))
+        .ok()
+        .and_then(|status| {
+            status["deployedStatus"]
+                .as_str()
+                .map(|s| reached.contains(&s))
+        })
+        .unwrap_or(false)
 }
 
 /// The `file` part: a controller's may be its crate's directory, built
