@@ -310,6 +310,7 @@ fn register(client: &ApiClient, kubeconfigs: &[PathBuf]) -> Result<(), CliError>
         spec: Some(spec),
         cluster_label: None,
         file,
+        unsupported: None,
     };
     let mut documents = vec![document(
         "cluster-providers".into(),

@@ -71,7 +71,7 @@ pub enum DocumentError {
 }
 
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
+#[serde(rename_all = "camelCase")]
 struct RawDocument {
     version: String,
     resource_context: ResourceContext,
@@ -83,6 +83,13 @@ struct RawDocument {
     cluster_label: Option<String>,
     #[serde(default)]
     file: Option<String>,
+    /// emcoctl's list form of `file`.
+    #[serde(default)]
+    files: Vec<String>,
+    /// Fields wasmco does not know: the document is reported as
+    /// unsupported on its own, and the rest of the file goes on.
+    #[serde(flatten)]
+    unknown: std::collections::BTreeMap<String, Value>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -104,8 +111,11 @@ pub struct Document {
     pub spec: Option<Value>,
     /// A label document's `clusterLabel`.
     pub cluster_label: Option<String>,
-    /// `file`, resolved against the document's directory.
+    /// `file` (or `files`' one entry), resolved against the document's directory.
     pub file: Option<PathBuf>,
+    /// Why wasmco cannot do what the document asks, found when reading it
+    /// (fields it does not know, several files).
+    pub unsupported: Option<String>,
 }
 
 /// What a document asks of the API.
@@ -253,7 +263,24 @@ fn load_file(path: &Path, values: Option<&gtmpl::Value>) -> Result<Vec<Document>
                 raw.version
             )));
         }
-        let file = raw.file.map(|f| resolve_file(base_dir, &f));
+        let mut files = raw.files;
+        files.extend(raw.file);
+        let unsupported = if !raw.unknown.is_empty() {
+            let fields: Vec<&str> = raw.unknown.keys().map(String::as_str).collect();
+            Some(format!(
+                "the document has fields wasmco does not know: {} (it reads version, \
+                 resourceContext, metadata, spec, clusterLabel, file and files)",
+                fields.join(", ")
+            ))
+        } else if files.len() > 1 {
+            Some(format!(
+                "the document names {} files; a wasmco resource takes one `file`",
+                files.len()
+            ))
+        } else {
+            None
+        };
+        let file = files.first().map(|f| resolve_file(base_dir, f));
         documents.push(Document {
             origin: format!("{}#{index}", path.display()),
             anchor: normalise_anchor(&raw.resource_context.anchor),
@@ -261,6 +288,7 @@ fn load_file(path: &Path, values: Option<&gtmpl::Value>) -> Result<Vec<Document>
             spec: raw.spec,
             cluster_label: raw.cluster_label,
             file,
+            unsupported,
         });
     }
     Ok(documents)
@@ -319,6 +347,11 @@ impl Document {
 
     /// What applying this document asks of the API.
     pub fn operation(&self) -> Operation {
+        if let Some(reason) = &self.unsupported {
+            return Operation::Unsupported {
+                reason: reason.clone(),
+            };
+        }
         let anchor = &self.anchor;
         if let Some((dig, action)) = anchor.rsplit_once('/')
             && DIG_ACTIONS.contains(&action)
@@ -327,7 +360,7 @@ impl Document {
         {
             let supported = match target {
                 Kind::LogicalCloud => matches!(action, "instantiate" | "terminate"),
-                _ => !matches!(action, "stop" | "migrate"),
+                _ => action != "migrate",
             };
             if !supported {
                 return Operation::Unsupported {
@@ -486,6 +519,7 @@ mod tests {
             spec: Some(spec),
             cluster_label: None,
             file: None,
+            unsupported: None,
         };
         let Operation::Unsupported { reason } =
             doc("controllers", json!({"host": "gac", "port": 9033})).operation()
@@ -501,5 +535,41 @@ mod tests {
             panic!()
         };
         assert!(reason.contains("network-controller-intent"), "{reason}");
+    }
+
+    #[test]
+    fn an_unknown_field_makes_its_document_unsupported_not_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write(
+            dir.path(),
+            "a.yaml",
+            "version: emco/v2\nresourceContext: {anchor: projects}\nmetadata: {name: a}\n---\n\
+             version: emco/v2\nresourceContext: {anchor: projects}\nmetadata: {name: b}\nextra: 1\n---\n\
+             version: emco/v2\nresourceContext: {anchor: projects/a/composite-apps/c/v1/apps}\n\
+             metadata: {name: web}\nfiles: [web.tgz]\n---\n\
+             version: emco/v2\nresourceContext: {anchor: projects/a/composite-apps/c/v1/apps}\n\
+             metadata: {name: two}\nfiles: [a.tgz, b.tgz]\n",
+        );
+        let documents = load(&[file], None).unwrap();
+        assert_eq!(documents.len(), 4);
+        assert!(matches!(
+            documents[0].operation(),
+            Operation::Resource { .. }
+        ));
+        let Operation::Unsupported { reason } = documents[1].operation() else {
+            panic!("an unknown field is unsupported");
+        };
+        assert!(reason.contains("extra"), "{reason}");
+        let Operation::Resource {
+            file: Some(file), ..
+        } = documents[2].operation()
+        else {
+            panic!("files: with one entry is the file");
+        };
+        assert!(file.ends_with("web.tgz"), "{file:?}");
+        assert!(matches!(
+            documents[3].operation(),
+            Operation::Unsupported { .. }
+        ));
     }
 }
