@@ -213,3 +213,68 @@ fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
     }
     assert_eq!(server.delete(LC).status(), 204);
 }
+
+#[test]
+fn an_admin_logical_cloud_takes_emcos_bodies_and_marks_its_clusters_usable() {
+    let cluster = Virtual::start("east");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    expect(
+        server.post("/v2/cluster-providers", doc("edge", json!({}))),
+        201,
+    );
+    expect(
+        server.upload(
+            "/v2/cluster-providers/edge/clusters",
+            doc("east", json!({})),
+            Some(cluster.kubeconfig.clone()),
+        ),
+        201,
+    );
+    expect(server.post("/v2/projects", doc("shop", json!({}))), 201);
+    let clouds = "/v2/projects/shop/logical-clouds";
+    // EMCO's admin cloud: level "0", no namespace, no user.
+    expect(
+        server.post(clouds, doc("default", json!({"level": "0"}))),
+        201,
+    );
+    // A standard cloud still needs its namespace, and a level is 0 or 1.
+    refused(
+        server.post(
+            clouds,
+            doc("std", json!({"level": "1", "user": {"userName": "u"}})),
+        ),
+        400,
+        Some("spec.namespace"),
+        "level \"0\"",
+    );
+    refused(
+        server.post(clouds, doc("odd", json!({"level": "2"}))),
+        400,
+        Some("spec.level"),
+        "admin",
+    );
+    // EMCO spells the load balancer's address more than one way.
+    let admin = format!("{clouds}/default");
+    for (name, spelling) in [("east-1", "loadbalancerIp"), ("east-2", "loadBalancerIP")] {
+        let spec = json!({"clusterProvider": "edge", "cluster": "east", spelling: "0.0.0.0"});
+        expect(
+            server.post(&format!("{admin}/cluster-references"), doc(name, spec)),
+            201,
+        );
+    }
+    let state = expect(server.post(&format!("{admin}/instantiate"), json!({})), 202);
+    assert_eq!(state["deployedStatus"], "Instantiated", "{state}");
+    // Nothing is made on the cluster: no namespace, role or binding.
+    let status = expect(server.get(&format!("{admin}/status")), 200);
+    let resources: Vec<&Value> = status["apps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|a| a["clusters"].as_array().into_iter().flatten())
+        .flat_map(|c| c["resources"].as_array().into_iter().flatten())
+        .collect();
+    assert!(resources.is_empty(), "{status}");
+    let state = expect(server.post(&format!("{admin}/terminate"), json!({})), 202);
+    assert_eq!(state["deployedStatus"], "Terminated", "{state}");
+}

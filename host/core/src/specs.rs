@@ -392,20 +392,61 @@ impl PlacementEntry {
     }
 }
 
-/// A logical cloud's spec (EMCO's dcm): its namespace and user.
+/// A logical cloud's spec (EMCO's dcm): its level, namespace and user.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogicalCloudSpec {
-    /// The namespace made in every referenced cluster.
+    /// EMCO's level: `"0"` for an admin cloud (the clusters' own
+    /// kubeconfigs, no namespace, user or quota), `"1"` (the default) for
+    /// a standard one.
+    #[serde(default)]
+    pub level: Option<Value>,
+    /// The namespace made in every referenced cluster (standard clouds).
+    #[serde(default)]
     pub namespace: String,
-    /// The user given access to it.
-    pub user: LogicalCloudUser,
+    /// The user given access to it (standard clouds).
+    #[serde(default)]
+    pub user: Option<LogicalCloudUser>,
+}
+
+impl LogicalCloudSpec {
+    /// Whether it is an admin cloud (EMCO's level 0).
+    pub fn is_admin(&self) -> bool {
+        matches!(&self.level, Some(Value::String(l)) if l.trim() == "0")
+            || matches!(&self.level, Some(Value::Number(n)) if n.as_u64() == Some(0))
+    }
+
+    /// The user's name; empty for an admin cloud.
+    pub fn user_name(&self) -> &str {
+        self.user.as_ref().map_or("", |u| u.user_name.as_str())
+    }
 }
 
 impl Spec for LogicalCloudSpec {
     fn check(self, _: &Scope<'_>) -> Result<Vec<Reference>, FieldError> {
+        let level_known = match &self.level {
+            None => true,
+            Some(Value::String(l)) => matches!(l.trim(), "0" | "1"),
+            Some(Value::Number(n)) => matches!(n.as_u64(), Some(0 | 1)),
+            Some(_) => false,
+        };
+        if !level_known {
+            return Err(FieldError::new(
+                "spec.level",
+                "must be \"0\" (an admin cloud: the clusters' own kubeconfigs) or \"1\" (a standard cloud: a namespace and a user)",
+            ));
+        }
+        if self.is_admin() {
+            return Ok(Vec::new());
+        }
+        if self.namespace.is_empty() {
+            return Err(FieldError::new(
+                "spec.namespace",
+                "a standard logical cloud (level \"1\") needs the namespace it makes in its clusters; an admin cloud is level \"0\"",
+            ));
+        }
         check_dns_label("spec.namespace", &self.namespace)?;
-        let user = &self.user.user_name;
+        let user = self.user_name();
         if user.is_empty() || user.len() > 253 || user.chars().any(|c| c.is_control() || c == '/') {
             return Err(FieldError::new(
                 "spec.user.userName",
@@ -432,6 +473,20 @@ pub struct ClusterReferenceSpec {
     pub cluster_provider: String,
     /// The cluster.
     pub cluster: String,
+    /// EMCO's load balancer address for the cluster (kept, not used); its
+    /// JSON is read case-insensitively, so EMCO's files spell it several ways.
+    #[serde(
+        default,
+        rename = "loadBalancerIP",
+        alias = "loadbalancerIp",
+        alias = "loadBalancerIp",
+        alias = "loadbalancerIP",
+        alias = "loadbalancerip"
+    )]
+    pub load_balancer_ip: Option<String>,
+    /// EMCO's stored user certificate (kept, not used: wasmco issues its own).
+    #[serde(default)]
+    pub certificate: Option<String>,
 }
 
 impl Spec for ClusterReferenceSpec {

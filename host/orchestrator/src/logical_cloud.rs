@@ -3,6 +3,9 @@
 //! cluster a kubeconfig whose client certificate comes from that cluster's
 //! CA. They travel to the clusters the way an app does: as a one-app
 //! context handed to rsync, so status, retries and resume come with it.
+//!
+//! An admin cloud (EMCO's level 0) uses the clusters' own kubeconfigs and
+//! makes nothing on them: its context places an empty app on them.
 
 use std::collections::BTreeMap;
 
@@ -90,8 +93,11 @@ impl Orchestrator {
         let mut clusters = Vec::new();
         let mut kubeconfigs = Vec::new();
         for (reference, target) in &references {
-            let kubeconfig = self.user_kubeconfig(&spec, target)?;
-            kubeconfigs.push((reference.clone(), kubeconfig));
+            // An admin cloud uses the clusters' own kubeconfigs.
+            if !spec.is_admin() {
+                let kubeconfig = self.user_kubeconfig(&spec, target)?;
+                kubeconfigs.push((reference.clone(), kubeconfig));
+            }
             clusters.push(ClusterInfo {
                 provider: target.cluster_provider.clone(),
                 name: target.cluster.clone(),
@@ -99,7 +105,13 @@ impl Orchestrator {
                 kv: Vec::new(),
             });
         }
-        let resources = self.manifests(lc, &spec)?;
+        // An admin cloud makes nothing on its clusters: instantiating it
+        // marks them as usable.
+        let resources = if spec.is_admin() {
+            Vec::new()
+        } else {
+            self.manifests(lc, &spec)?
+        };
         let mut draft = DraftContext::new(vec![AppDraft::new(APP, resources)], clusters);
         let everywhere = PlacementEdit::Place(PlaceApp {
             app: APP.to_owned(),
@@ -144,7 +156,7 @@ impl Orchestrator {
             Kind::Cluster,
             vec![target.cluster_provider.clone(), target.cluster.clone()],
         );
-        let user = &spec.user.user_name;
+        let user = spec.user_name();
         let pki = ClusterPki::load(&self.db, &cluster)?.ok_or_else(|| {
             OrchestratorError::Input(format!(
                 "{} has no CA to sign {user}'s certificate; POST …/ca on it first",
@@ -250,7 +262,7 @@ impl Orchestrator {
                    "rules": rules}),
             json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
                    "metadata": {"name": format!("{name}-rolebinding"), "namespace": namespace},
-                   "subjects": [{"kind": "User", "name": spec.user.user_name,
+                   "subjects": [{"kind": "User", "name": spec.user_name(),
                                  "apiGroup": "rbac.authorization.k8s.io"}],
                    "roleRef": {"kind": "Role", "name": format!("{name}-role"),
                                "apiGroup": "rbac.authorization.k8s.io"}}),
