@@ -247,8 +247,26 @@ fn every_resource_round_trips_and_survives_restart_and_kill() {
         server.get("/v2/cluster-providers/edge/clusters?label=edge-east"),
         200,
     );
-    assert_eq!(east.as_array().unwrap().len(), 1);
-    assert_eq!(east[0]["metadata"]["name"], "c1");
+    // EMCO answers a label query with the clusters' names.
+    assert_eq!(east, json!(["c1"]));
+    // And a key of a cluster's key-value pairs with its value.
+    let kv = "/v2/cluster-providers/edge/clusters/c1/kv-pairs/capacity";
+    assert_eq!(
+        expect(server.get(&format!("{kv}?key=memory")), 200),
+        json!({"value": "64Gi"})
+    );
+    refused(
+        server.get(&format!("{kv}?key=disk")),
+        404,
+        Some("key"),
+        "no key \"disk\"",
+    );
+    refused(
+        server.get("/v2/cluster-providers/edge?key=cpu"),
+        400,
+        Some("key"),
+        "key-value pairs",
+    );
     assert_eq!(
         expect(server.get(&format!("{CA}/apps")), 200)
             .as_array()

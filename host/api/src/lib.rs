@@ -187,14 +187,21 @@ fn collection_routes(kind: Kind) -> MethodRouter<AppState> {
 
 fn item_routes(kind: Kind) -> MethodRouter<AppState> {
     let limit = DefaultBodyLimit::max(kind.info().max_body);
-    get(move |State(s): State<AppState>, path: PathValues| resources::get_one(s, kind, path))
-        .put(
-            move |State(s): State<AppState>, path: PathValues, request: Request| {
-                resources::update(s, kind, path, request)
-            },
-        )
-        .delete(move |State(s): State<AppState>, path: PathValues| resources::delete(s, kind, path))
-        .layer(limit)
+    get(
+        move |State(s): State<AppState>,
+              path: PathValues,
+              query: Result<Query<resources::ItemQuery>, _>| async move {
+            let query = query.map_err(bad_query)?;
+            resources::get_one(s, kind, path, query).await
+        },
+    )
+    .put(
+        move |State(s): State<AppState>, path: PathValues, request: Request| {
+            resources::update(s, kind, path, request)
+        },
+    )
+    .delete(move |State(s): State<AppState>, path: PathValues| resources::delete(s, kind, path))
+    .layer(limit)
 }
 
 /// A query string the handler's parameters refuse, as a 400 naming why.

@@ -114,7 +114,8 @@ pub fn document() -> Value {
         if kind == Kind::Cluster
             && let Some(params) = list["parameters"].as_array_mut()
         {
-            params.push(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string"}}));
+            params.push(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string"},
+                "description": "answer, as EMCO does, the names of the clusters carrying this label"}));
         }
         let mut created = error_responses();
         created["201"] = json!({"description": "created; the stored body"});
@@ -126,9 +127,14 @@ pub fn document() -> Value {
         let item = kind.item_route();
         let mut updated = error_responses();
         updated["200"] = json!({"description": "updated; the stored body"});
+        let mut item_params = parameters(&item);
+        if kind == Kind::ClusterKvPair {
+            item_params.push(json!({"name": "key", "in": "query", "required": false, "schema": {"type": "string"},
+                "description": "answer, as EMCO does, `{\"value\": …}` of this key"}));
+        }
         paths.insert(item.clone(), json!({
-            "get": {"summary": format!("get a {title}"), "parameters": parameters(&item),
-                    "responses": {"200": ok, "404": error_responses()["404"]}},
+            "get": {"summary": format!("get a {title}"), "parameters": item_params,
+                    "responses": {"200": ok, "400": error_responses()["400"], "404": error_responses()["404"]}},
             "put": {"summary": format!("update a {title}"), "parameters": parameters(&item),
                     "requestBody": request_body(kind), "responses": updated},
             "delete": {"summary": format!("delete a {title}"), "parameters": parameters(&item),

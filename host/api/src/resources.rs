@@ -139,10 +139,47 @@ pub async fn update(
     Ok(axum::Json(body).into_response())
 }
 
-/// `GET` on an item: the stored JSON as is.
-pub async fn get_one(state: AppState, kind: Kind, path: PathValues) -> Result<Response, ApiError> {
+/// Query of an item.
+#[derive(Debug, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ItemQuery {
+    /// One key of a key-value pair resource.
+    key: Option<String>,
+}
+
+/// `GET` on an item: the stored JSON as is; for a cluster's key-value
+/// pairs with `?key=`, as EMCO answers it, `{"value": …}` of that key.
+pub async fn get_one(
+    state: AppState,
+    kind: Kind,
+    path: PathValues,
+    query: Query<ItemQuery>,
+) -> Result<Response, ApiError> {
     let id = ResourceId::new(kind, values(path));
-    Ok(json_response(state.db.get_raw(&id)?))
+    let Some(key) = &query.key else {
+        return Ok(json_response(state.db.get_raw(&id)?));
+    };
+    if kind != Kind::ClusterKvPair {
+        return Err(ApiError::field(
+            StatusCode::BAD_REQUEST,
+            "key",
+            "only a cluster's key-value pairs are read by key",
+        ));
+    }
+    let body = state.db.get(&id)?;
+    let value = body["spec"]["kv"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find_map(|pair| pair.get(key.as_str()))
+        .ok_or_else(|| {
+            ApiError::field(
+                StatusCode::NOT_FOUND,
+                "key",
+                format!("{} has no key {key:?}", id.describe()),
+            )
+        })?;
+    Ok(axum::Json(json!({ "value": value })).into_response())
 }
 
 /// Query of a cluster list.
@@ -152,7 +189,9 @@ pub struct ListQuery {
     label: Option<String>,
 }
 
-/// `GET` on a collection (`?label=` filters clusters): the stored bodies as a JSON array.
+/// `GET` on a collection: the stored bodies as a JSON array; with
+/// `?label=` (clusters only), as EMCO answers it, the names of the
+/// clusters carrying that label.
 pub async fn list(
     state: AppState,
     principal: &Principal,
@@ -178,16 +217,20 @@ pub async fn list(
             ));
         }
     };
-    let mut items = state.db.list_raw(kind, &parent)?;
-    items.retain(|(id, _)| {
+    let mut names = Vec::new();
+    for (id, _) in state.db.list_raw(kind, &parent)? {
         let mut label_path = id.path.clone();
         label_path.push(label.clone());
-        state
+        if state
             .db
             .get_raw(&ResourceId::new(Kind::ClusterLabel, label_path))
             .is_ok()
-    });
-    Ok(json_response(json_array(&items)))
+            && let Some(name) = id.path.last()
+        {
+            names.push(name.clone());
+        }
+    }
+    Ok(axum::Json(names).into_response())
 }
 
 /// Stored bodies (JSON text) as one JSON array.
