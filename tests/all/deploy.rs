@@ -503,6 +503,27 @@ fn bad_inputs_fail_instantiate_with_the_reason() {
         ),
         200,
     );
+    // As in EMCO's files, the DIG's intents may come before the intents
+    // they name: refused only at instantiate, naming what is missing.
+    let intents = format!("{DIG}/intents/intents");
+    for (missing, what) in [
+        (
+            json!({"genericPlacementIntent": "later", "gac": "c3-replicas"}),
+            "generic placement intent later",
+        ),
+        (
+            json!({"genericPlacementIntent": "gpi", "gac": "later"}),
+            "later, which it does not have",
+        ),
+    ] {
+        expect(
+            server.put(&intents, doc("intents", json!({"intent": missing}))),
+            200,
+        );
+        refused(action(&server, DIG, "instantiate"), 422, None, what);
+    }
+    let restored = json!({"intent": {"genericPlacementIntent": "gpi", "gac": "c3-replicas"}});
+    expect(server.put(&intents, doc("intents", restored)), 200);
     expect(
         server.post(
             &format!("{CA}/apps/db/dependency"),

@@ -44,17 +44,6 @@ impl Scope<'_> {
     fn app(&self, field: impl Into<String>, app: &str) -> Reference {
         self.in_version(field, Kind::App, app)
     }
-
-    /// A reference from `field` to a sibling of kind `kind` named `name`.
-    fn sibling(&self, field: impl Into<String>, kind: Kind, name: &str) -> Reference {
-        let mut path = self.parent.to_vec();
-        path.push(name.to_owned());
-        Reference {
-            field: field.into(),
-            kind,
-            path,
-        }
-    }
 }
 
 /// A kind's spec: what it must satisfy beyond its shape, and what it names.
@@ -271,21 +260,21 @@ pub struct DigIntentSpec {
 }
 
 impl Spec for DigIntentSpec {
-    fn check(self, scope: &Scope<'_>) -> Result<Vec<Reference>, FieldError> {
+    fn check(self, _: &Scope<'_>) -> Result<Vec<Reference>, FieldError> {
         let mut refs = Vec::new();
         for (controller, intent) in &self.intent {
             let field = format!("spec.intent.{controller}");
             check_name(&field, intent)?;
-            if controller == GENERIC_PLACEMENT_KEY {
-                refs.push(scope.sibling(field, Kind::GenericPlacementIntent, intent));
-            } else {
+            // As EMCO: the controllers named must exist; the intents they
+            // name are looked up at instantiate (EMCO's files create them
+            // after this document).
+            if controller != GENERIC_PLACEMENT_KEY {
                 check_name(&format!("spec.intent (key {controller:?})"), controller)?;
                 refs.push(Reference {
-                    field: field.clone(),
+                    field,
                     kind: Kind::Controller,
                     path: vec![controller.clone()],
                 });
-                refs.push(scope.sibling(field, Kind::ControllerIntent, intent));
             }
         }
         Ok(refs)

@@ -425,7 +425,21 @@ fn steps(
         input("the deployment intent group has no genericPlacementIntent in its intents")
     })?;
     let mut gpi_path = dig_path.clone();
-    gpi_path.push(gpi);
+    gpi_path.push(gpi.clone());
+    // Intents are named by the DIG's intents document, which may come
+    // before them (as in EMCO's files): missing ones are found here.
+    let missing = |kind: Kind, name: &str| {
+        input(format!(
+            "the deployment intent group's intents name {} {name}, which it does not have",
+            kind.info().title
+        ))
+    };
+    if !db.exists(&ResourceId::new(
+        Kind::GenericPlacementIntent,
+        gpi_path.clone(),
+    ))? {
+        return Err(missing(Kind::GenericPlacementIntent, &gpi));
+    }
     let app_intents: Vec<Value> = names(db, Kind::GenericAppIntent, &gpi_path)?
         .into_iter()
         .map(|(_, body)| json!({"app": body["spec"]["app"], "intent": body["spec"]["intent"]}))
@@ -440,9 +454,12 @@ fn steps(
             .spec::<ControllerSpec>(&ResourceId::new(Kind::Controller, vec![name.clone()]))?
             .priority;
         let mut intent_path = dig_path.clone();
-        intent_path.push(intent_name);
-        let intent =
-            db.get(&ResourceId::new(Kind::ControllerIntent, intent_path))?["spec"].to_string();
+        intent_path.push(intent_name.clone());
+        let intent_id = ResourceId::new(Kind::ControllerIntent, intent_path);
+        if !db.exists(&intent_id)? {
+            return Err(missing(Kind::ControllerIntent, &intent_name));
+        }
+        let intent = db.get(&intent_id)?["spec"].to_string();
         let step = PlannedStep {
             controller,
             intent,

@@ -99,7 +99,8 @@ impl ResourceDb {
         self.writes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn exists(&self, id: &ResourceId) -> Result<bool, DbError> {
+    /// Whether `id` is stored.
+    pub fn exists(&self, id: &ResourceId) -> Result<bool, DbError> {
         Ok(self.store.get(&id.key())?.is_some())
     }
 
