@@ -249,6 +249,16 @@ fn every_resource_round_trips_and_survives_restart_and_kill() {
     );
     // EMCO answers a label query with the clusters' names.
     assert_eq!(east, json!(["c1"]));
+    // A composite profile's profile by its app.
+    let profiles = format!("{CA}/composite-profiles/vfw_composite-profile/profiles");
+    let web = expect(server.get(&format!("{profiles}?app=web")), 200);
+    assert_eq!(web["metadata"]["name"], "web-profile", "{web}");
+    refused(
+        server.get(&format!("{profiles}?app=nope")),
+        404,
+        Some("app"),
+        "\"nope\"",
+    );
     // And a key of a cluster's key-value pairs with its value.
     let kv = "/v2/cluster-providers/edge/clusters/c1/kv-pairs/capacity";
     assert_eq!(

@@ -117,6 +117,12 @@ pub fn document() -> Value {
             params.push(json!({"name": "label", "in": "query", "required": false, "schema": {"type": "string"},
                 "description": "answer, as EMCO does, the names of the clusters carrying this label"}));
         }
+        if kind == Kind::AppProfile
+            && let Some(params) = list["parameters"].as_array_mut()
+        {
+            params.push(json!({"name": "app", "in": "query", "required": false, "schema": {"type": "string"},
+                "description": "answer, as EMCO does, the one profile of this app"}));
+        }
         let mut created = error_responses();
         created["201"] = json!({"description": "created; the stored body"});
         paths.insert(collection.clone(), json!({

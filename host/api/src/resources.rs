@@ -187,6 +187,8 @@ pub async fn get_one(
 #[serde(deny_unknown_fields)]
 pub struct ListQuery {
     label: Option<String>,
+    /// The app whose profile to answer (a composite profile's profiles).
+    app: Option<String>,
 }
 
 /// `GET` on a collection: the stored bodies as a JSON array; with
@@ -205,6 +207,9 @@ pub async fn list(
         let mut items = state.db.list_raw(kind, &parent)?;
         items.retain(|(id, _)| principal.sees(&id.path[0]));
         return Ok(json_response(json_array(&items)));
+    }
+    if let Some(app) = &query.app {
+        return profile_of_app(&state, kind, &parent, app);
     }
     let label = match (&query.label, kind) {
         (None, _) => return Ok(json_response(state.db.list_json(kind, &parent)?)),
@@ -231,6 +236,35 @@ pub async fn list(
         }
     }
     Ok(axum::Json(names).into_response())
+}
+
+/// `GET …/profiles?app=web`, as EMCO answers it: the one profile of that app.
+fn profile_of_app(
+    state: &AppState,
+    kind: Kind,
+    parent: &[String],
+    app: &str,
+) -> Result<Response, ApiError> {
+    if kind != Kind::AppProfile {
+        return Err(ApiError::field(
+            StatusCode::BAD_REQUEST,
+            "app",
+            "only a composite profile's profiles are found by app",
+        ));
+    }
+    let (_, body) = state
+        .db
+        .list(kind, parent)?
+        .into_iter()
+        .find(|(_, body)| body["spec"]["app"] == app)
+        .ok_or_else(|| {
+            ApiError::field(
+                StatusCode::NOT_FOUND,
+                "app",
+                format!("no profile in this composite profile is for app {app:?}"),
+            )
+        })?;
+    Ok(axum::Json(body).into_response())
 }
 
 /// Stored bodies (JSON text) as one JSON array.
