@@ -244,6 +244,45 @@ fn instantiate_computes_exactly_the_expected_context() {
     assert_eq!(yaml.headers()["content-type"], "application/yaml");
     let text = yaml.text().unwrap();
     assert!(text.contains("tier: data"), "{text}");
+    // EMCO's status query: its type, and filters repeated or comma-separated.
+    let status = expect(
+        server.get(&format!(
+            "{DIG}/status?type=cluster&apps=web&apps=db&clusters=edge%2Bc1,edge%2Bc2&resources=web"
+        )),
+        200,
+    );
+    let shown: Vec<(&str, &str, usize)> = status["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|app| {
+            app["clusters"].as_array().unwrap().iter().map(move |c| {
+                let resources = c["resources"].as_array().unwrap().len();
+                (
+                    app["name"].as_str().unwrap(),
+                    c["cluster"].as_str().unwrap(),
+                    resources,
+                )
+            })
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [("db", "c2", 0), ("web", "c1", 2), ("web", "c2", 2)],
+        "{status}"
+    );
+    refused(
+        server.get(&format!("{DIG}/status?type=monitor")),
+        400,
+        None,
+        "rsync or cluster",
+    );
+    refused(
+        server.get(&format!("{DIG}/status?bogus=1")),
+        400,
+        None,
+        "unknown parameter",
+    );
     // Deployed DIGs are not deleted underneath.
     refused(
         server.delete(DIG),

@@ -246,15 +246,75 @@ fn context_body(
     body
 }
 
-/// Query of `GET …/{dig}/status`, as EMCO has it.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// Query of `GET …/{dig}/status`, as EMCO has it: `status`, `output`,
+/// `type` (`rsync` or `cluster`: wasmco reads both from the cluster, so
+/// they answer the same), and the filters `apps`, `clusters`, `resources`
+/// (each repeated or comma-separated; `app`, `cluster`, `resource` too).
+#[derive(Debug, Default, Deserialize)]
+#[serde(try_from = "Vec<(String, String)>")]
 pub struct StatusQuery {
     status: Option<String>,
     output: Option<String>,
-    app: Option<String>,
-    cluster: Option<String>,
-    resource: Option<String>,
+    apps: Vec<String>,
+    clusters: Vec<String>,
+    resources: Vec<String>,
+}
+
+impl TryFrom<Vec<(String, String)>> for StatusQuery {
+    type Error = String;
+
+    fn try_from(pairs: Vec<(String, String)>) -> Result<Self, String> {
+        let mut query = StatusQuery::default();
+        for (key, value) in pairs {
+            let list = match key.as_str() {
+                "status" | "output" => {
+                    let slot = if key == "status" {
+                        &mut query.status
+                    } else {
+                        &mut query.output
+                    };
+                    if slot.replace(value).is_some() {
+                        return Err(format!("{key} is given twice"));
+                    }
+                    continue;
+                }
+                "type" if matches!(value.as_str(), "rsync" | "cluster") => continue,
+                "type" => return Err(format!("type {value:?} is not rsync or cluster")),
+                // EMCO's instance of a status query: one status per DIG here.
+                "instance" => continue,
+                "app" | "apps" => &mut query.apps,
+                "cluster" | "clusters" => &mut query.clusters,
+                "resource" | "resources" => &mut query.resources,
+                other => {
+                    return Err(format!(
+                        "unknown parameter {other:?} (status, output, type, apps, clusters, resources)"
+                    ));
+                }
+            };
+            list.extend(
+                value
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|v| !v.is_empty())
+                    .map(str::to_owned),
+            );
+        }
+        Ok(query)
+    }
+}
+
+impl StatusQuery {
+    fn wants_app(&self, app: &str) -> bool {
+        self.apps.is_empty() || self.apps.iter().any(|a| a == app)
+    }
+
+    fn wants_cluster(&self, cluster: &ClusterRef) -> bool {
+        self.clusters.is_empty() || self.clusters.iter().any(|c| cluster.is(c))
+    }
+
+    fn wants_resource(&self, name: &str) -> bool {
+        self.resources.is_empty() || self.resources.iter().any(|r| r == name)
+    }
 }
 
 /// How much of the status `output=` asks for.
@@ -380,26 +440,18 @@ pub fn status_body(
     let mut counts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
     let mut apps = Vec::new();
     for app in synced.iter().flat_map(|s| &s.context.apps) {
-        if filters.app.as_deref().is_some_and(|a| a != app.name) {
+        if !filters.wants_app(&app.name) {
             continue;
         }
         let mut clusters = Vec::new();
         for placement in &app.placement {
-            if filters
-                .cluster
-                .as_deref()
-                .is_some_and(|c| !placement.cluster.is(c))
-            {
+            if !filters.wants_cluster(&placement.cluster) {
                 continue;
             }
             let synced = synced.as_ref();
             let mut resources = Vec::new();
             for resource in app.resources_on(&placement.cluster) {
-                if filters
-                    .resource
-                    .as_deref()
-                    .is_some_and(|r| r != resource.key.name)
-                {
+                if !filters.wants_resource(&resource.key.name) {
                     continue;
                 }
                 let recorded = synced.and_then(|s| {

@@ -210,9 +210,22 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
     for (name, description) in [
         ("status", "deployed (default) or ready"),
         ("output", "summary, all (default) or detail"),
-        ("app", "only this app"),
-        ("cluster", "provider+cluster"),
-        ("resource", "only resources of this name"),
+        (
+            "type",
+            "rsync (default) or cluster: the same answer, read from the clusters",
+        ),
+        (
+            "apps",
+            "only these apps (repeated or comma-separated; also `app`)",
+        ),
+        (
+            "clusters",
+            "only these provider+cluster (repeated or comma-separated; also `cluster`)",
+        ),
+        (
+            "resources",
+            "only resources of these names (repeated or comma-separated; also `resource`)",
+        ),
     ] {
         params.push(json!({"name": name, "in": "query", "required": false, "schema": {"type": "string"}, "description": description}));
     }
