@@ -318,7 +318,28 @@ fn render_template(
         .map_err(|e| fail(format!("template: {e}")))?;
     template
         .render(&gtmpl::Context::from(values.clone()))
-        .map_err(|e| fail(format!("filling the template from the values: {e}")))
+        .map_err(|e| fail(missing_value(&e.to_string(), values)))
+}
+
+/// What a failed fill says, in the user's words: the key the values lack
+/// and the keys they have, never the values themselves (gtmpl's message
+/// prints them all, secrets included).
+fn missing_value(error: &str, values: &gtmpl::Value) -> String {
+    let Some(rest) = error.split("no field ").nth(1) else {
+        // Whatever else it says ends before a dump of the values.
+        let said = error.split(" for {").next().unwrap_or(error);
+        return format!("filling the template from the values: {said}");
+    };
+    let key = rest.split_whitespace().next().unwrap_or(rest);
+    let have = match values {
+        gtmpl::Value::Object(map) | gtmpl::Value::Map(map) => {
+            let mut keys: Vec<&str> = map.keys().map(String::as_str).collect();
+            keys.sort_unstable();
+            format!(" (it has {})", keys.join(", "))
+        }
+        _ => String::new(),
+    };
+    format!("the template uses {{{{.{key}}}}}, which the values file does not set{have}")
 }
 
 /// emcoctl documents name files relative to where emcoctl runs; wasmco
@@ -505,7 +526,9 @@ mod tests {
         let error = load(std::slice::from_ref(&file), Some(&values))
             .unwrap_err()
             .to_string();
-        assert!(error.contains("ProjectName"), "{error}");
+        assert!(error.contains("{{.ProjectName}}"), "{error}");
+        assert!(error.contains("it has Other"), "{error}");
+        assert!(!error.contains("\"x\""), "no value is printed: {error}");
         let error = load(&[file], None).unwrap_err().to_string();
         assert!(error.contains("-v values.yaml"), "{error}");
     }
