@@ -88,6 +88,21 @@ fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
         ),
         201,
     );
+    // A privileged cloud: rules for kube-system, and for the whole cluster.
+    expect(
+        server.post(
+            &format!("{LC}/user-permissions"),
+            doc("system", json!({"namespace": "kube-system", "apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]})),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{LC}/user-permissions"),
+            doc("everywhere", json!({"namespace": "", "apiGroups": [""], "resources": ["nodes"], "verbs": ["list"]})),
+        ),
+        201,
+    );
     expect(
         server.post(
             &format!("{LC}/cluster-quotas"),
@@ -129,7 +144,7 @@ fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
     );
 
     wait_for(&server, "ready", |s| {
-        s["readyStatus"] == "Ready" || s["deployedCounts"] == json!({"Applied": 8})
+        s["readyStatus"] == "Ready" || s["deployedCounts"] == json!({"Applied": 16})
     });
     for cluster in &clusters {
         assert!(cluster.object("/api/v1/namespaces/team-a").is_some());
@@ -146,6 +161,23 @@ fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
             .unwrap();
         assert_eq!(binding["subjects"][0]["name"], "alice");
         assert_eq!(binding["roleRef"]["name"], "team-a-role");
+        // Each rule where it applies, not copied into the cloud's namespace.
+        assert_eq!(role["rules"].as_array().map(Vec::len), Some(1), "{role}");
+        let system = cluster
+            .object("/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/roles/team-a-kube-system-role")
+            .unwrap();
+        assert_eq!(system["rules"][0]["resources"], json!(["configmaps"]));
+        assert!(cluster
+            .object("/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings/team-a-kube-system-rolebinding")
+            .is_some());
+        let cluster_role = cluster
+            .object("/apis/rbac.authorization.k8s.io/v1/clusterroles/shop-team-a-clusterrole")
+            .unwrap();
+        assert_eq!(cluster_role["rules"][0]["resources"], json!(["nodes"]));
+        let cluster_binding = cluster
+            .object("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/shop-team-a-clusterrolebinding")
+            .unwrap();
+        assert_eq!(cluster_binding["subjects"][0]["name"], "alice");
         let quota = cluster
             .object("/api/v1/namespaces/team-a/resourcequotas/team-a-quota")
             .unwrap();
@@ -201,7 +233,7 @@ fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
     assert_eq!(answer["deployedStatus"], "Terminated");
     wait_for(&server, "deleted", |s| {
         s.get("deployedCounts")
-            .is_none_or(|c| c == &json!({"Deleted": 8}))
+            .is_none_or(|c| c == &json!({"Deleted": 16}))
     });
     for cluster in &clusters {
         assert!(cluster.object("/api/v1/namespaces/team-a").is_none());

@@ -494,7 +494,8 @@ impl Spec for ClusterReferenceSpec {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UserPermissionSpec {
-    /// The namespace it applies to (the logical cloud's when left out).
+    /// The namespace it applies to: the logical cloud's when left out,
+    /// the whole cluster when `""` (a privileged cloud).
     #[serde(default, skip_serializing)]
     pub namespace: Option<String>,
     /// API groups (`""` is the core group).
@@ -511,6 +512,10 @@ impl Spec for UserPermissionSpec {
     fn check(self, _: &Scope<'_>) -> Result<Vec<Reference>, FieldError> {
         if self.verbs.is_empty() {
             return Err(FieldError::new("spec.verbs", "needs at least one verb"));
+        }
+        // "" is the whole cluster; any other is a namespace there.
+        if let Some(namespace) = self.namespace.as_deref().filter(|n| !n.is_empty()) {
+            check_dns_label("spec.namespace", namespace)?;
         }
         Ok(Vec::new())
     }

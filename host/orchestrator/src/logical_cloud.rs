@@ -225,19 +225,28 @@ impl Orchestrator {
         Ok(checked.server().to_owned())
     }
 
-    /// Namespace, Role, RoleBinding and (when quotas are set) ResourceQuota.
+    /// Namespace, Role and RoleBinding (one pair per namespace the user's
+    /// permissions name; a ClusterRole and ClusterRoleBinding for `""`, the
+    /// whole cluster) and, when quotas are set, ResourceQuota.
     fn manifests(
         &self,
         lc: &LogicalCloudRef,
         spec: &LogicalCloudSpec,
     ) -> Result<Vec<Resource>, OrchestratorError> {
         let parent = lc.path();
-        let mut rules: Vec<Value> = Vec::new();
+        let namespace = &spec.namespace;
+        // Rules by where they apply: the cloud's namespace, another one
+        // (kube-system, say), or the whole cluster ("").
+        let mut rules: BTreeMap<String, Vec<Value>> = BTreeMap::new();
         let permissions: Vec<(ResourceId, UserPermissionSpec)> = self
             .db
             .list_specs(Kind::LogicalCloudUserPermission, &parent)?;
         for (_, permission) in permissions {
-            rules.push(json!({
+            let target = permission
+                .namespace
+                .clone()
+                .unwrap_or_else(|| namespace.clone());
+            rules.entry(target).or_default().push(json!({
                 "apiGroups": permission.api_groups,
                 "resources": permission.resources,
                 "verbs": permission.verbs,
@@ -245,7 +254,10 @@ impl Orchestrator {
         }
         if rules.is_empty() {
             // EMCO's default for a logical cloud's user: everything in its namespace.
-            rules.push(json!({"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}));
+            rules.insert(
+                namespace.clone(),
+                vec![json!({"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]})],
+            );
         }
         let mut hard = serde_json::Map::new();
         let quotas: Vec<(ResourceId, QuotaSpec)> =
@@ -253,20 +265,40 @@ impl Orchestrator {
         for (_, QuotaSpec(quota)) in quotas {
             hard.extend(quota);
         }
-        let namespace = &spec.namespace;
         let name = &lc.name;
-        let mut manifests = vec![
-            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}),
-            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
-                   "metadata": {"name": format!("{name}-role"), "namespace": namespace},
-                   "rules": rules}),
-            json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
-                   "metadata": {"name": format!("{name}-rolebinding"), "namespace": namespace},
-                   "subjects": [{"kind": "User", "name": spec.user_name(),
-                                 "apiGroup": "rbac.authorization.k8s.io"}],
-                   "roleRef": {"kind": "Role", "name": format!("{name}-role"),
-                               "apiGroup": "rbac.authorization.k8s.io"}}),
-        ];
+        let subjects = json!([{"kind": "User", "name": spec.user_name(),
+                               "apiGroup": "rbac.authorization.k8s.io"}]);
+        let mut manifests =
+            vec![json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})];
+        for (target, rules) in rules {
+            if target.is_empty() {
+                // Cluster-scoped names are shared by every project's clouds.
+                let role = format!("{}-{name}-clusterrole", lc.project);
+                manifests.push(
+                    json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                    "metadata": {"name": role}, "rules": rules}),
+                );
+                manifests.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+                    "metadata": {"name": format!("{}-{name}-clusterrolebinding", lc.project)},
+                    "subjects": subjects,
+                    "roleRef": {"kind": "ClusterRole", "name": role, "apiGroup": "rbac.authorization.k8s.io"}}));
+                continue;
+            }
+            let prefix = if &target == namespace {
+                name.clone()
+            } else {
+                format!("{name}-{target}")
+            };
+            let role = format!("{prefix}-role");
+            manifests.push(
+                json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": {"name": role, "namespace": target}, "rules": rules}),
+            );
+            manifests.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+                "metadata": {"name": format!("{prefix}-rolebinding"), "namespace": target},
+                "subjects": subjects,
+                "roleRef": {"kind": "Role", "name": role, "apiGroup": "rbac.authorization.k8s.io"}}));
+        }
         if !hard.is_empty() {
             manifests.push(json!({"apiVersion": "v1", "kind": "ResourceQuota",
                 "metadata": {"name": format!("{name}-quota"), "namespace": namespace},
