@@ -531,6 +531,28 @@ fn bad_inputs_fail_instantiate_with_the_reason() {
         None,
         "override key \"replicas\" must be Kind/name",
     );
+    // The logical cloud a DIG names must exist and be instantiated.
+    let with_cloud = json!({"compositeProfile": "profile", "version": "r1", "logicalCloud": "ops"});
+    expect(server.put(DIG, doc("live", with_cloud)), 200);
+    refused(
+        action(&server, DIG, "instantiate"),
+        422,
+        None,
+        "logical cloud ops, which project shop does not have",
+    );
+    expect(
+        server.post(
+            "/v2/projects/shop/logical-clouds",
+            doc("ops", json!({"level": "0"})),
+        ),
+        201,
+    );
+    refused(
+        action(&server, DIG, "instantiate"),
+        422,
+        None,
+        "which is Created; instantiate it first",
+    );
     // Apps that wait for each other cannot be ordered.
     expect(
         server.put(

@@ -263,6 +263,34 @@ impl Orchestrator {
         Ok((state, context))
     }
 
+    /// A DIG deploys to the logical cloud its `spec.logicalCloud` names,
+    /// which must exist and be instantiated (an admin cloud will do).
+    fn check_logical_cloud(&self, dig: &DigRef) -> Result<(), OrchestratorError> {
+        let spec: wasmco_core::specs::DigSpec = self.db.spec(&dig.id())?;
+        let Some(cloud) = spec.logical_cloud.filter(|c| !c.is_empty()) else {
+            return Ok(());
+        };
+        let lc = crate::logical_cloud::LogicalCloudRef {
+            project: dig.project.clone(),
+            name: cloud.clone(),
+        };
+        if !self.db.exists(&lc.id())? {
+            return Err(OrchestratorError::Input(format!(
+                "spec.logicalCloud names logical cloud {cloud}, which project {} does not have; \
+                 create it (an admin cloud is spec: {{level: \"0\"}}) and instantiate it",
+                dig.project
+            )));
+        }
+        let state = self.contexts.state(&lc.key())?;
+        if !DEPLOYED.contains(&state.state) {
+            return Err(OrchestratorError::Input(format!(
+                "spec.logicalCloud names logical cloud {cloud}, which is {}; instantiate it first",
+                state.state
+            )));
+        }
+        Ok(())
+    }
+
     /// Runs the controllers over the DIG's inputs and stores the result as a
     /// new revision, entering `next` in the same write.
     fn build(
@@ -271,6 +299,7 @@ impl Orchestrator {
         mut state: DigState,
         next: DeployState,
     ) -> Result<DigState, OrchestratorError> {
+        self.check_logical_cloud(dig)?;
         let Inputs {
             release,
             apps,

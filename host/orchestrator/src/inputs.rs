@@ -168,9 +168,8 @@ fn release_namespace(
     match db.spec::<LogicalCloudSpec>(&id) {
         Ok(cloud) if !cloud.namespace.is_empty() => Ok(cloud.namespace),
         Ok(_) => Ok("default".into()),
-        // Logical clouds' checks on a DIG (it must exist and be
-        // instantiated) belong to their own work; until then a chart
-        // renders into `default`, as every app deploys there.
+        // Checked before the inputs are read (see `check_logical_cloud`);
+        // one deleted since renders into `default`.
         Err(wasmco_store::db::DbError::NotFound(_)) => Ok("default".into()),
         Err(error) => Err(error.into()),
     }
