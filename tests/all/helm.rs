@@ -113,14 +113,7 @@ fn a_chart_and_a_plain_app_deploy_side_by_side_with_values_in_emco_order_and_hoo
     let overrides =
         json!([{"app": "web", "values": {"image.tag": "1.26", "widget.size": "large"}}]);
     let dig = set_up(&server, overrides);
-    expect(
-        server.upload(
-            "/v2/cluster-providers/lab/clusters",
-            doc("solo", json!({})),
-            Some(cluster.kubeconfig().0.to_vec()),
-        ),
-        201,
-    );
+    server.register_cluster("lab", "solo", cluster.kubeconfig().0);
     expect(action(&server, &dig, "instantiate"), 202);
 
     // What Helm rendered, as the context shows it.
@@ -346,14 +339,7 @@ fn a_render_failure_fails_instantiate_naming_the_app_and_the_template() {
         json!([{"app": "web", "values": {"image.repository": "null"}}]),
     );
     let cluster = crate::http::Virtual::start("solo");
-    expect(
-        server.upload(
-            "/v2/cluster-providers/lab/clusters",
-            doc("solo", json!({})),
-            Some(cluster.kubeconfig.clone()),
-        ),
-        201,
-    );
+    server.register_cluster("lab", "solo", &cluster.kubeconfig);
     let body = expect(action(&server, &dig, "instantiate"), 422);
     let message = body.to_string();
     for part in [

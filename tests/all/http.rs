@@ -108,6 +108,18 @@ impl Server {
         self.client.delete(self.url(path)).send().unwrap()
     }
 
+    /// Registers cluster `name` of `provider` (which must exist) with its kubeconfig.
+    pub fn register_cluster(&self, provider: &str, name: &str, kubeconfig: &[u8]) {
+        expect(
+            self.upload(
+                &format!("/v2/cluster-providers/{provider}/clusters"),
+                doc(name, json!({})),
+                Some(kubeconfig.to_vec()),
+            ),
+            201,
+        );
+    }
+
     pub fn upload(&self, path: &str, metadata: Value, file: Option<Vec<u8>>) -> Response {
         let mut form = multipart::Form::new().text("metadata", metadata.to_string());
         if let Some(file) = file {

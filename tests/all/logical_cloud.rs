@@ -255,14 +255,7 @@ fn an_admin_logical_cloud_takes_emcos_bodies_and_marks_its_clusters_usable() {
         server.post("/v2/cluster-providers", doc("edge", json!({}))),
         201,
     );
-    expect(
-        server.upload(
-            "/v2/cluster-providers/edge/clusters",
-            doc("east", json!({})),
-            Some(cluster.kubeconfig.clone()),
-        ),
-        201,
-    );
+    server.register_cluster("edge", "east", &cluster.kubeconfig);
     expect(server.post("/v2/projects", doc("shop", json!({}))), 201);
     let clouds = "/v2/projects/shop/logical-clouds";
     // EMCO's admin cloud: level "0", no namespace, no user.

@@ -263,24 +263,29 @@ impl Orchestrator {
         Ok((state, context))
     }
 
-    /// A DIG deploys to the logical cloud its `spec.logicalCloud` names,
-    /// which must exist and be instantiated (an admin cloud will do).
-    fn check_logical_cloud(&self, dig: &DigRef) -> Result<(), OrchestratorError> {
+    /// The namespace of the logical cloud the DIG's `spec.logicalCloud`
+    /// names, which must exist and be instantiated (an admin cloud will
+    /// do, and has none); `default` without one, as EMCO.
+    fn logical_cloud_namespace(&self, dig: &DigRef) -> Result<String, OrchestratorError> {
         let spec: wasmco_core::specs::DigSpec = self.db.spec(&dig.id())?;
         let Some(cloud) = spec.logical_cloud.filter(|c| !c.is_empty()) else {
-            return Ok(());
+            return Ok("default".into());
         };
         let lc = crate::logical_cloud::LogicalCloudRef {
             project: dig.project.clone(),
             name: cloud.clone(),
         };
-        if !self.db.exists(&lc.id())? {
-            return Err(OrchestratorError::Input(format!(
-                "spec.logicalCloud names logical cloud {cloud}, which project {} does not have; \
-                 create it (an admin cloud is spec: {{level: \"0\"}}) and instantiate it",
-                dig.project
-            )));
-        }
+        let cloud_spec: wasmco_core::specs::LogicalCloudSpec = match self.db.spec(&lc.id()) {
+            Ok(spec) => spec,
+            Err(wasmco_store::db::DbError::NotFound(_)) => {
+                return Err(OrchestratorError::Input(format!(
+                    "spec.logicalCloud names logical cloud {cloud}, which project {} does not have; \
+                     create it (an admin cloud is spec: {{level: \"0\"}}) and instantiate it",
+                    dig.project
+                )));
+            }
+            Err(error) => return Err(error.into()),
+        };
         let state = self.contexts.state(&lc.key())?;
         if !DEPLOYED.contains(&state.state) {
             return Err(OrchestratorError::Input(format!(
@@ -288,7 +293,11 @@ impl Orchestrator {
                 state.state
             )));
         }
-        Ok(())
+        Ok(if cloud_spec.namespace.is_empty() {
+            "default".into()
+        } else {
+            cloud_spec.namespace
+        })
     }
 
     /// Runs the controllers over the DIG's inputs and stores the result as a
@@ -299,7 +308,7 @@ impl Orchestrator {
         mut state: DigState,
         next: DeployState,
     ) -> Result<DigState, OrchestratorError> {
-        self.check_logical_cloud(dig)?;
+        let namespace = self.logical_cloud_namespace(dig)?;
         let Inputs {
             release,
             apps,
@@ -307,7 +316,14 @@ impl Orchestrator {
             dependencies,
             clusters,
             steps,
-        } = inputs::gather(&self.db, &self.registry, &self.generic, &self.helm, dig)?;
+        } = inputs::gather(
+            &self.db,
+            &self.registry,
+            &self.generic,
+            &self.helm,
+            dig,
+            namespace,
+        )?;
         let mut draft = DraftContext::new(apps, clusters);
         let pipeline: Vec<Step<'_>> = steps
             .iter()

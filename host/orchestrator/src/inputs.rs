@@ -24,7 +24,7 @@ use wasmco_core::hooks::{Hook, HookDeletePolicy, HookEvent};
 use wasmco_core::resource::Resource;
 use wasmco_core::specs::{
     AppProfileSpec, ControllerSpec, DependencySpec, DigIntentSpec, DigSpec, GENERIC_PLACEMENT_KEY,
-    KvPairSpec, LogicalCloudSpec,
+    KvPairSpec,
 };
 use wasmco_runtime::helm::{HelmRenderer, RenderRequest};
 use wasmco_runtime::{Controller, ControllerKind};
@@ -64,13 +64,14 @@ fn names(
     Ok(db.list(kind, parent)?)
 }
 
-/// Reads the DIG's inputs; renders its apps.
+/// Reads the DIG's inputs; renders its apps (charts into `namespace`).
 pub fn gather(
     db: &ResourceDb,
     registry: &ControllerRegistry,
     generic: &Arc<Controller>,
     helm: &HelmRenderer,
     dig: &DigRef,
+    namespace: String,
 ) -> Result<Inputs, OrchestratorError> {
     let spec: DigSpec = db.spec(&dig.id())?;
     let version_path = dig.version_path();
@@ -93,7 +94,7 @@ pub fn gather(
     }
     let release = Release {
         name: spec.version.clone(),
-        namespace: release_namespace(db, dig, &spec)?,
+        namespace,
     };
 
     let mut apps = Vec::new();
@@ -150,29 +151,6 @@ pub fn gather(
 struct Release {
     name: String,
     namespace: String,
-}
-
-/// The DIG's logical cloud's namespace, else `default` (as EMCO).
-fn release_namespace(
-    db: &ResourceDb,
-    dig: &DigRef,
-    spec: &DigSpec,
-) -> Result<String, OrchestratorError> {
-    let Some(cloud) = spec.logical_cloud.as_deref().filter(|c| !c.is_empty()) else {
-        return Ok("default".into());
-    };
-    let id = ResourceId::new(
-        Kind::LogicalCloud,
-        vec![dig.project.clone(), cloud.to_owned()],
-    );
-    match db.spec::<LogicalCloudSpec>(&id) {
-        Ok(cloud) if !cloud.namespace.is_empty() => Ok(cloud.namespace),
-        Ok(_) => Ok("default".into()),
-        // Checked before the inputs are read (see `check_logical_cloud`);
-        // one deleted since renders into `default`.
-        Err(wasmco_store::db::DbError::NotFound(_)) => Ok("default".into()),
-        Err(error) => Err(error.into()),
-    }
 }
 
 /// A plain-manifest app: its manifests with the profile's and the DIG's

@@ -126,14 +126,7 @@ impl Deployment {
             server.post("/v2/cluster-providers", doc("lab", json!({}))),
             201,
         );
-        expect(
-            server.upload(
-                "/v2/cluster-providers/lab/clusters",
-                doc("solo", json!({})),
-                Some(cluster.kubeconfig().0.to_vec()),
-            ),
-            201,
-        );
+        server.register_cluster("lab", "solo", cluster.kubeconfig().0);
         Deployment {
             server,
             data,
