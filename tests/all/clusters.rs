@@ -459,6 +459,42 @@ fn an_unreachable_cluster_says_so_and_since_when() {
     );
 }
 
+/// A CertificateSigningRequest rsync applies is approved by rsync (EMCO's
+/// rsync does so for the logical clouds' users); the real server keeps the
+/// approval (it runs no signer here), the virtual one also signs.
+fn a_certificate_request_is_approved(cluster: Cluster) {
+    use base64::Engine;
+    let mut deployment = Deployment::new(&cluster);
+    let tag = cluster.tag();
+    let name = format!("csr-{tag}");
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::default();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, format!("user-{tag}"));
+    let request = params.serialize_request(&key).unwrap().pem().unwrap();
+    let manifest = json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
+        "metadata": {"name": name},
+        "spec": {"request": base64::engine::general_purpose::STANDARD.encode(request),
+                 "signerName": "kubernetes.io/kube-apiserver-client", "usages": ["client auth"]}});
+    deployment.instantiate(&format!("csr{tag}"), &[("user", manifest.to_string())]);
+    let mut last = String::new();
+    wait_for("the request approved", || {
+        last = cluster.kubectl(&["get", "csr", &name, "--ignore-not-found", "--output=json"]);
+        last.contains("\"Approved\"")
+    });
+    let csr: serde_json::Value = serde_json::from_str(&last).unwrap();
+    let approved = &csr["status"]["conditions"][0];
+    assert_eq!(approved["type"], "Approved", "{csr}");
+    assert_eq!(approved["status"], "True", "{csr}");
+    if let Cluster::Virtual(_) = cluster {
+        wait_for("the certificate issued", || {
+            let csr = cluster.kubectl(&["get", "csr", &name, "--output=json"]);
+            csr.contains("\"certificate\"")
+        });
+    }
+}
+
 macro_rules! on_both {
     ($($scenario:ident),* $(,)?) => {
         mod virtual_cluster {
@@ -480,4 +516,5 @@ on_both!(
     instantiate_right_after_terminate,
     killed_during_an_update_that_drops_objects,
     a_burst_of_updates_ends_at_the_last,
+    a_certificate_request_is_approved,
 );

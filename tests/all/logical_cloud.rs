@@ -110,17 +110,10 @@ fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
         ),
         201,
     );
-    // The clusters have no CA yet: the user's certificate cannot be signed.
-    refused(
-        server.post(&format!("{LC}/instantiate"), json!({})),
-        422,
-        None,
-        "has no CA",
-    );
-    for name in ["east", "west"] {
-        let path = format!("/v2/cluster-providers/edge/clusters/{name}/ca");
-        expect(server.client.post(server.url(&path)).send().unwrap(), 201);
-    }
+    // east has a CA in the store, which signs alice's certificate; west
+    // has none, so west signs it itself through the CSR API.
+    let path = "/v2/cluster-providers/edge/clusters/east/ca";
+    expect(server.client.post(server.url(path)).send().unwrap(), 201);
     let answer = expect(server.post(&format!("{LC}/instantiate"), json!({})), 202);
     assert_eq!(answer["deployedStatus"], "Instantiated");
     refused(
@@ -144,7 +137,7 @@ fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
     );
 
     wait_for(&server, "ready", |s| {
-        s["readyStatus"] == "Ready" || s["deployedCounts"] == json!({"Applied": 16})
+        s["readyStatus"] == "Ready" || s["deployedCounts"] == json!({"Applied": 17})
     });
     for cluster in &clusters {
         assert!(cluster.object("/api/v1/namespaces/team-a").is_some());
@@ -187,37 +180,29 @@ fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
         );
     }
 
-    // alice's kubeconfig for each cluster: its server, its CA, her certificate.
+    // alice's kubeconfig for each cluster: its server, her certificate, her
+    // namespace; east's certificate comes from its stored CA, west's from
+    // the request west approved and signed.
+    use base64::Engine;
+    let decode = |data: &str| {
+        base64::engine::general_purpose::STANDARD
+            .decode(data)
+            .unwrap()
+    };
     for (name, cluster) in ["east", "west"].iter().zip(&clusters) {
         let response = server.get(&format!("{LC}/cluster-references/{name}/kubeconfig"));
         assert_eq!(response.status(), 200);
-        let config = kube::config::Kubeconfig::from_yaml(&response.text().unwrap()).unwrap();
+        let text = response.text().unwrap();
+        let config = kube::config::Kubeconfig::from_yaml(&text).unwrap();
+        let raw: Value = serde_norway::from_str(&text).unwrap();
         let entry = config.clusters[0].cluster.as_ref().unwrap();
         assert_eq!(entry.server.as_deref(), Some(cluster.base.as_str()));
-        use base64::Engine;
-        let decode = |data: &str| {
-            base64::engine::general_purpose::STANDARD
-                .decode(data)
-                .unwrap()
-        };
-        let ca_pem = expect(
-            server.get(&format!("/v2/cluster-providers/edge/clusters/{name}/ca")),
-            200,
-        )["certificate"]
-            .as_str()
-            .unwrap()
-            .to_owned();
-        assert_eq!(
-            decode(entry.certificate_authority_data.as_deref().unwrap()),
-            ca_pem.as_bytes()
-        );
+        let context = config.contexts[0].context.as_ref().unwrap();
+        assert_eq!(context.namespace.as_deref(), Some("team-a"));
         let user = config.auth_infos[0].auth_info.as_ref().unwrap();
         let cert_pem = decode(user.client_certificate_data.as_deref().unwrap());
-        let (_, cert_pem) = x509_parser::pem::parse_x509_pem(&cert_pem).unwrap();
-        let cert = cert_pem.parse_x509().unwrap();
-        let (_, ca_der) = x509_parser::pem::parse_x509_pem(ca_pem.as_bytes()).unwrap();
-        let ca = ca_der.parse_x509().unwrap();
-        cert.verify_signature(Some(ca.public_key())).unwrap();
+        let (_, cert_der) = x509_parser::pem::parse_x509_pem(&cert_pem).unwrap();
+        let cert = cert_der.parse_x509().unwrap();
         assert_eq!(
             cert.subject()
                 .iter_common_name()
@@ -227,13 +212,42 @@ fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
                 .unwrap(),
             "alice"
         );
+        let key_pem = decode(raw["users"][0]["user"]["client-key-data"].as_str().unwrap());
+        let key = rcgen::KeyPair::from_pem(std::str::from_utf8(&key_pem).unwrap()).unwrap();
+        assert_eq!(
+            cert.public_key().subject_public_key.data.as_ref(),
+            key.public_key_raw(),
+            "the certificate is for the key in the kubeconfig"
+        );
+        let csr = cluster
+            .object("/apis/certificates.k8s.io/v1/certificatesigningrequests/shop-team-a-user-csr");
+        if *name == "east" {
+            assert!(csr.is_none(), "a cluster with a stored CA gets no request");
+            let ca_pem = expect(
+                server.get(&format!("/v2/cluster-providers/edge/clusters/{name}/ca")),
+                200,
+            )["certificate"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            let (_, ca_der) = x509_parser::pem::parse_x509_pem(ca_pem.as_bytes()).unwrap();
+            let ca = ca_der.parse_x509().unwrap();
+            cert.verify_signature(Some(ca.public_key())).unwrap();
+        } else {
+            let csr = csr.expect("west got alice's certificate request");
+            assert_eq!(csr["status"]["conditions"][0]["type"], "Approved", "{csr}");
+            let issued = decode(csr["status"]["certificate"].as_str().unwrap());
+            assert_eq!(issued, cert_pem, "the kubeconfig holds what west issued");
+        }
     }
+
+    deploy_in_the_cloud(&server, &clusters);
 
     let answer = expect(server.post(&format!("{LC}/terminate"), json!({})), 202);
     assert_eq!(answer["deployedStatus"], "Terminated");
     wait_for(&server, "deleted", |s| {
         s.get("deployedCounts")
-            .is_none_or(|c| c == &json!({"Deleted": 16}))
+            .is_none_or(|c| c == &json!({"Deleted": 17}))
     });
     for cluster in &clusters {
         assert!(cluster.object("/api/v1/namespaces/team-a").is_none());
@@ -244,6 +258,102 @@ fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
         );
     }
     assert_eq!(server.delete(LC).status(), 204);
+}
+
+/// A DIG in the cloud: its objects land in the cloud's namespace, on the
+/// cloud's clusters only, applied with alice's kubeconfigs.
+fn deploy_in_the_cloud(server: &Server, clusters: &[Virtual; 2]) {
+    let outside = Virtual::start("north");
+    server.register_cluster("edge", "north", &outside.kubeconfig);
+    let ca = "/v2/projects/shop/composite-apps/store/v1";
+    expect(
+        server.post(
+            "/v2/projects/shop/composite-apps",
+            doc("store", json!({"compositeAppVersion": "v1"})),
+        ),
+        201,
+    );
+    let manifests =
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: settings}\ndata: {mode: cloud}\n";
+    expect(
+        server.upload(
+            &format!("{ca}/apps"),
+            doc("web", json!({})),
+            Some(manifests.as_bytes().to_vec()),
+        ),
+        201,
+    );
+    expect(
+        server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
+        201,
+    );
+    let spec = json!({"compositeProfile": "prof", "version": "r1", "logicalCloud": "team-a"});
+    expect(
+        server.post(&format!("{ca}/deployment-intent-groups"), doc("live", spec)),
+        201,
+    );
+    let dig = format!("{ca}/deployment-intent-groups/live");
+    expect(
+        server.post(
+            &format!("{dig}/generic-placement-intents"),
+            doc("gpi", json!({})),
+        ),
+        201,
+    );
+    // Every cluster of the provider, which the cloud narrows to its own.
+    let everywhere = json!({"app": "web", "intent": {"allOf": [
+        {"clusterProvider": "edge", "cluster": "east"},
+        {"clusterProvider": "edge", "cluster": "west"}]}});
+    expect(
+        server.post(
+            &format!("{dig}/generic-placement-intents/gpi/app-intents"),
+            doc("web", everywhere),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{dig}/intents"),
+            doc("i", json!({"intent": {"genericPlacementIntent": "gpi"}})),
+        ),
+        201,
+    );
+    expect(server.post(&format!("{dig}/approve"), json!({})), 202);
+    expect(server.post(&format!("{dig}/instantiate"), json!({})), 202);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while clusters.iter().any(|c| {
+        c.object("/api/v1/namespaces/team-a/configmaps/settings")
+            .is_none()
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "{}",
+            expect(server.get(&format!("{dig}/status")), 200)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        clusters[0]
+            .object("/api/v1/namespaces/default/configmaps/settings")
+            .is_none()
+    );
+    assert!(
+        outside
+            .object("/api/v1/namespaces/team-a/configmaps/settings")
+            .is_none()
+    );
+    expect(server.post(&format!("{dig}/terminate"), json!({})), 202);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while clusters.iter().any(|c| {
+        c.object("/api/v1/namespaces/team-a/configmaps/settings")
+            .is_some()
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "the DIG's objects stay after terminate"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]

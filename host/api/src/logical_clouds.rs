@@ -8,7 +8,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use wasmco_core::Kind;
-use wasmco_orchestrator::{KUBECONFIG_SECRET, LogicalCloudRef};
+use wasmco_core::cloud::KUBECONFIG_SECRET;
+use wasmco_orchestrator::LogicalCloudRef;
 use wasmco_store::appcontext::DigState;
 use wasmco_store::db::ResourceId;
 

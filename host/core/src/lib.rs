@@ -3,6 +3,7 @@
 //! data with serde; every other crate builds on it, and it builds on none of
 //! them (no wasmtime, kube, sled or tokio).
 
+pub mod cloud;
 pub mod controllers;
 pub mod document;
 pub mod files;

@@ -13,8 +13,8 @@ use wasmco_core::{ClusterRef, Kind};
 use wasmco_runtime::Controller;
 use wasmco_runtime::helm::HelmRenderer;
 use wasmco_store::appcontext::{
-    self as stored, ClusterHealth, Connectivity, ContextMeta, ContextStore, DeployState, DigState,
-    ResourceStatus, StoredContext, SyncEngine,
+    self as stored, Access, ClusterHealth, Connectivity, ContextMeta, ContextStore, DeployState,
+    DigState, ResourceStatus, StoredContext, SyncEngine,
 };
 use wasmco_store::db::{ResourceDb, ResourceId};
 
@@ -263,13 +263,15 @@ impl Orchestrator {
         Ok((state, context))
     }
 
-    /// The namespace of the logical cloud the DIG's `spec.logicalCloud`
-    /// names, which must exist and be instantiated (an admin cloud will
-    /// do, and has none); `default` without one, as EMCO.
-    fn logical_cloud_namespace(&self, dig: &DigRef) -> Result<String, OrchestratorError> {
+    /// Where the DIG deploys: the logical cloud its `spec.logicalCloud`
+    /// names, which must exist and be instantiated, gives the namespace,
+    /// the clusters placement may choose from and, for a standard cloud,
+    /// the user rsync applies as. Without one: every cluster, `default`,
+    /// the clusters' own kubeconfigs.
+    fn deployment_scope(&self, dig: &DigRef) -> Result<inputs::Scope, OrchestratorError> {
         let spec: wasmco_core::specs::DigSpec = self.db.spec(&dig.id())?;
         let Some(cloud) = spec.logical_cloud.filter(|c| !c.is_empty()) else {
-            return Ok("default".into());
+            return Ok(inputs::Scope::default());
         };
         let lc = crate::logical_cloud::LogicalCloudRef {
             project: dig.project.clone(),
@@ -293,10 +295,18 @@ impl Orchestrator {
                 state.state
             )));
         }
-        Ok(if cloud_spec.namespace.is_empty() {
-            "default".into()
-        } else {
-            cloud_spec.namespace
+        let clusters = self
+            .logical_cloud_clusters(&lc)?
+            .into_iter()
+            .map(|(_, reference)| ClusterRef::new(&reference.cluster_provider, &reference.cluster))
+            .collect();
+        let admin = cloud_spec.is_admin();
+        Ok(inputs::Scope {
+            access: Access {
+                namespace: cloud_spec.namespace,
+                cloud_user: (!admin).then_some(cloud),
+            },
+            clusters: Some(clusters),
         })
     }
 
@@ -308,7 +318,8 @@ impl Orchestrator {
         mut state: DigState,
         next: DeployState,
     ) -> Result<DigState, OrchestratorError> {
-        let namespace = self.logical_cloud_namespace(dig)?;
+        let scope = self.deployment_scope(dig)?;
+        let access = scope.access.clone();
         let Inputs {
             release,
             apps,
@@ -322,7 +333,7 @@ impl Orchestrator {
             &self.generic,
             &self.helm,
             dig,
-            namespace,
+            scope,
         )?;
         let mut draft = DraftContext::new(apps, clusters);
         let pipeline: Vec<Step<'_>> = steps
@@ -349,6 +360,7 @@ impl Orchestrator {
             created: stored::now(),
             app_order,
             dependencies,
+            access,
         };
         state.enter(next, revision);
         self.contexts

@@ -13,12 +13,11 @@
 //! values are the chart's, then the profile's values file, then the DIG's
 //! `overrideValues` as `--set` strings.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use wasmco_core::Kind;
 use wasmco_core::files::{AppFileKind, Profile};
 use wasmco_core::hooks::{Hook, HookDeletePolicy, HookEvent};
 use wasmco_core::resource::Resource;
@@ -26,9 +25,10 @@ use wasmco_core::specs::{
     AppProfileSpec, ControllerSpec, DependencySpec, DigIntentSpec, DigSpec, GENERIC_PLACEMENT_KEY,
     KvPairSpec,
 };
+use wasmco_core::{ClusterRef, Kind};
 use wasmco_runtime::helm::{HelmRenderer, RenderRequest};
 use wasmco_runtime::{Controller, ControllerKind};
-use wasmco_store::appcontext::AppDependency;
+use wasmco_store::appcontext::{Access, AppDependency};
 use wasmco_store::db::{ResourceDb, ResourceId};
 
 use super::dig::{DigRef, OrchestratorError};
@@ -64,14 +64,24 @@ fn names(
     Ok(db.list(kind, parent)?)
 }
 
-/// Reads the DIG's inputs; renders its apps (charts into `namespace`).
+/// Where a DIG deploys (see `Orchestrator::deployment_scope`).
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    /// As whom, and into which namespace.
+    pub access: Access,
+    /// The clusters placement may choose from; `None` is every cluster.
+    pub clusters: Option<BTreeSet<ClusterRef>>,
+}
+
+/// Reads the DIG's inputs; renders its apps (charts into the scope's
+/// namespace) and offers placement the scope's clusters.
 pub fn gather(
     db: &ResourceDb,
     registry: &ControllerRegistry,
     generic: &Arc<Controller>,
     helm: &HelmRenderer,
     dig: &DigRef,
-    namespace: String,
+    scope: Scope,
 ) -> Result<Inputs, OrchestratorError> {
     let spec: DigSpec = db.spec(&dig.id())?;
     let version_path = dig.version_path();
@@ -94,7 +104,7 @@ pub fn gather(
     }
     let release = Release {
         name: spec.version.clone(),
-        namespace,
+        namespace: scope.access.namespace().to_owned(),
     };
 
     let mut apps = Vec::new();
@@ -135,7 +145,10 @@ pub fn gather(
     let app_order = app_order(&apps, &dependencies)?;
     apps.sort_by_key(|a| app_order.iter().position(|n| *n == a.name));
 
-    let clusters = clusters(db)?;
+    let mut clusters = clusters(db)?;
+    if let Some(allowed) = &scope.clusters {
+        clusters.retain(|c| allowed.contains(&ClusterRef::new(&c.provider, &c.name)));
+    }
     let steps = steps(db, registry, generic, dig)?;
     Ok(Inputs {
         release: spec.version,

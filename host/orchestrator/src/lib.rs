@@ -15,7 +15,7 @@ mod registry;
 
 pub use deploy::{Orchestrator, SyncedContext};
 pub use dig::{DigRef, OrchestratorError};
-pub use logical_cloud::{KUBECONFIG_SECRET, LogicalCloudRef};
+pub use logical_cloud::LogicalCloudRef;
 pub use pipeline::{ControllerRun, Step, run_controllers};
 pub use registry::ControllerRegistry;
 pub use wasmco_store::appcontext::{NoSync, SyncEngine};

@@ -12,21 +12,24 @@ use std::collections::BTreeMap;
 use serde_json::{Value, json};
 
 use wasmco_core::Kind;
+use wasmco_core::cloud::{
+    CONTEXT_COMPOSITE_APP, CSR_KIND, KUBECONFIG_SECRET, USER_CSR_SECRET, USER_KEY_SECRET,
+};
 use wasmco_core::resource::Resource;
 use wasmco_core::specs::{ClusterReferenceSpec, LogicalCloudSpec, QuotaSpec, UserPermissionSpec};
 use wasmco_pki::ClusterPki;
 use wasmco_runtime::contract::{PlaceApp, PlacementEdit};
-use wasmco_store::appcontext::{self as stored, ContextMeta, DeployState, DigState};
+use wasmco_store::appcontext::{self as stored, Access, ContextMeta, DeployState, DigState};
 use wasmco_store::db::ResourceId;
 
 use super::deploy::{DEPLOYED, Orchestrator};
 use super::dig::OrchestratorError;
 use crate::draft::{AppDraft, ClusterInfo, DraftContext};
 
-/// The one app of a logical cloud's context.
+/// The app of a logical cloud's context that makes its namespace and roles.
 const APP: &str = "logical-cloud";
-/// The secret of a cluster reference holding the user's kubeconfig.
-pub const KUBECONFIG_SECRET: &str = "kubeconfig";
+/// The app carrying the user's certificate request to clusters that sign it.
+const USER_APP: &str = "user-certificate";
 
 /// A logical cloud: `/projects/{project}/logical-clouds/{name}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,10 +49,9 @@ impl LogicalCloudRef {
         )
     }
 
-    /// Its key in the context store. `_` cannot start a composite app's
-    /// name, so no DIG's key starts with this one.
+    /// Its key in the context store: no DIG's key starts with it.
     pub fn key(&self) -> String {
-        format!("{}/_logical-cloud/{}", self.project, self.name)
+        format!("{}/{CONTEXT_COMPOSITE_APP}/{}", self.project, self.name)
     }
 
     fn describe(&self) -> String {
@@ -63,9 +65,14 @@ impl LogicalCloudRef {
 }
 
 impl Orchestrator {
-    /// Created or Terminated -> Instantiated: issues the user's certificate
-    /// on every referenced cluster and hands the namespace, Role,
-    /// RoleBinding and ResourceQuota to rsync.
+    /// Created or Terminated -> Instantiated: gets the user a certificate
+    /// on every referenced cluster and hands the namespace, roles and
+    /// quota to rsync.
+    ///
+    /// A cluster with a CA in the store gets the certificate from it now.
+    /// Any other signs it itself, as EMCO has it: the context carries the
+    /// user's CertificateSigningRequest there, rsync approves it and keeps
+    /// the certificate the cluster issues as the user's kubeconfig.
     pub fn instantiate_logical_cloud(
         &self,
         lc: &LogicalCloudRef,
@@ -80,10 +87,7 @@ impl Orchestrator {
             DeployState::Instantiated,
         )?;
         let spec: LogicalCloudSpec = self.db.spec(&lc.id())?;
-        let parent = lc.path();
-        let references: Vec<(ResourceId, ClusterReferenceSpec)> = self
-            .db
-            .list_specs(Kind::LogicalCloudClusterReference, &parent)?;
+        let references = self.logical_cloud_clusters(lc)?;
         if references.is_empty() {
             return Err(OrchestratorError::Input(format!(
                 "{} references no cluster; add one under …/cluster-references",
@@ -92,11 +96,14 @@ impl Orchestrator {
         }
         let mut clusters = Vec::new();
         let mut kubeconfigs = Vec::new();
-        for (reference, target) in &references {
+        let mut signed_by_cluster = Vec::new();
+        for (index, (reference, target)) in references.iter().enumerate() {
             // An admin cloud uses the clusters' own kubeconfigs.
             if !spec.is_admin() {
-                let kubeconfig = self.user_kubeconfig(&spec, target)?;
-                kubeconfigs.push((reference.clone(), kubeconfig));
+                match self.kubeconfig_from_stored_ca(&spec, target)? {
+                    Some(kubeconfig) => kubeconfigs.push((reference.clone(), kubeconfig)),
+                    None => signed_by_cluster.push(index as u32),
+                }
             }
             clusters.push(ClusterInfo {
                 provider: target.cluster_provider.clone(),
@@ -112,27 +119,42 @@ impl Orchestrator {
         } else {
             self.manifests(lc, &spec)?
         };
-        let mut draft = DraftContext::new(vec![AppDraft::new(APP, resources)], clusters);
-        let everywhere = PlacementEdit::Place(PlaceApp {
+        let mut apps = vec![AppDraft::new(APP, resources)];
+        let mut placements = vec![PlacementEdit::Place(PlaceApp {
             app: APP.to_owned(),
             clusters: (0..references.len() as u32).collect(),
             group: None,
-        });
+        })];
+        if !signed_by_cluster.is_empty() {
+            apps.push(AppDraft::new(
+                USER_APP,
+                vec![self.user_certificate_request(lc, &spec)?],
+            ));
+            placements.push(PlacementEdit::Place(PlaceApp {
+                app: USER_APP.to_owned(),
+                clusters: signed_by_cluster,
+                group: None,
+            }));
+        }
+        let app_order = apps.iter().map(|a| a.name.clone()).collect();
+        let mut draft = DraftContext::new(apps, clusters);
         draft
-            .apply_placement(&[everywhere])
+            .apply_placement(&placements)
             .map_err(|e| OrchestratorError::Input(e.reason))?;
         draft.settle_placement();
         let revision = state.latest + 1;
         let meta = ContextMeta {
             project: lc.project.clone(),
-            composite_app: "_logical-cloud".into(),
+            composite_app: CONTEXT_COMPOSITE_APP.into(),
             composite_app_version: String::new(),
             deployment_intent_group: lc.name.clone(),
             release: String::new(),
             revision,
             created: stored::now(),
-            app_order: vec![APP.to_owned()],
+            app_order,
             dependencies: BTreeMap::new(),
+            // Its own objects (namespace, roles) need the cluster's rights.
+            access: Access::default(),
         };
         state.enter(DeployState::Instantiated, revision);
         self.contexts
@@ -145,35 +167,77 @@ impl Orchestrator {
         Ok(state)
     }
 
+    /// The cloud's cluster references, by id.
+    pub(crate) fn logical_cloud_clusters(
+        &self,
+        lc: &LogicalCloudRef,
+    ) -> Result<Vec<(ResourceId, ClusterReferenceSpec)>, OrchestratorError> {
+        Ok(self
+            .db
+            .list_specs(Kind::LogicalCloudClusterReference, &lc.path())?)
+    }
+
     /// A kubeconfig for the logical cloud's user on `target`, with a client
-    /// certificate from that cluster's CA.
-    fn user_kubeconfig(
+    /// certificate from that cluster's stored CA; `None` when it has none.
+    fn kubeconfig_from_stored_ca(
         &self,
         spec: &LogicalCloudSpec,
         target: &ClusterReferenceSpec,
-    ) -> Result<String, OrchestratorError> {
+    ) -> Result<Option<String>, OrchestratorError> {
         let cluster = ResourceId::new(
             Kind::Cluster,
             vec![target.cluster_provider.clone(), target.cluster.clone()],
         );
+        let Some(pki) = ClusterPki::load(&self.db, &cluster)? else {
+            return Ok(None);
+        };
         let user = spec.user_name();
-        let pki = ClusterPki::load(&self.db, &cluster)?.ok_or_else(|| {
-            OrchestratorError::Input(format!(
-                "{} has no CA to sign {user}'s certificate; POST …/ca on it first",
-                cluster.describe(),
-            ))
-        })?;
-        let server = self.api_server(&cluster)?;
+        let kubeconfig = self.cluster_kubeconfig(&cluster)?;
         let certificate = pki
             .client(user, &[])
             .map_err(|e| OrchestratorError::Input(e.to_string()))?;
-        Ok(wasmco_pki::kubeconfig(
+        Ok(Some(kubeconfig.for_user(
             &target.cluster,
-            &server,
-            &pki.ca.certificate,
             user,
             &certificate,
-        ))
+            &spec.namespace,
+        )))
+    }
+
+    /// The user's CertificateSigningRequest, for the clusters that sign
+    /// it themselves. Its key and request are made once and kept.
+    fn user_certificate_request(
+        &self,
+        lc: &LogicalCloudRef,
+        spec: &LogicalCloudSpec,
+    ) -> Result<Resource, OrchestratorError> {
+        let id = lc.id();
+        let pki = |e: wasmco_pki::PkiError| OrchestratorError::Input(e.to_string());
+        let request = match self.db.secret(&id, USER_CSR_SECRET)? {
+            Some(request) => String::from_utf8_lossy(&request).into_owned(),
+            None => {
+                let key = wasmco_pki::new_key().map_err(pki)?;
+                let request = wasmco_pki::client_csr(spec.user_name(), &key).map_err(pki)?;
+                self.db.put_secret(&id, USER_KEY_SECRET, key.as_bytes())?;
+                self.db
+                    .put_secret(&id, USER_CSR_SECRET, request.as_bytes())?;
+                request
+            }
+        };
+        use base64::Engine;
+        let manifest = json!({
+            "apiVersion": "certificates.k8s.io/v1",
+            "kind": CSR_KIND,
+            // Cluster-scoped, so named for the project as well.
+            "metadata": {"name": format!("{}-{}-user-csr", lc.project, lc.name)},
+            "spec": {
+                "request": base64::engine::general_purpose::STANDARD.encode(request),
+                "signerName": "kubernetes.io/kube-apiserver-client",
+                "usages": ["digital signature", "key encipherment", "client auth"],
+            },
+        });
+        Resource::from_manifest(manifest)
+            .map_err(|e| OrchestratorError::Input(format!("{}: {e}", lc.describe())))
     }
 
     /// Instantiated -> Terminated: rsync removes what the logical cloud made.
@@ -210,19 +274,20 @@ impl Orchestrator {
         Ok(self.contexts.forget(&lc.key())?)
     }
 
-    /// The API server URL of a cluster, from its stored kubeconfig.
-    fn api_server(&self, cluster: &ResourceId) -> Result<String, OrchestratorError> {
+    /// A cluster's stored kubeconfig, checked.
+    fn cluster_kubeconfig(
+        &self,
+        cluster: &ResourceId,
+    ) -> Result<wasmco_pki::kubeconfig::CheckedKubeconfig, OrchestratorError> {
         let unusable =
             |reason: &str| OrchestratorError::Input(format!("{}: {reason}", cluster.describe()));
         let kubeconfig = self
             .db
             .file(cluster)?
             .ok_or_else(|| unusable("has no kubeconfig"))?;
-        let checked = self
-            .kubeconfigs
+        self.kubeconfigs
             .check(&kubeconfig)
-            .map_err(|e| unusable(&format!("its kubeconfig is refused: {e}")))?;
-        Ok(checked.server().to_owned())
+            .map_err(|e| unusable(&format!("its kubeconfig is refused: {e}")))
     }
 
     /// Namespace, Role and RoleBinding (one pair per namespace the user's

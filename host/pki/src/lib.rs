@@ -193,20 +193,31 @@ pub fn kubeconfig(
     user: &str,
     client: &KeyedCert,
 ) -> String {
-    use kube::config::{
-        AuthInfo, Cluster, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext,
+    let trust = kube::config::Cluster {
+        server: Some(server.into()),
+        certificate_authority_data: Some(base64_encode(ca_pem.as_bytes())),
+        ..kube::config::Cluster::default()
     };
+    client_kubeconfig(cluster, trust, user, client, None)
+}
+
+/// A kubeconfig for `user` with `client`'s certificate on `cluster` (its
+/// server and trust), in `namespace` when given, as YAML.
+fn client_kubeconfig(
+    cluster: &str,
+    trust: kube::config::Cluster,
+    user: &str,
+    client: &KeyedCert,
+    namespace: Option<&str>,
+) -> String {
+    use kube::config::{AuthInfo, Context, Kubeconfig, NamedAuthInfo, NamedCluster, NamedContext};
     let context = format!("{user}@{cluster}");
     let config = Kubeconfig {
         api_version: Some("v1".into()),
         kind: Some("Config".into()),
         clusters: vec![NamedCluster {
             name: cluster.into(),
-            cluster: Some(Cluster {
-                server: Some(server.into()),
-                certificate_authority_data: Some(base64_encode(ca_pem.as_bytes())),
-                ..Cluster::default()
-            }),
+            cluster: Some(trust),
             ..NamedCluster::default()
         }],
         auth_infos: vec![NamedAuthInfo {
@@ -223,6 +234,7 @@ pub fn kubeconfig(
             context: Some(Context {
                 cluster: cluster.into(),
                 user: Some(user.into()),
+                namespace: namespace.map(str::to_owned),
                 ..Context::default()
             }),
             ..NamedContext::default()
@@ -235,9 +247,26 @@ pub fn kubeconfig(
     serde_norway::to_string(&config).unwrap_or_default()
 }
 
-fn base64_encode(bytes: &[u8]) -> String {
+pub(crate) fn base64_encode(bytes: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// A fresh private key (PKCS#8 PEM), for a user whose certificate a
+/// cluster will sign.
+pub fn new_key() -> Result<String, PkiError> {
+    Ok(KeyPair::generate()?.serialize_pem())
+}
+
+/// A PEM certificate signing request for a client certificate `CN=user`
+/// with `key_pem`, as the Kubernetes CSR API takes it.
+pub fn client_csr(user: &str, key_pem: &str) -> Result<String, PkiError> {
+    let key = KeyPair::from_pem(key_pem)?;
+    let mut params = CertificateParams::default();
+    params.distinguished_name = DistinguishedName::new();
+    params.distinguished_name.push(DnType::CommonName, user);
+    // The signer decides validity and usages; a request names the subject.
+    Ok(params.serialize_request(&key)?.pem()?)
 }
 
 /// A new self-signed CA called `common_name`.

@@ -20,6 +20,7 @@
 //! jitter) as the safety net, backoff after a reconcile that did not
 //! finish, and a cluster whose probe finds it back after being away.
 
+mod credentials;
 mod drift;
 mod health;
 mod reconcile;
@@ -36,7 +37,7 @@ use tokio::sync::Semaphore;
 
 use wasmco_core::{ClusterRef, Kind};
 use wasmco_pki::kubeconfig::KubeconfigPolicy;
-use wasmco_store::appcontext::{ContextStore, DeployState, SyncEngine};
+use wasmco_store::appcontext::{ContextMeta, ContextStore, DeployState, SyncEngine};
 use wasmco_store::db::{ResourceDb, ResourceId};
 
 pub use target::{ApplyAs, DirectoryTarget, KubeTarget, Labels, SyncError, SyncTarget};
@@ -117,7 +118,7 @@ struct Inner {
     db: ResourceDb,
     contexts: ContextStore,
     runtime: tokio::runtime::Handle,
-    targets: Mutex<HashMap<ClusterRef, Arc<dyn SyncTarget>>>,
+    targets: Mutex<HashMap<Reach, Arc<dyn SyncTarget>>>,
     parallel: Arc<Semaphore>,
     workers: worker::Workers,
     probes: health::Probes,
@@ -193,7 +194,7 @@ impl SyncEngine for Rsync {
     }
 
     fn cluster_changed(&self, cluster: &ClusterRef) {
-        self.inner.forget_target(cluster);
+        self.inner.forget_targets(|reach| &reach.cluster == cluster);
         self.inner.probes.stop(|probed| probed == cluster);
         self.inner
             .watches
@@ -260,49 +261,101 @@ fn field_manager(key: &str) -> String {
     }
 }
 
+/// A cluster as one context reaches it: with whose credentials, and the
+/// namespace its objects that name none go into.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Reach {
+    cluster: ClusterRef,
+    namespace: String,
+    /// `(project, logical cloud)` whose user's kubeconfig is used; `None`
+    /// is the cluster's own.
+    cloud_user: Option<(String, String)>,
+}
+
+impl Reach {
+    /// With the cluster's own kubeconfig, into `default`.
+    pub(crate) fn admin(cluster: &ClusterRef) -> Self {
+        Reach {
+            cluster: cluster.clone(),
+            namespace: "default".into(),
+            cloud_user: None,
+        }
+    }
+
+    /// As `meta` asks.
+    pub(crate) fn of(cluster: &ClusterRef, meta: &ContextMeta) -> Self {
+        Reach {
+            cluster: cluster.clone(),
+            namespace: meta.access.namespace().to_owned(),
+            cloud_user: meta
+                .access
+                .cloud_user
+                .as_ref()
+                .map(|cloud| (meta.project.clone(), cloud.clone())),
+        }
+    }
+}
+
 impl Inner {
-    /// The target of `cluster`, made from its stored kubeconfig once.
+    /// The target of `cluster` with its own kubeconfig.
     async fn target(&self, cluster: &ClusterRef) -> Result<Arc<dyn SyncTarget>, SyncError> {
-        if let Some(target) = self.known_target(cluster) {
+        self.target_as(&Reach::admin(cluster)).await
+    }
+
+    /// The target of a cluster as `reach` has it, made once.
+    async fn target_as(&self, reach: &Reach) -> Result<Arc<dyn SyncTarget>, SyncError> {
+        if let Some(target) = self
+            .targets
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(reach)
+            .cloned()
+        {
             return Ok(target);
         }
         let target: Arc<dyn SyncTarget> = match &self.config.directory {
-            Some(directory) => Arc::new(DirectoryTarget::new(directory.join(cluster.to_string()))),
-            None => Arc::new(KubeTarget::new(self.client_config(cluster).await?)?),
+            Some(directory) => Arc::new(DirectoryTarget::new(
+                directory.join(reach.cluster.to_string()),
+            )),
+            None => Arc::new(KubeTarget::new(
+                self.client_config(reach).await?,
+                reach.cloud_user.is_some(),
+            )?),
         };
         self.targets
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(cluster.clone(), target.clone());
+            .insert(reach.clone(), target.clone());
         Ok(target)
     }
 
-    fn known_target(&self, cluster: &ClusterRef) -> Option<Arc<dyn SyncTarget>> {
+    /// Forgets the targets of `cluster` that `which` picks.
+    fn forget_targets(&self, which: impl Fn(&Reach) -> bool) {
         self.targets
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(cluster)
-            .cloned()
+            .retain(|reach, _| !which(reach));
     }
 
-    fn forget_target(&self, cluster: &ClusterRef) {
-        self.targets
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(cluster);
-    }
-
-    /// The client configuration of `cluster`, from its stored kubeconfig.
-    async fn client_config(&self, cluster: &ClusterRef) -> Result<kube::Config, SyncError> {
-        let id = ResourceId::new(
-            Kind::Cluster,
-            vec![cluster.provider.clone(), cluster.cluster.clone()],
-        );
-        let kubeconfig = self
-            .db
-            .file(&id)
-            .map_err(|e| SyncError::Config(e.to_string()))?
-            .ok_or_else(|| SyncError::Config(format!("cluster {cluster} has no kubeconfig")))?;
+    /// The client configuration `reach` asks for, from the stored kubeconfig
+    /// (the cluster's, or its logical cloud user's).
+    async fn client_config(&self, reach: &Reach) -> Result<kube::Config, SyncError> {
+        let cluster = &reach.cluster;
+        let kubeconfig = match &reach.cloud_user {
+            None => {
+                let id = ResourceId::new(
+                    Kind::Cluster,
+                    vec![cluster.provider.clone(), cluster.cluster.clone()],
+                );
+                self.db
+                    .file(&id)
+                    .map_err(|e| SyncError::Config(e.to_string()))?
+                    .ok_or_else(|| {
+                        SyncError::Config(format!("cluster {cluster} has no kubeconfig"))
+                    })?
+            }
+            Some((project, cloud)) => self.cloud_user_kubeconfig(project, cloud, cluster)?,
+        };
         // Checked again here, not only at upload: a kubeconfig stored by an
         // older version, or a policy tightened since, must not reach kube-rs.
         let refused = |e: wasmco_pki::kubeconfig::KubeconfigError| SyncError::Config(e.to_string());
@@ -314,6 +367,7 @@ impl Inner {
             .client_config(&self.config.kubeconfigs)
             .await
             .map_err(refused)?;
+        config.default_namespace = reach.namespace.clone();
         config.connect_timeout = Some(self.config.connect_timeout);
         config.read_timeout = Some(self.config.request_timeout);
         config.write_timeout = Some(self.config.request_timeout);

@@ -19,6 +19,7 @@ use crate::{Inner, RsyncError};
 
 mod apply;
 mod clean;
+mod csr;
 mod hooks;
 
 impl Inner {
@@ -154,6 +155,13 @@ impl ClusterWork {
         self.context.meta.revision
     }
 
+    /// The cluster, as this context reaches it.
+    async fn target(&self) -> Result<Arc<dyn SyncTarget>, SyncError> {
+        self.inner
+            .target_as(&crate::Reach::of(&self.cluster, &self.context.meta))
+            .await
+    }
+
     fn new(
         inner: &Arc<Inner>,
         key: &str,
@@ -231,7 +239,7 @@ impl ClusterWork {
     async fn wait_ready(&self, resource: &Resource) -> bool {
         let deadline = tokio::time::Instant::now() + self.inner.config.ready_timeout;
         while tokio::time::Instant::now() < deadline {
-            if let Ok(target) = self.inner.target(&self.cluster).await
+            if let Ok(target) = self.target().await
                 && target.ready(resource).await.unwrap_or(false)
             {
                 return true;
@@ -252,7 +260,7 @@ impl ClusterWork {
         let mut delays = self.inner.backoff();
         let mut tries = 0;
         loop {
-            let result = match self.inner.target(&self.cluster).await {
+            let result = match self.target().await {
                 Ok(target) => attempt(target).await,
                 Err(error) => Err(error),
             };

@@ -53,13 +53,17 @@ pub enum SyncError {
     /// The cluster took longer than this to answer.
     #[error("no answer in {0:?}")]
     TimedOut(std::time::Duration),
+    /// Something this work needs is still being made elsewhere (a
+    /// logical cloud user's certificate the cluster has yet to issue).
+    #[error("{0}")]
+    NotYet(String),
 }
 
 impl SyncError {
     /// Whether trying again later may succeed.
     pub fn is_transient(&self) -> bool {
         match self {
-            SyncError::Unreachable(_) | SyncError::TimedOut(_) => true,
+            SyncError::Unreachable(_) | SyncError::TimedOut(_) | SyncError::NotYet(_) => true,
             SyncError::Refused { code, .. } => *code == 429 || *code >= 500,
             SyncError::Directory { .. } | SyncError::Config(_) => false,
         }
@@ -135,6 +139,13 @@ pub trait SyncTarget: Send + Sync {
         Ok(None)
     }
 
+    /// Approves a CertificateSigningRequest, as `kubectl certificate
+    /// approve` does.
+    async fn approve(&self, resource: &Resource) -> Result<(), SyncError> {
+        let _ = resource;
+        Ok(())
+    }
+
     /// Whether `resource` is ready, read from the cluster.
     async fn ready(&self, resource: &Resource) -> Result<bool, SyncError> {
         Ok(self
@@ -152,14 +163,20 @@ pub struct KubeTarget {
     /// watcher asks the server to end them by.
     watching: kube::Client,
     kinds: Mutex<HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)>>,
+    /// Lists and watches stay in the client's namespace: its user (a
+    /// logical cloud's) may see nothing else.
+    namespace_only: bool,
 }
 
 /// How long a watch may go without a byte.
 const WATCH_READ_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(330);
 
 impl KubeTarget {
-    /// A client from a checked configuration (see [`wasmco_pki::kubeconfig`]).
-    pub fn new(config: kube::Config) -> Result<Self, SyncError> {
+    /// A client from a checked configuration (see [`wasmco_pki::kubeconfig`]);
+    /// objects that name no namespace go into the configuration's default
+    /// one. With `namespace_only`, lists and watches of namespaced kinds
+    /// look in that namespace only.
+    pub fn new(config: kube::Config, namespace_only: bool) -> Result<Self, SyncError> {
         let mut watch_config = config.clone();
         watch_config.read_timeout = Some(WATCH_READ_TIMEOUT);
         let client = |config: kube::Config| {
@@ -169,7 +186,22 @@ impl KubeTarget {
             client: client(config)?,
             watching: client(watch_config)?,
             kinds: Mutex::default(),
+            namespace_only,
         })
+    }
+
+    /// Where a list or watch of a kind looks.
+    fn listing(
+        &self,
+        client: &kube::Client,
+        api_resource: &ApiResource,
+        capabilities: &ApiCapabilities,
+    ) -> Api<DynamicObject> {
+        if self.namespace_only && capabilities.scope == Scope::Namespaced {
+            Api::default_namespaced_with(client.clone(), api_resource)
+        } else {
+            Api::all_with(client.clone(), api_resource)
+        }
     }
 
     async fn api(&self, resource: &Resource) -> Result<Api<DynamicObject>, SyncError> {
@@ -178,11 +210,12 @@ impl KubeTarget {
             .await?;
         Ok(match capabilities.scope {
             Scope::Cluster => Api::all_with(self.client.clone(), &api_resource),
-            Scope::Namespaced => Api::namespaced_with(
-                self.client.clone(),
-                resource.namespace.as_deref().unwrap_or("default"),
-                &api_resource,
-            ),
+            Scope::Namespaced => match resource.namespace.as_deref() {
+                Some(namespace) => {
+                    Api::namespaced_with(self.client.clone(), namespace, &api_resource)
+                }
+                None => Api::default_namespaced_with(self.client.clone(), &api_resource),
+            },
         })
     }
 
@@ -250,13 +283,13 @@ impl SyncTarget for KubeTarget {
         kind: &str,
         labels: &Labels,
     ) -> Result<Vec<Value>, SyncError> {
-        let api_resource = match self.kind_of(api_version, kind).await {
-            Ok((api_resource, _)) => api_resource,
+        let (api_resource, capabilities) = match self.kind_of(api_version, kind).await {
+            Ok(found) => found,
             Err(SyncError::Refused { code: 404, .. }) => return Ok(Vec::new()),
             Err(error) => return Err(error),
         };
-        // Every namespace: a dropped object may sit in any of them.
-        let all: Api<DynamicObject> = Api::all_with(self.client.clone(), &api_resource);
+        // Every namespace it may see: a dropped object may sit in any of them.
+        let all = self.listing(&self.client, &api_resource, &capabilities);
         let selector: Selector = labels.clone().into_iter().collect();
         let list = all
             .list(&ListParams::default().labels_from(&selector))
@@ -291,6 +324,26 @@ impl SyncTarget for KubeTarget {
         }
     }
 
+    async fn approve(&self, resource: &Resource) -> Result<(), SyncError> {
+        use k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+        let requests: Api<CertificateSigningRequest> = Api::all(self.client.clone());
+        let approval = serde_json::json!({"status": {"conditions": [{
+            "type": "Approved",
+            "status": "True",
+            "reason": "WasmcoApproved",
+            "message": "approved by wasmco for the logical cloud whose user it names",
+        }]}});
+        requests
+            .patch_approval(
+                &resource.key.name,
+                &PatchParams::default(),
+                &Patch::Merge(&approval),
+            )
+            .await
+            .map(drop)
+            .map_err(classify)
+    }
+
     async fn version(&self) -> Result<String, SyncError> {
         Ok(self
             .client
@@ -306,8 +359,8 @@ impl SyncTarget for KubeTarget {
         kind: &str,
         label: &str,
     ) -> Result<Option<BoxStream<'static, String>>, SyncError> {
-        let (api_resource, _) = self.kind_of(api_version, kind).await?;
-        let all: Api<DynamicObject> = Api::all_with(self.watching.clone(), &api_resource);
+        let (api_resource, capabilities) = self.kind_of(api_version, kind).await?;
+        let all = self.listing(&self.watching, &api_resource, &capabilities);
         let label = label.to_owned();
         let changes = watcher::watcher(all, watcher::Config::default().labels(&label))
             .default_backoff()
@@ -368,12 +421,19 @@ pub(crate) fn labelled(resource: &Resource, labels: &Labels) -> Value {
 pub fn ready_once_applied(kind: &str) -> bool {
     !matches!(
         kind,
-        "Deployment" | "StatefulSet" | "DaemonSet" | "Job" | "Pod" | "CustomResourceDefinition"
+        "Deployment"
+            | "StatefulSet"
+            | "DaemonSet"
+            | "Job"
+            | "Pod"
+            | "CustomResourceDefinition"
+            | "CertificateSigningRequest"
     )
 }
 
 /// Readiness as the cluster reports it: workloads rolled out, Jobs complete,
-/// Pods ready, CRDs established; anything else once it exists.
+/// Pods ready, CRDs established, certificates issued; anything else once
+/// it exists.
 ///
 /// Jobs and CRDs use kube-runtime's own conditions. Its workload
 /// conditions do not fit: `is_deployment_completed` reads the Progressing
@@ -411,6 +471,10 @@ pub fn is_ready(kind: &str, object: &Value) -> bool {
         "Pod" => condition("Ready"),
         "CustomResourceDefinition" => conditions::is_crd_established()
             .matches_object(typed::<CustomResourceDefinition>(object).as_ref()),
+        // Issued: the signer put the certificate in.
+        "CertificateSigningRequest" => status["certificate"]
+            .as_str()
+            .is_some_and(|c| !c.is_empty()),
         _ => true,
     }
 }

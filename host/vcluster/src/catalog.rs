@@ -32,15 +32,46 @@ impl ResourceType {
 
     /// Its entry in an APIResourceList.
     pub fn discovery(&self) -> Value {
-        json!({
+        let mut entry = json!({
             "name": self.plural,
             "singularName": self.singular,
             "namespaced": self.namespaced,
             "kind": self.kind,
             "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
-        })
+        });
+        if let Some((_, short)) = SHORT_NAMES
+            .iter()
+            .find(|(kind, _)| self.group_is_built_in() && *kind == self.kind)
+        {
+            entry["shortNames"] = json!([short]);
+        }
+        entry
+    }
+
+    fn group_is_built_in(&self) -> bool {
+        BUILT_IN.iter().any(|(group, ..)| *group == self.group)
     }
 }
+
+/// The short names kubectl knows the built-in kinds by.
+const SHORT_NAMES: &[(&str, &str)] = &[
+    ("Namespace", "ns"),
+    ("ConfigMap", "cm"),
+    ("Service", "svc"),
+    ("ServiceAccount", "sa"),
+    ("Pod", "po"),
+    ("PersistentVolumeClaim", "pvc"),
+    ("ResourceQuota", "quota"),
+    ("Deployment", "deploy"),
+    ("StatefulSet", "sts"),
+    ("DaemonSet", "ds"),
+    ("ReplicaSet", "rs"),
+    ("CronJob", "cj"),
+    ("NetworkPolicy", "netpol"),
+    ("Ingress", "ing"),
+    ("CertificateSigningRequest", "csr"),
+    ("CustomResourceDefinition", "crd"),
+];
 
 const BUILT_IN: &[(&str, &str, &str, &str, bool)] = &[
     ("", "v1", "namespaces", "Namespace", false),
@@ -93,6 +124,13 @@ const BUILT_IN: &[(&str, &str, &str, &str, bool)] = &[
         true,
     ),
     ("networking.k8s.io", "v1", "ingresses", "Ingress", true),
+    (
+        "certificates.k8s.io",
+        "v1",
+        "certificatesigningrequests",
+        "CertificateSigningRequest",
+        false,
+    ),
     (
         "apiextensions.k8s.io",
         "v1",

@@ -10,12 +10,14 @@ mod behaviour;
 pub mod catalog;
 pub mod objects;
 mod server;
+mod signer;
 
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
 pub use behaviour::Behaviour;
+pub use signer::CLIENT_SIGNER;
 
 /// A running virtual cluster.
 pub struct VirtualCluster {
@@ -103,6 +105,12 @@ impl VirtualCluster {
     /// its resourceVersion counter.
     pub fn writes(&self) -> u64 {
         self.shared.objects().writes()
+    }
+
+    /// The CA its approved client CertificateSigningRequests are signed by,
+    /// as PEM.
+    pub fn ca_certificate(&self) -> Option<String> {
+        self.shared.signer().map(|s| s.certificate().to_owned())
     }
 
     /// Changes how it behaves from the next request on.

@@ -17,6 +17,7 @@ use tokio::sync::broadcast;
 use super::behaviour::{Behaviour, ready_status};
 use super::catalog::ResourceType;
 use super::objects::{Event, KubeError, Objects, PatchKind, Selector};
+use super::signer::Signer;
 
 /// What every request of one virtual cluster shares.
 pub(super) struct Shared {
@@ -24,6 +25,8 @@ pub(super) struct Shared {
     events: broadcast::Sender<Event>,
     address: String,
     behaviour: Mutex<Behaviour>,
+    /// Made on first use: most virtual clusters never sign anything.
+    signer: std::sync::OnceLock<Option<Signer>>,
 }
 
 impl Shared {
@@ -33,7 +36,20 @@ impl Shared {
             events: broadcast::channel(4096).0,
             address,
             behaviour: Mutex::new(behaviour),
+            signer: std::sync::OnceLock::new(),
         }
+    }
+
+    pub(super) fn signer(&self) -> Option<&Signer> {
+        self.signer
+            .get_or_init(|| match Signer::new(&self.address) {
+                Ok(signer) => Some(signer),
+                Err(error) => {
+                    tracing::error!(%error, "virtual cluster could not make its CA");
+                    None
+                }
+            })
+            .as_ref()
     }
 
     pub(super) fn behaviour(&self) -> MutexGuard<'_, Behaviour> {
@@ -138,7 +154,18 @@ struct Target {
     ty: ResourceType,
     namespace: Option<String>,
     name: Option<String>,
-    status: bool,
+    subresource: Subresource,
+}
+
+/// The part of an object a path names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Subresource {
+    /// The whole object.
+    None,
+    /// `…/status`.
+    Status,
+    /// `…/approval`, of a CertificateSigningRequest.
+    Approval,
 }
 
 async fn dispatch(
@@ -286,10 +313,15 @@ fn target(shared: &Shared, segments: &[&str]) -> Result<Target, KubeError> {
         }
         _ => (None, rest),
     };
-    let (plural, name, status) = match rest {
-        [plural] => (*plural, None, false),
-        [plural, name] => (*plural, Some((*name).to_owned()), false),
-        [plural, name, "status"] => (*plural, Some((*name).to_owned()), true),
+    let (plural, name, subresource) = match rest {
+        [plural] => (*plural, None, Subresource::None),
+        [plural, name] => (*plural, Some((*name).to_owned()), Subresource::None),
+        [plural, name, "status"] => (*plural, Some((*name).to_owned()), Subresource::Status),
+        ["certificatesigningrequests", name, "approval"] if group == "certificates.k8s.io" => (
+            "certificatesigningrequests",
+            Some((*name).to_owned()),
+            Subresource::Approval,
+        ),
         _ => return Err(not_found()),
     };
     let ty = shared
@@ -304,7 +336,7 @@ fn target(shared: &Shared, segments: &[&str]) -> Result<Target, KubeError> {
         ty,
         namespace,
         name,
-        status,
+        subresource,
     })
 }
 
@@ -345,6 +377,27 @@ async fn handle(
     let ty = &target.ty;
     let namespace = target.namespace.as_deref().unwrap_or("");
     let ok = |code: StatusCode, value: Value| Ok(json_response(code, &value));
+    if let (Subresource::Approval, Some(name), "PUT" | "PATCH") =
+        (target.subresource, &target.name, method.as_str())
+    {
+        let (value, _) = parse_body(headers, body)?;
+        let conditions = value["status"]["conditions"].clone();
+        if !conditions.is_array() {
+            return Err(KubeError::bad_request(
+                "status.conditions: Required value: an approval sets the request's conditions",
+            ));
+        }
+        let signer = shared.signer().ok_or_else(|| {
+            KubeError::bad_request("the cluster has no CA to sign certificates with")
+        })?;
+        let mut objects = shared.objects();
+        let current = objects.get(ty, namespace, name)?;
+        let status = signer.after_approval(&current, conditions);
+        let (object, event) = objects.set_status(ty, namespace, name, status)?;
+        drop(objects);
+        shared.publish(event);
+        return ok(StatusCode::OK, object);
+    }
     match (method.as_str(), &target.name) {
         ("GET", None) => {
             let selector = Selector::parse(params.label_selector.as_deref().unwrap_or(""))?;
@@ -370,7 +423,7 @@ async fn handle(
         }
         ("PUT", Some(name)) => {
             let (value, _) = parse_body(headers, body)?;
-            let (object, event) = if target.status {
+            let (object, event) = if target.subresource == Subresource::Status {
                 shared
                     .objects()
                     .set_status(ty, namespace, name, value["status"].clone())?
@@ -393,7 +446,7 @@ async fn handle(
                     "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
                 ));
             }
-            if target.status {
+            if target.subresource == Subresource::Status {
                 let (object, event) =
                     shared
                         .objects()

@@ -31,6 +31,27 @@ impl CheckedKubeconfig {
         self.certificate_authority_data.as_deref()
     }
 
+    /// A kubeconfig reaching the same server with the same trust (CA, TLS
+    /// server name, proxy) as another user: `client`'s certificate, in
+    /// `namespace` by default.
+    pub fn for_user(
+        &self,
+        cluster: &str,
+        user: &str,
+        client: &crate::KeyedCert,
+        namespace: &str,
+    ) -> String {
+        let trust = kube::config::Cluster {
+            server: Some(self.server_text.clone()),
+            certificate_authority_data: self.certificate_authority_data.clone(),
+            insecure_skip_tls_verify: self.insecure_skip_tls_verify.then_some(true),
+            tls_server_name: self.tls_server_name.clone(),
+            proxy_url: self.proxy_url.clone(),
+            ..kube::config::Cluster::default()
+        };
+        crate::client_kubeconfig(cluster, trust, user, client, Some(namespace))
+    }
+
     /// What is accepted but worth an operator's attention.
     pub fn warnings(&self) -> Vec<String> {
         let mut warnings = Vec::new();

@@ -5,6 +5,7 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesOrdered;
 use serde_json::Value;
 
+use wasmco_core::cloud::CSR_KIND;
 use wasmco_core::hooks::HookEvent;
 use wasmco_core::resource::Resource;
 use wasmco_store::appcontext::{
@@ -120,6 +121,15 @@ impl ClusterWork {
                 results.push((resource.key.to_string(), synced));
             }
         }
+        // Requests for certificates: approved here, as EMCO's rsync does.
+        for (resource, (_, synced)) in resources.iter().zip(&mut results) {
+            if resource.key.kind == CSR_KIND
+                && synced.status.deployed == Deployed::Applied
+                && let Err(message) = self.approve(resource).await
+            {
+                synced.status = ResourceStatus::failed(resource, message);
+            }
+        }
         // Watched from now on: started after the applies, so the watch
         // does not carry their events.
         for (api_version, kind) in &kinds {
@@ -152,6 +162,15 @@ impl ClusterWork {
             }
         }
         self.record(&app.name, &mut recorded, &statuses)?;
+        for (resource, (_, status)) in resources.iter().zip(&statuses) {
+            if resource.key.kind == CSR_KIND
+                && status.ready == Readiness::Ready
+                && let Err(error) = self.keep_certificate(resource).await
+            {
+                tracing::warn!(target = %self.key, cluster = %self.cluster, %error, "could not keep an issued certificate");
+                settled = Settled::Incomplete;
+            }
+        }
         // Its post-install hooks once everything is ready here.
         if statuses.iter().all(|(_, s)| s.ready == Readiness::Ready)
             && let Err(failed) = self.run_hooks(app, HookEvent::PostInstall).await?
@@ -270,7 +289,7 @@ impl ClusterWork {
     /// Why an apply conflicted: the DIG that manages the object, or the
     /// cluster's list of conflicting fields and how to take them over.
     async fn conflict(&self, resource: &Resource, error: SyncError) -> String {
-        let owner = match self.inner.target(&self.cluster).await {
+        let owner = match self.target().await {
             Ok(target) => target.get(resource).await.ok().flatten(),
             Err(_) => None,
         };

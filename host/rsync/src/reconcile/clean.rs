@@ -186,7 +186,7 @@ impl ClusterWork {
         let deadline = tokio::time::Instant::now() + self.inner.config.ready_timeout;
         let mut last = "not deleted in time".to_owned();
         while tokio::time::Instant::now() < deadline {
-            let gone = match self.inner.target(&self.cluster).await {
+            let gone = match self.target().await {
                 Ok(target) => target.delete(object).await,
                 Err(error) => Err(error),
             };

@@ -131,7 +131,7 @@ impl ClusterWork {
         let timeout = self.inner.config.ready_timeout;
         let deadline = tokio::time::Instant::now() + timeout;
         while tokio::time::Instant::now() < deadline {
-            let live = match self.inner.target(&self.cluster).await {
+            let live = match self.target().await {
                 Ok(target) => target.get(resource).await.ok().flatten(),
                 Err(_) => None,
             };

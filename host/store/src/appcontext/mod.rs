@@ -79,6 +79,35 @@ pub struct ContextMeta {
     pub app_order: Vec<String>,
     /// Per app, the apps it waits for.
     pub dependencies: BTreeMap<String, Vec<AppDependency>>,
+    /// As whom, and into which namespace, its objects are applied.
+    #[serde(default)]
+    pub access: Access,
+}
+
+/// How rsync reaches the clusters for one context: with their own
+/// kubeconfigs, or (a DIG in a standard logical cloud) with that cloud's
+/// user's, and the namespace objects that name none go into.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Access {
+    /// The namespace of objects that name none; empty means `default`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// The standard logical cloud (of the context's project) whose user's
+    /// kubeconfig on each cluster is used instead of the cluster's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloud_user: Option<String>,
+}
+
+impl Access {
+    /// The namespace of objects that name none.
+    pub fn namespace(&self) -> &str {
+        if self.namespace.is_empty() {
+            "default"
+        } else {
+            &self.namespace
+        }
+    }
 }
 
 /// One cluster of an app in a stored context.
