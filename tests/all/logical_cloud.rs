@@ -410,6 +410,40 @@ fn an_admin_logical_cloud_takes_emcos_bodies_and_marks_its_clusters_usable() {
         .flat_map(|c| c["resources"].as_array().into_iter().flatten())
         .collect();
     assert!(resources.is_empty(), "{status}");
+    // EMCO's kv-pairs on a logical cloud, read whole or by key.
+    let kv = json!({"kv": [{"region": "eu"}, {"tier": "gold"}]});
+    expect(
+        server.post(&format!("{admin}/kv-pairs"), doc("facts", kv)),
+        201,
+    );
+    let answer = expect(server.get(&format!("{admin}/kv-pairs/facts?key=tier")), 200);
+    assert_eq!(answer, json!({"value": "gold"}));
+    refused(
+        server.get(&format!("{admin}/kv-pairs/facts?key=zone")),
+        404,
+        Some("key"),
+        "no key \"zone\"",
+    );
+    // update makes a new revision; stop halts rsync; terminate still ends it.
+    let state = expect(server.post(&format!("{admin}/update"), json!({})), 202);
+    assert_eq!(state["deployedStatus"], "Updated", "{state}");
+    assert_eq!(state["revision"], 2, "{state}");
+    let state = expect(server.post(&format!("{admin}/stop"), json!({})), 202);
+    assert_eq!(state["deployedStatus"], "InstantiateStopped", "{state}");
+    refused(
+        server.post(&format!("{admin}/update"), json!({})),
+        409,
+        None,
+        "InstantiateStopped",
+    );
     let state = expect(server.post(&format!("{admin}/terminate"), json!({})), 202);
     assert_eq!(state["deployedStatus"], "Terminated", "{state}");
+    let state = expect(server.post(&format!("{admin}/stop"), json!({})), 202);
+    assert_eq!(state["deployedStatus"], "TerminateStopped", "{state}");
+    refused(
+        server.post(&format!("{clouds}/none/stop"), json!({})),
+        404,
+        None,
+        "none",
+    );
 }

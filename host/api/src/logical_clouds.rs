@@ -1,4 +1,5 @@
-//! A logical cloud's actions (`instantiate`, `terminate`), its `status`,
+//! A logical cloud's actions (`instantiate`, `update`, `stop`, `terminate`),
+//! its `status`,
 //! and each referenced cluster's user kubeconfig.
 
 use axum::extract::{Path, Query};
@@ -24,17 +25,28 @@ pub enum CloudAction {
     Instantiate,
     /// Remove what instantiate created.
     Terminate,
+    /// Make the cloud what its references, permissions and quotas are now.
+    Update,
+    /// Stop rsync's work on it.
+    Stop,
 }
 
 impl CloudAction {
     /// Every action.
-    pub const ALL: [CloudAction; 2] = [CloudAction::Instantiate, CloudAction::Terminate];
+    pub const ALL: [CloudAction; 4] = [
+        CloudAction::Instantiate,
+        CloudAction::Terminate,
+        CloudAction::Update,
+        CloudAction::Stop,
+    ];
 
     /// Its route, relative to a logical cloud's item path.
     pub fn route(self) -> &'static str {
         match self {
             CloudAction::Instantiate => "instantiate",
             CloudAction::Terminate => "terminate",
+            CloudAction::Update => "update",
+            CloudAction::Stop => "stop",
         }
     }
 }
@@ -87,6 +99,8 @@ pub async fn act(
     let new_state = tokio::task::spawn_blocking(move || match action {
         CloudAction::Instantiate => orchestrator.instantiate_logical_cloud(&target),
         CloudAction::Terminate => orchestrator.terminate_logical_cloud(&target),
+        CloudAction::Update => orchestrator.update_logical_cloud(&target),
+        CloudAction::Stop => orchestrator.stop_logical_cloud(&target),
     })
     .await
     .map_err(ApiError::internal)??;

@@ -134,7 +134,7 @@ pub fn document() -> Value {
         let mut updated = error_responses();
         updated["200"] = json!({"description": "updated; the stored body"});
         let mut item_params = parameters(&item);
-        if kind == Kind::ClusterKvPair {
+        if kind.is_kv_pairs() {
             item_params.push(json!({"name": "key", "in": "query", "required": false, "schema": {"type": "string"},
                 "description": "answer, as EMCO does, `{\"value\": …}` of this key"}));
         }
@@ -312,8 +312,10 @@ fn document_logical_clouds(paths: &mut serde_json::Map<String, Value>) {
         let route = format!("{lc}/{}", action.route());
         paths.insert(route.clone(), json!({"post": {
             "summary": match action {
-                super::logical_clouds::CloudAction::Instantiate => "issue the user's certificate on every referenced cluster and create the namespace, Role, RoleBinding and ResourceQuota there",
+                super::logical_clouds::CloudAction::Instantiate => "get the user a certificate on every referenced cluster (from its stored CA, else its CSR API) and create the namespace, roles and ResourceQuota there",
                 super::logical_clouds::CloudAction::Terminate => "remove what instantiate created",
+                super::logical_clouds::CloudAction::Update => "make the cloud on its clusters what its references, permissions and quotas are now",
+                super::logical_clouds::CloudAction::Stop => "stop rsync's work on the cloud (InstantiateStopped or TerminateStopped)",
             },
             "parameters": parameters(&route),
             "responses": {"202": {"description": "done; the logical cloud's state"}, "404": errors["404"],

@@ -147,8 +147,8 @@ pub struct ItemQuery {
     key: Option<String>,
 }
 
-/// `GET` on an item: the stored JSON as is; for a cluster's key-value
-/// pairs with `?key=`, as EMCO answers it, `{"value": …}` of that key.
+/// `GET` on an item: the stored JSON as is; for key-value pairs with
+/// `?key=`, as EMCO answers it, `{"value": …}` of that key.
 pub async fn get_one(
     state: AppState,
     kind: Kind,
@@ -159,11 +159,11 @@ pub async fn get_one(
     let Some(key) = &query.key else {
         return Ok(json_response(state.db.get_raw(&id)?));
     };
-    if kind != Kind::ClusterKvPair {
+    if !kind.is_kv_pairs() {
         return Err(ApiError::field(
             StatusCode::BAD_REQUEST,
             "key",
-            "only a cluster's key-value pairs are read by key",
+            "only key-value pairs (a cluster's, a logical cloud's) are read by key",
         ));
     }
     let body = state.db.get(&id)?;

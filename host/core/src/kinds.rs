@@ -46,6 +46,8 @@ pub enum Kind {
     LogicalCloudUserPermission,
     /// `…/logical-clouds/{lc}/cluster-quotas/{clusterQuota}`
     LogicalCloudQuota,
+    /// `…/logical-clouds/{logicalCloud}/kv-pairs/{logicalCloudKv}`
+    LogicalCloudKvPair,
 }
 
 /// How a resource's create and update requests carry it.
@@ -101,7 +103,7 @@ pub const MANIFESTS_LIMIT: usize = 32 << 20;
 
 impl Kind {
     /// Every kind, parents before children.
-    pub const ALL: [Kind; 20] = [
+    pub const ALL: [Kind; 21] = [
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
@@ -122,6 +124,7 @@ impl Kind {
         Kind::LogicalCloudClusterReference,
         Kind::LogicalCloudUserPermission,
         Kind::LogicalCloudQuota,
+        Kind::LogicalCloudKvPair,
     ];
 
     /// The kind's row of the table.
@@ -336,7 +339,22 @@ impl Kind {
                 true,
                 JSON_LIMIT
             ),
+            Kind::LogicalCloudKvPair => kind!(
+                "logical cloud kv-pair",
+                "lc-kv",
+                Some(Kind::LogicalCloud),
+                "kv-pairs",
+                "logicalCloudKv",
+                Document,
+                true,
+                JSON_LIMIT
+            ),
         }
+    }
+
+    /// Key-value pairs, which EMCO reads one key of with `?key=`.
+    pub fn is_kv_pairs(self) -> bool {
+        matches!(self, Kind::ClusterKvPair | Kind::LogicalCloudKvPair)
     }
 
     /// Its file holds credentials (a cluster's kubeconfig): sealed at rest.

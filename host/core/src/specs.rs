@@ -78,7 +78,7 @@ pub fn check_spec(
             checked::<ControllerSpec>(spec, &scope)
         }
         Kind::CompositeApp => checked::<CompositeAppSpec>(spec, &scope),
-        Kind::ClusterKvPair => checked::<KvPairSpec>(spec, &scope),
+        Kind::ClusterKvPair | Kind::LogicalCloudKvPair => checked::<KvPairSpec>(spec, &scope),
         Kind::AppDependency => checked::<DependencySpec>(spec, &scope),
         Kind::AppProfile => checked::<AppProfileSpec>(spec, &scope),
         Kind::DeploymentIntentGroup => checked::<DigSpec>(spec, &scope),

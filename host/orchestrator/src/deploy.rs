@@ -185,14 +185,25 @@ impl Orchestrator {
     /// TerminateStopped. Nothing more is applied or deleted until the next
     /// action (terminate, or instantiate after a stopped terminate).
     pub fn stop(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
-        let (_guard, mut state) = self.begin(dig)?;
+        let (_guard, state) = self.begin(dig)?;
+        self.mark_stopped(&dig.describe(), &dig.key(), state)
+    }
+
+    /// [`Self::stop`] for what is stored under `key` (a DIG's or a logical
+    /// cloud's context). The caller holds the action lock.
+    pub(super) fn mark_stopped(
+        &self,
+        target: &str,
+        key: &str,
+        mut state: DigState,
+    ) -> Result<DigState, OrchestratorError> {
         let next = if state.state == DeployState::Terminated {
             DeployState::TerminateStopped
         } else {
             DeployState::InstantiateStopped
         };
         Self::allow(
-            &dig.describe(),
+            target,
             &state,
             "stop",
             &[
@@ -204,9 +215,9 @@ impl Orchestrator {
         )?;
         let revision = state.revision;
         state.enter(next, revision);
-        self.contexts.put_state(&dig.key(), &state)?;
+        self.contexts.put_state(key, &state)?;
         // The worker looks at the state and ends what it is doing.
-        self.sync.changed(&dig.key());
+        self.sync.changed(key);
         Ok(state)
     }
 

@@ -78,14 +78,56 @@ impl Orchestrator {
         lc: &LogicalCloudRef,
     ) -> Result<DigState, OrchestratorError> {
         let _guard = self.actions.lock(&lc.key());
-        let mut state = self.contexts.state(&lc.key())?;
+        self.db.get(&lc.id())?;
+        let state = self.contexts.state(&lc.key())?;
         Self::allow(
             &lc.describe(),
             &state,
             "instantiate",
-            &[DeployState::Created, DeployState::Terminated],
+            &[
+                DeployState::Created,
+                DeployState::Terminated,
+                DeployState::TerminateStopped,
+            ],
             DeployState::Instantiated,
         )?;
+        self.build_logical_cloud(lc, state, DeployState::Instantiated)
+    }
+
+    /// Instantiated or Updated -> Updated: the cloud as its references,
+    /// permissions and quotas are now (a cluster added or dropped, say).
+    pub fn update_logical_cloud(
+        &self,
+        lc: &LogicalCloudRef,
+    ) -> Result<DigState, OrchestratorError> {
+        let _guard = self.actions.lock(&lc.key());
+        self.db.get(&lc.id())?;
+        let state = self.contexts.state(&lc.key())?;
+        Self::allow(
+            &lc.describe(),
+            &state,
+            "update",
+            DEPLOYED,
+            DeployState::Updated,
+        )?;
+        self.build_logical_cloud(lc, state, DeployState::Updated)
+    }
+
+    /// Tells rsync to stop working on the cloud (see [`Self::stop`]).
+    pub fn stop_logical_cloud(&self, lc: &LogicalCloudRef) -> Result<DigState, OrchestratorError> {
+        let _guard = self.actions.lock(&lc.key());
+        self.db.get(&lc.id())?;
+        let state = self.contexts.state(&lc.key())?;
+        self.mark_stopped(&lc.describe(), &lc.key(), state)
+    }
+
+    /// Makes the cloud's context and enters `next` with it.
+    fn build_logical_cloud(
+        &self,
+        lc: &LogicalCloudRef,
+        mut state: DigState,
+        next: DeployState,
+    ) -> Result<DigState, OrchestratorError> {
         let spec: LogicalCloudSpec = self.db.spec(&lc.id())?;
         let references = self.logical_cloud_clusters(lc)?;
         if references.is_empty() {
@@ -156,7 +198,7 @@ impl Orchestrator {
             // Its own objects (namespace, roles) need the cluster's rights.
             access: Access::default(),
         };
-        state.enter(DeployState::Instantiated, revision);
+        state.enter(next, revision);
         self.contexts
             .write(&lc.key(), &meta, &draft.into_stored(), &state)?;
         for (reference, kubeconfig) in kubeconfigs {
