@@ -350,7 +350,7 @@ fn update_and_delete_follow_references_and_children() {
         server.delete("/v2/cluster-providers/edge"),
         409,
         None,
-        "cluster edge/c1",
+        "cluster provider edge is in use",
     );
     // Children: a project with composite apps stays.
     refused(server.delete(P), 409, None, "composite app proj1/vfw/v1");
@@ -566,6 +566,21 @@ fn bad_requests_get_clear_json_errors() {
         422,
         Some("spec.app"),
         "app proj1/vfw/v1/ghost not found",
+    );
+    // As EMCO: the clusters an intent names exist when it is made.
+    let nowhere = json!({"app": "web", "intent": {"anyOf": [{"clusterProvider": "edge", "cluster": "c1"}, {"clusterProvider": "edge", "cluster": "nowhere"}]}});
+    refused(
+        server.post(&app_intents, doc("nowhere", nowhere)),
+        422,
+        Some("spec.intent.anyOf[1].cluster"),
+        "cluster edge/nowhere not found",
+    );
+    let no_provider = json!({"app": "web", "intent": {"allOf": [{"clusterProvider": "mars", "clusterLabel": "edge"}]}});
+    refused(
+        server.post(&app_intents, doc("mars", no_provider)),
+        422,
+        Some("spec.intent.allOf[0].clusterProvider"),
+        "cluster provider mars not found",
     );
     // A parent that does not exist; a route that does not exist; a method that is not allowed.
     refused(

@@ -54,11 +54,12 @@ fn profile(values: &str) -> Vec<u8> {
 
 /// Project `p` with composite app `ca/v1`: the `web` chart (with a profile)
 /// and a plain app; a DIG `d` (release `r1`) placing both on `solo`.
-fn set_up(server: &Server, overrides: Value) -> String {
+fn set_up(server: &Server, overrides: Value, kubeconfig: &[u8]) -> String {
     expect(
         server.post("/v2/cluster-providers", doc("lab", json!({}))),
         201,
     );
+    server.register_cluster("lab", "solo", kubeconfig);
     crate::http::project_with_app(server);
     let ca = format!("/v2/projects/p/{CA}");
     expect(
@@ -112,8 +113,7 @@ fn a_chart_and_a_plain_app_deploy_side_by_side_with_values_in_emco_order_and_hoo
     );
     let overrides =
         json!([{"app": "web", "values": {"image.tag": "1.26", "widget.size": "large"}}]);
-    let dig = set_up(&server, overrides);
-    server.register_cluster("lab", "solo", cluster.kubeconfig().0);
+    let dig = set_up(&server, overrides, cluster.kubeconfig().0);
     expect(action(&server, &dig, "instantiate"), 202);
 
     // What Helm rendered, as the context shows it.
@@ -334,12 +334,12 @@ fn charts_helm_cannot_install_are_refused_at_upload_with_helms_message() {
 fn a_render_failure_fails_instantiate_naming_the_app_and_the_template() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path());
+    let cluster = crate::http::Virtual::start("solo");
     let dig = set_up(
         &server,
         json!([{"app": "web", "values": {"image.repository": "null"}}]),
+        &cluster.kubeconfig,
     );
-    let cluster = crate::http::Virtual::start("solo");
-    server.register_cluster("lab", "solo", &cluster.kubeconfig);
     let body = expect(action(&server, &dig, "instantiate"), 422);
     let message = body.to_string();
     for part in [

@@ -303,7 +303,18 @@ impl Spec for AppIntentSpec {
         if self.intent.all_of.is_empty() && self.intent.any_of.is_empty() {
             return Err(FieldError::new("spec.intent", "needs allOf or anyOf"));
         }
-        Ok(vec![scope.app("spec.app", &self.app)])
+        // As EMCO's ref-schemas have it: the clusters (and providers) an
+        // intent names exist when it is made.
+        let mut references = vec![scope.app("spec.app", &self.app)];
+        let entries = |list: &[PlacementEntry], name: &str| {
+            list.iter()
+                .enumerate()
+                .flat_map(|(i, entry)| entry.references(&format!("spec.intent.{name}[{i}]")))
+                .collect::<Vec<_>>()
+        };
+        references.extend(entries(&self.intent.all_of, "allOf"));
+        references.extend(entries(&self.intent.any_of, "anyOf"));
+        Ok(references)
     }
 }
 
@@ -339,6 +350,30 @@ pub struct PlacementEntry {
 }
 
 impl PlacementEntry {
+    /// The clusters (by name) and providers (of a label) it names.
+    fn references(&self, field: &str) -> Vec<Reference> {
+        if let Some(any_of) = &self.any_of {
+            return any_of
+                .iter()
+                .enumerate()
+                .flat_map(|(i, entry)| entry.references(&format!("{field}.anyOf[{i}]")))
+                .collect();
+        }
+        let provider = self.cluster_provider.clone().unwrap_or_default();
+        match &self.cluster {
+            Some(cluster) => vec![Reference {
+                field: format!("{field}.cluster"),
+                kind: Kind::Cluster,
+                path: vec![provider, cluster.clone()],
+            }],
+            None => vec![Reference {
+                field: format!("{field}.clusterProvider"),
+                kind: Kind::ClusterProvider,
+                path: vec![provider],
+            }],
+        }
+    }
+
     fn check(&self, field: &str, nested: bool) -> Result<(), FieldError> {
         if let Some(any_of) = &self.any_of {
             if nested {
