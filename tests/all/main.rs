@@ -13,6 +13,7 @@ mod http;
 mod kube_apiserver;
 mod layers;
 mod logical_cloud;
+mod networks;
 mod pki;
 mod rsync;
 mod scenario;

@@ -127,10 +127,23 @@ fn routes(state: AppState) -> Router {
             get(|State(s): State<AppState>, path| logical_clouds::kubeconfig(s, path)),
         );
     let cluster = Kind::Cluster.item_route();
+    for action in clusters::NetworkAction::ALL {
+        router = router.route(
+            &format!("{cluster}/{}", action.route()),
+            post(move |State(s): State<AppState>, path| clusters::act(s, action, path)),
+        );
+    }
     router = router
         .route(
             &format!("{cluster}/{}", clusters::STATUS_ROUTE),
-            get(|State(s): State<AppState>, path| clusters::status(s, path)),
+            get(
+                |State(s): State<AppState>,
+                 path,
+                 query: Result<Query<deployments::StatusQuery>, _>| async move {
+                    let query = query.map_err(bad_query)?;
+                    clusters::status(s, path, query).await
+                },
+            ),
         )
         .route(
             &format!("{cluster}/ca"),

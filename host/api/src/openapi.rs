@@ -44,6 +44,9 @@ pub fn operations() -> Vec<(&'static str, String)> {
         "get",
         format!("{cluster}/{}", super::clusters::STATUS_ROUTE),
     ));
+    for action in super::clusters::NetworkAction::ALL {
+        ops.push(("post", format!("{cluster}/{}", action.route())));
+    }
     ops
 }
 
@@ -270,9 +273,21 @@ fn document_pki(paths: &mut serde_json::Map<String, Value>) {
     };
     let route = format!("{cluster}/{}", super::clusters::STATUS_ROUTE);
     paths.insert(route.clone(), json!({"get": {
-        "summary": "whether rsync reaches the cluster: state (Reachable, Unreachable, Unknown before the first probe), since, lastError, version",
+        "summary": "whether rsync reaches the cluster: state (Reachable, Unreachable, Unknown before the first probe), since, lastError, version; and its network intents' status (networkStatus, and apps as a DIG status has them, with the same query)",
         "parameters": parameters(&route),
-        "responses": {"200": {"description": "the cluster's health"}, "404": errors["404"]}}}));
+        "responses": {"200": {"description": "the cluster's health and network status"}, "400": errors["400"], "404": errors["404"]}}}));
+    for action in super::clusters::NetworkAction::ALL {
+        let route = format!("{cluster}/{}", action.route());
+        paths.insert(route.clone(), json!({"post": {
+            "summary": match action {
+                super::clusters::NetworkAction::Apply => "hand the cluster's networks and provider networks to rsync as ovn4nfv Network, ProviderNetwork and NetworkAttachmentDefinition objects (again, as they are now, when applied)",
+                super::clusters::NetworkAction::Terminate => "remove the cluster's network objects",
+                super::clusters::NetworkAction::Stop => "stop rsync's work on the cluster's network objects",
+            },
+            "parameters": parameters(&route),
+            "responses": {"202": {"description": "done; the network intents' state"}, "404": errors["404"],
+                          "409": merge(&errors["409"], "their state does not allow this action")}}}));
+    }
     let route = format!("{cluster}/ca");
     paths.insert(route.clone(), json!({
         "post": {"summary": "create the cluster's CA, or import one with {certificate, key}",

@@ -48,6 +48,10 @@ pub enum Kind {
     LogicalCloudQuota,
     /// `…/logical-clouds/{logicalCloud}/kv-pairs/{logicalCloudKv}`
     LogicalCloudKvPair,
+    /// `…/clusters/{cluster}/networks/{network}`: EMCO's network intent.
+    ClusterNetwork,
+    /// `…/clusters/{cluster}/provider-networks/{providerNetwork}`.
+    ClusterProviderNetwork,
 }
 
 /// How a resource's create and update requests carry it.
@@ -103,11 +107,13 @@ pub const MANIFESTS_LIMIT: usize = 32 << 20;
 
 impl Kind {
     /// Every kind, parents before children.
-    pub const ALL: [Kind; 21] = [
+    pub const ALL: [Kind; 23] = [
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
         Kind::ClusterKvPair,
+        Kind::ClusterNetwork,
+        Kind::ClusterProviderNetwork,
         Kind::Controller,
         Kind::Project,
         Kind::CompositeApp,
@@ -335,6 +341,26 @@ impl Kind {
                 Some(Kind::LogicalCloud),
                 "cluster-quotas",
                 "clusterQuota",
+                Document,
+                true,
+                JSON_LIMIT
+            ),
+            Kind::ClusterNetwork => kind!(
+                "cluster network",
+                "network",
+                Some(Kind::Cluster),
+                "networks",
+                "network",
+                Document,
+                true,
+                JSON_LIMIT
+            ),
+            Kind::ClusterProviderNetwork => kind!(
+                "cluster provider network",
+                "provider-network",
+                Some(Kind::Cluster),
+                "provider-networks",
+                "providerNetwork",
                 Document,
                 true,
                 JSON_LIMIT

@@ -11,6 +11,7 @@ pub mod hooks;
 pub mod kinds;
 pub mod limits;
 pub mod names;
+pub mod network;
 pub mod resource;
 pub mod specs;
 pub mod tokens;

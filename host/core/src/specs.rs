@@ -88,6 +88,14 @@ pub fn check_spec(
         Kind::LogicalCloudClusterReference => checked::<ClusterReferenceSpec>(spec, &scope),
         Kind::LogicalCloudUserPermission => checked::<UserPermissionSpec>(spec, &scope),
         Kind::LogicalCloudQuota => checked::<QuotaSpec>(spec, &scope),
+        Kind::ClusterNetwork => {
+            read_spec::<crate::network::NetworkSpec>(spec)?.check()?;
+            Ok(Vec::new())
+        }
+        Kind::ClusterProviderNetwork => {
+            read_spec::<crate::network::ProviderNetworkSpec>(spec)?.check()?;
+            Ok(Vec::new())
+        }
         Kind::ClusterProvider
         | Kind::Cluster
         | Kind::ClusterLabel

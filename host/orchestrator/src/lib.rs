@@ -10,12 +10,14 @@ pub mod draft;
 mod inputs;
 mod locks;
 mod logical_cloud;
+mod network;
 pub mod pipeline;
 mod registry;
 
 pub use deploy::{Orchestrator, SyncedContext};
 pub use dig::{DigRef, OrchestratorError};
 pub use logical_cloud::LogicalCloudRef;
+pub use network::NetworkSetRef;
 pub use pipeline::{ControllerRun, Step, run_controllers};
 pub use registry::ControllerRegistry;
 pub use wasmco_store::appcontext::{NoSync, SyncEngine};
