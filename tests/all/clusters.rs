@@ -459,6 +459,102 @@ fn an_unreachable_cluster_says_so_and_since_when() {
     );
 }
 
+/// EMCO's migrate: version v1's DIG hands its objects to version v2's.
+/// What both have is taken over in place (never deleted and made again),
+/// what only v1 had goes, what only v2 has comes.
+fn a_migrate_hands_objects_to_the_next_version(cluster: Cluster) {
+    let mut deployment = Deployment::new(&cluster);
+    let tag = cluster.tag();
+    let name = |n: &str| format!("move-{tag}-{n}");
+    let project = format!("move{tag}");
+    let v1 = [
+        config_map(&name("kept"), json!({"k": "1"})),
+        config_map(&name("dropped"), json!({"k": "1"})),
+    ]
+    .concat();
+    let source = deployment.instantiate(&project, &[("cfg", v1)]);
+    deployment.wait_until(&source, "v1 applied", |rows| {
+        rows.len() == 2 && all(rows, "Applied", "Ready")
+    });
+    let uid = |n: &str| {
+        cluster
+            .get("configmap", &name(n))
+            .map(|o| o["metadata"]["uid"].clone())
+    };
+    let kept_uid = uid("kept").expect("kept is there");
+
+    let server = &deployment.server;
+    let ca = format!("/v2/projects/{project}/composite-apps/ca");
+    expect(
+        server.post(
+            &format!("/v2/projects/{project}/composite-apps"),
+            doc("ca", json!({"compositeAppVersion": "v2"})),
+        ),
+        201,
+    );
+    let v2 = format!("{ca}/v2");
+    let manifests = [
+        config_map(&name("kept"), json!({"k": "2"})),
+        config_map(&name("added"), json!({"k": "2"})),
+    ]
+    .concat();
+    expect(
+        server.upload(
+            &format!("{v2}/apps"),
+            doc("cfg", json!({})),
+            Some(manifests.into_bytes()),
+        ),
+        201,
+    );
+    expect(
+        server.post(&format!("{v2}/composite-profiles"), doc("prof", json!({}))),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{v2}/deployment-intent-groups"),
+            doc("d", json!({"compositeProfile": "prof", "version": "r2"})),
+        ),
+        201,
+    );
+    let target = format!("{v2}/deployment-intent-groups/d");
+    // The target must be approved first, as EMCO has it.
+    let body = json!({"metadata": {"description": "to v2"},
+        "spec": {"targetCompositeAppVersion": "v2", "targetDeploymentIntentGroup": "d"}});
+    let refused = expect(server.post(&format!("{source}/migrate"), body.clone()), 409);
+    assert!(refused.to_string().contains("Created"), "{refused}");
+    harness::place_on_solo_and_approve(server, &target, &["cfg"]);
+    let state = expect(server.post(&format!("{source}/migrate"), body), 202);
+    assert_eq!(state["deployedStatus"], "Instantiated", "{state}");
+    assert_eq!(state["compositeAppVersion"], "v2", "{state}");
+    deployment.wait_until(&target, "v2 applied", |rows| {
+        rows.len() == 2 && all(rows, "Applied", "Ready")
+    });
+    wait_for("v1's own object removed", || {
+        cluster.get("configmap", &name("dropped")).is_none()
+    });
+    let kept = cluster.get("configmap", &name("kept")).unwrap();
+    assert_eq!(kept["data"]["k"], "2");
+    assert_eq!(
+        kept["metadata"]["uid"], kept_uid,
+        "taken over, not made again"
+    );
+    assert_eq!(
+        kept["metadata"]["labels"]["wasmco.io/deployment-intent-group"],
+        format!("{project}.ca.v2.d")
+    );
+    assert!(cluster.get("configmap", &name("added")).is_some());
+    let source_state = expect(server.get(&format!("{source}/status")), 200);
+    assert_eq!(
+        source_state["deployedStatus"], "Terminated",
+        "{source_state}"
+    );
+    // Settled: the next resyncs leave it so.
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(uid("kept"), Some(kept_uid));
+    deployment.check_against(&target, &cluster);
+}
+
 /// A CertificateSigningRequest rsync applies is approved by rsync (EMCO's
 /// rsync does so for the logical clouds' users); the real server keeps the
 /// approval (it runs no signer here), the virtual one also signs.
@@ -517,4 +613,5 @@ on_both!(
     killed_during_an_update_that_drops_objects,
     a_burst_of_updates_ends_at_the_last,
     a_certificate_request_is_approved,
+    a_migrate_hands_objects_to_the_next_version,
 );

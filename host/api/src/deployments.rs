@@ -30,17 +30,20 @@ pub enum DigAction {
     /// rsync stops: Instantiated or Updated -> InstantiateStopped,
     /// Terminated -> TerminateStopped.
     Stop,
+    /// EMCO's move of a deployed DIG to another version's (Approved) DIG.
+    Migrate,
 }
 
 impl DigAction {
     /// Every action, in the order the API documents them.
-    pub const ALL: [DigAction; 6] = [
+    pub const ALL: [DigAction; 7] = [
         DigAction::Approve,
         DigAction::Instantiate,
         DigAction::Update,
         DigAction::Rollback,
         DigAction::Terminate,
         DigAction::Stop,
+        DigAction::Migrate,
     ];
 
     /// Its route, relative to a DIG's item path.
@@ -52,6 +55,7 @@ impl DigAction {
             DigAction::Rollback => "rollback",
             DigAction::Terminate => "terminate",
             DigAction::Stop => "stop",
+            DigAction::Migrate => "migrate",
         }
     }
 }
@@ -136,6 +140,41 @@ fn rollback_revision(bytes: &[u8]) -> Result<u64, ApiError> {
     })
 }
 
+/// Where a `migrate` body sends the DIG: EMCO's `{"spec":
+/// {"targetCompositeAppVersion", "targetDeploymentIntentGroup"}}` (older
+/// EMCO spelled them `target-composite-app-version`, `target-dig-name`),
+/// or that spec alone.
+fn migrate_target(bytes: &[u8]) -> Result<(String, String), ApiError> {
+    let body: serde_json::Map<String, Value> = wasmco_core::parse_json(bytes, "body")?;
+    // emcoctl posts the document's spec alone.
+    let spec = match body.get("spec") {
+        Some(Value::Object(spec)) => spec,
+        Some(_) => {
+            return Err(ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "spec",
+                "must be {targetCompositeAppVersion, targetDeploymentIntentGroup}",
+            ));
+        }
+        None => &body,
+    };
+    let text = |names: [&str; 2]| {
+        let found = names.iter().find_map(|n| spec.get(*n));
+        match found {
+            Some(Value::String(text)) if !text.is_empty() => Ok(text.clone()),
+            _ => Err(ApiError::field(
+                StatusCode::BAD_REQUEST,
+                format!("spec.{}", names[0]),
+                "missing or not a name",
+            )),
+        }
+    };
+    Ok((
+        text(["targetCompositeAppVersion", "target-composite-app-version"])?,
+        text(["targetDeploymentIntentGroup", "target-dig-name"])?,
+    ))
+}
+
 /// `POST …/{dig}/{action}`.
 pub async fn act(
     state: AppState,
@@ -144,13 +183,27 @@ pub async fn act(
     request: Request,
 ) -> Result<Response, ApiError> {
     let dig: DigRef = path.0.into();
-    let revision = if action == DigAction::Rollback {
-        let bytes = axum::body::to_bytes(request.into_body(), 1 << 16)
-            .await
-            .map_err(|_| ApiError::too_large(1 << 16))?;
-        Some(rollback_revision(&bytes)?)
-    } else {
-        None
+    let (revision, migrate_to) = match action {
+        DigAction::Rollback | DigAction::Migrate => {
+            let bytes = axum::body::to_bytes(request.into_body(), 1 << 16)
+                .await
+                .map_err(|_| ApiError::too_large(1 << 16))?;
+            if action == DigAction::Rollback {
+                (Some(rollback_revision(&bytes)?), None)
+            } else {
+                (None, Some(migrate_target(&bytes)?))
+            }
+        }
+        _ => (None, None),
+    };
+    // A migrate answers with the DIG it moved to.
+    let answered = match &migrate_to {
+        Some((version, name)) => DigRef {
+            version: version.clone(),
+            name: name.clone(),
+            ..dig.clone()
+        },
+        None => dig.clone(),
     };
     let orchestrator = state.orchestrator.clone();
     let target = dig.clone();
@@ -161,12 +214,16 @@ pub async fn act(
         DigAction::Rollback => orchestrator.rollback(&target, revision.unwrap_or_default()),
         DigAction::Terminate => orchestrator.terminate(&target),
         DigAction::Stop => orchestrator.stop(&target),
+        DigAction::Migrate => {
+            let (version, name) = migrate_to.unwrap_or_default();
+            orchestrator.migrate(&target, &version, &name)
+        }
     })
     .await
     .map_err(ApiError::internal)??;
     Ok((
         StatusCode::ACCEPTED,
-        axum::Json(state_body(&dig, &new_state)),
+        axum::Json(state_body(&answered, &new_state)),
     )
         .into_response())
 }

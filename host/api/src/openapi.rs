@@ -194,6 +194,21 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
                 "422": merge(&errors["422"], "a controller or the DIG's inputs failed; nothing changed"),
             }
         });
+        if action == super::deployments::DigAction::Migrate {
+            op["summary"] = json!(
+                "move the deployed DIG's objects to another version's Approved DIG, as one update: that DIG is instantiated and takes them over, this one is Terminated"
+            );
+            let name = json!({"type": "string"});
+            op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["spec"], "properties": {
+                    "metadata": {"type": "object"},
+                    "spec": {"type": "object", "properties": {
+                        "targetCompositeAppVersion": name, "targetDeploymentIntentGroup": name,
+                        "target-composite-app-version": name, "target-dig-name": name}}}}}}});
+            op["responses"]["400"] = errors["400"].clone();
+            op["responses"]["202"] =
+                json!({"description": "done; the target DIG's state and history"});
+        }
         if action == super::deployments::DigAction::Rollback {
             // EMCO's body (the revision a string under spec) or the short one.
             let revision = json!({"oneOf": [

@@ -147,7 +147,7 @@ impl Orchestrator {
             ],
             DeployState::Instantiated,
         )?;
-        self.build(dig, state, DeployState::Instantiated)
+        self.build(dig, state, DeployState::Instantiated, None)
     }
 
     /// Instantiated or Updated -> Updated, with a new context from the current inputs.
@@ -160,7 +160,77 @@ impl Orchestrator {
             DEPLOYED,
             DeployState::Updated,
         )?;
-        self.build(dig, state, DeployState::Updated)
+        self.build(dig, state, DeployState::Updated, None)
+    }
+
+    /// EMCO's migrate: the deployed DIG's objects move to `target_dig` of
+    /// version `target_version` of the same composite app (Approved), as
+    /// one update. The target is instantiated and takes the source's
+    /// objects over in place; the source is Terminated, and what the
+    /// target does not take is removed once the target holds the rest.
+    pub fn migrate(
+        &self,
+        source: &DigRef,
+        target_version: &str,
+        target_dig: &str,
+    ) -> Result<DigState, OrchestratorError> {
+        let target = DigRef {
+            version: target_version.to_owned(),
+            name: target_dig.to_owned(),
+            ..source.clone()
+        };
+        if target == *source {
+            return Err(OrchestratorError::Input(
+                "a DIG cannot migrate to itself; name another version's DIG".into(),
+            ));
+        }
+        // Both locked, in one order, so two crossing migrates cannot deadlock.
+        let (first, second) = if source.key() < target.key() {
+            (source, &target)
+        } else {
+            (&target, source)
+        };
+        let _first = self.actions.lock(&first.key());
+        let _second = self.actions.lock(&second.key());
+        self.db.get(&source.id())?;
+        let mut source_state = self.contexts.state(&source.key())?;
+        Self::allow(
+            &source.describe(),
+            &source_state,
+            "migrate",
+            DEPLOYED,
+            DeployState::Terminated,
+        )?;
+        match self.db.get(&target.id()) {
+            Ok(_) => {}
+            Err(wasmco_store::db::DbError::NotFound(_)) => {
+                return Err(OrchestratorError::Input(format!(
+                    "spec names {}, which does not exist; create and approve it first",
+                    target.describe()
+                )));
+            }
+            Err(error) => return Err(error.into()),
+        }
+        let target_state = self.contexts.state(&target.key())?;
+        Self::allow(
+            &target.describe(),
+            &target_state,
+            "migrate to",
+            &[DeployState::Approved],
+            DeployState::Instantiated,
+        )?;
+        let target_state = self.build(
+            &target,
+            target_state,
+            DeployState::Instantiated,
+            Some(source.key()),
+        )?;
+        let revision = source_state.revision;
+        source_state.enter(DeployState::Terminated, revision);
+        source_state.handed_over_to = Some(target.key());
+        self.contexts.put_state(&source.key(), &source_state)?;
+        self.sync.changed(&source.key());
+        Ok(target_state)
     }
 
     /// Instantiated or Updated -> Updated, back to a kept revision.
@@ -328,6 +398,7 @@ impl Orchestrator {
         dig: &DigRef,
         mut state: DigState,
         next: DeployState,
+        adopt_from: Option<String>,
     ) -> Result<DigState, OrchestratorError> {
         let scope = self.deployment_scope(dig)?;
         let access = scope.access.clone();
@@ -372,6 +443,7 @@ impl Orchestrator {
             app_order,
             dependencies,
             access,
+            adopt_from,
         };
         state.enter(next, revision);
         self.contexts

@@ -197,6 +197,7 @@ impl Orchestrator {
             dependencies: BTreeMap::new(),
             // Its own objects (namespace, roles) need the cluster's rights.
             access: Access::default(),
+            adopt_from: None,
         };
         state.enter(next, revision);
         self.contexts

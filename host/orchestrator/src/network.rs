@@ -143,6 +143,7 @@ impl Orchestrator {
             app_order: vec![APP.to_owned()],
             dependencies: BTreeMap::new(),
             access: Access::default(),
+            adopt_from: None,
         };
         state.enter(next, revision);
         self.contexts

@@ -10,7 +10,9 @@ use tokio::task::JoinSet;
 
 use wasmco_core::ClusterRef;
 use wasmco_core::resource::Resource;
-use wasmco_store::appcontext::{Connectivity, DeployState, ResourceStatus, StoredContext};
+use wasmco_store::appcontext::{
+    Connectivity, DeployState, Deployed, ResourceStatus, StoredContext,
+};
 
 use crate::drift::Applied;
 use crate::target::{Labels, SyncError, SyncTarget};
@@ -40,6 +42,13 @@ impl Inner {
             | DeployState::InstantiateStopped
             | DeployState::TerminateStopped => return Ok(Settled::Idle),
         };
+        if !deployed
+            && let Some(heir) = &state.handed_over_to
+            && !self.holds_what_was_handed_over(heir)?
+        {
+            // Removing now would take objects the heir is about to adopt.
+            return Ok(Settled::Incomplete);
+        }
         let context = Arc::new(self.contexts.read(key, state.revision)?);
         let mut settled = if deployed {
             self.deploy(key, &context, applied).await?
@@ -51,6 +60,35 @@ impl Inner {
                 .await?,
         );
         Ok(settled)
+    }
+
+    /// Whether `heir` (a DIG a migrate handed objects to) has applied, or
+    /// given up on, every resource of its context; an heir no longer
+    /// deployed waits for nothing.
+    fn holds_what_was_handed_over(&self, heir: &str) -> Result<bool, RsyncError> {
+        let state = self.contexts.state(heir)?;
+        if !matches!(
+            state.state,
+            DeployState::Instantiated | DeployState::Updated
+        ) || state.revision == 0
+        {
+            return Ok(true);
+        }
+        let context = self.contexts.read(heir, state.revision)?;
+        let statuses = self.contexts.statuses(heir, state.revision)?;
+        Ok(context.apps.iter().all(|app| {
+            app.placement.iter().all(|placement| {
+                app.resources_on(&placement.cluster).iter().all(|resource| {
+                    statuses
+                        .get(&(
+                            app.name.clone(),
+                            placement.cluster.clone(),
+                            resource.key.to_string(),
+                        ))
+                        .is_some_and(|s| s.deployed != Deployed::Pending)
+                })
+            })
+        }))
     }
 
     /// Applies the context, app by app; an app waited for by another is

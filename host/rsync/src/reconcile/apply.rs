@@ -61,7 +61,23 @@ impl ClusterWork {
             .iter()
             .map(|r| (r.api_version.clone(), r.key.kind.clone()))
             .collect();
-        let live = match self.list(&kinds, &labels).await {
+        let listed = match &self.context.meta.adopt_from {
+            None => self.list(&kinds, &labels).await,
+            // A migrate: the source DIG's objects are ours to take over.
+            Some(source) => match self.list(&kinds, &labels).await {
+                Ok(mut live) => self
+                    .list(&kinds, &crate::labels(source, Some(&app.name)))
+                    .await
+                    .map(|adopted| {
+                        for (key, object) in adopted {
+                            live.entry(key).or_insert(object);
+                        }
+                        live
+                    }),
+                Err(error) => Err(error),
+            },
+        };
+        let live = match listed {
             Ok(live) => live,
             Err(error) => {
                 let statuses: Vec<_> = resources

@@ -82,6 +82,10 @@ pub struct ContextMeta {
     /// As whom, and into which namespace, its objects are applied.
     #[serde(default)]
     pub access: Access,
+    /// The DIG (its key) whose objects this context takes over: EMCO's
+    /// migrate, from one composite app version to another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopt_from: Option<String>,
 }
 
 /// How rsync reaches the clusters for one context: with their own

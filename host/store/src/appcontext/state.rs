@@ -65,6 +65,10 @@ pub struct DigState {
     pub latest: u64,
     /// Every action, oldest first.
     pub actions: Vec<StateAction>,
+    /// The DIG (its key) a migrate handed this one's objects to: rsync
+    /// removes what is left of this one only once that one holds them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handed_over_to: Option<String>,
 }
 
 impl DigState {
@@ -79,12 +83,14 @@ impl DigState {
                 time: now(),
                 revision: 0,
             }],
+            handed_over_to: None,
         }
     }
 
     /// Enters `state` with `revision` current.
     pub fn enter(&mut self, state: DeployState, revision: u64) {
         self.state = state;
+        self.handed_over_to = None;
         self.revision = revision;
         self.latest = self.latest.max(revision);
         self.actions.push(StateAction {

@@ -20,8 +20,9 @@ use serde_json::{Value, json};
 
 use wasmco_core::{BodyShape, Kind};
 
-/// The DIG actions a document's anchor may end in.
-pub const DIG_ACTIONS: [&str; 7] = [
+/// The actions a document's anchor may end in: a DIG's, a logical
+/// cloud's, a cluster's network intents' (`apply`).
+pub const ACTIONS: [&str; 8] = [
     "approve",
     "instantiate",
     "update",
@@ -29,6 +30,7 @@ pub const DIG_ACTIONS: [&str; 7] = [
     "terminate",
     "stop",
     "migrate",
+    "apply",
 ];
 
 /// Why documents could not be read.
@@ -375,13 +377,19 @@ impl Document {
         }
         let anchor = &self.anchor;
         if let Some((dig, action)) = anchor.rsplit_once('/')
-            && DIG_ACTIONS.contains(&action)
+            && ACTIONS.contains(&action)
             && let Some(target) = Kind::from_path(dig, true)
-            && matches!(target, Kind::DeploymentIntentGroup | Kind::LogicalCloud)
+            && matches!(
+                target,
+                Kind::DeploymentIntentGroup | Kind::LogicalCloud | Kind::Cluster
+            )
         {
             let supported = match target {
-                Kind::LogicalCloud => matches!(action, "instantiate" | "terminate"),
-                _ => action != "migrate",
+                Kind::LogicalCloud => {
+                    matches!(action, "instantiate" | "terminate" | "update" | "stop")
+                }
+                Kind::Cluster => matches!(action, "apply" | "terminate" | "stop"),
+                _ => action != "apply",
             };
             if !supported {
                 return Operation::Unsupported {
@@ -558,6 +566,24 @@ mod tests {
             panic!()
         };
         assert!(reason.contains("network-controller-intent"), "{reason}");
+        // Each target's own actions, and only those.
+        let dig = "projects/p/composite-apps/c/v1/deployment-intent-groups/d";
+        for (anchor, acts) in [
+            (format!("{dig}/migrate"), true),
+            ("projects/p/logical-clouds/lc/update".into(), true),
+            ("projects/p/logical-clouds/lc/stop".into(), true),
+            ("cluster-providers/p/clusters/c/apply".into(), true),
+            ("cluster-providers/p/clusters/c/terminate".into(), true),
+            (format!("{dig}/apply"), false),
+            ("cluster-providers/p/clusters/c/approve".into(), false),
+        ] {
+            let operation = doc(&anchor, json!({})).operation();
+            assert_eq!(
+                matches!(operation, Operation::Action { .. }),
+                acts,
+                "{anchor}: {operation:?}"
+            );
+        }
     }
 
     #[test]
