@@ -213,6 +213,68 @@ fn hello_deploys_by_label_and_terminates_through_the_cli() {
 }
 
 #[test]
+fn emcos_single_cluster_flow_runs_unchanged_in_a_standard_logical_cloud() {
+    let dev = Dev::start();
+    let flow = [
+        "1-prerequisites.yaml",
+        "2-prerequisites-lc-standard.yaml",
+        "3-instantiate-lc.yaml",
+        "4-test-helm.yaml",
+    ];
+    let values = "examples/emco-flow/values.yaml";
+    let mut applied = String::new();
+    for file in flow {
+        let path = format!("examples/emco-flow/{file}");
+        applied += &dev.ok(&["apply", "-f", &path, "-v", values]);
+    }
+    // EMCO's rsync given by host and port is the one document left out.
+    let left_out: Vec<&str> = applied
+        .lines()
+        .filter(|l| l.starts_with("unsupported"))
+        .collect();
+    assert_eq!(left_out.len(), 1, "{applied}");
+    assert!(applied.contains("host and port"), "{applied}");
+    let status = dev.ok(&["status", "web-dig", "--timeout", "60s"]);
+    assert!(status.contains("frontend"), "{status}");
+    // In the cloud's namespace, on its one cluster, signed by that cluster.
+    assert!(
+        !dev.names(1, "apis/apps/v1/namespaces/ns1/deployments")
+            .is_empty(),
+        "{status}"
+    );
+    assert_eq!(
+        dev.names(1, "apis/apps/v1/namespaces/default/deployments"),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        dev.names(2, "apis/apps/v1/deployments"),
+        Vec::<String>::new()
+    );
+    let requests = dev.objects(1, "apis/certificates.k8s.io/v1/certificatesigningrequests");
+    let request = requests
+        .iter()
+        .find(|r| r["metadata"]["name"] == "proj1-lc1-user-csr")
+        .expect("dev-1 got user-1's certificate request");
+    assert!(
+        request["status"]["certificate"]
+            .as_str()
+            .is_some_and(|c| !c.is_empty()),
+        "{request}"
+    );
+    // And undone in EMCO's order: each file deleted, last one first.
+    for file in flow.iter().rev() {
+        let path = format!("examples/emco-flow/{file}");
+        dev.ok(&["delete", "-f", &path, "-v", values]);
+    }
+    let projects = dev.ok(&["get", "projects", "-o", "json"]);
+    assert_eq!(
+        serde_json::from_str::<Value>(&projects).unwrap(),
+        serde_json::json!([])
+    );
+    dev.assert_clusters_empty();
+}
+
+#[test]
 fn vfw_keeps_dependency_order_anyof_and_the_gac_patch() {
     let dev = Dev::start();
     dev.ok(&["apply", "-f", "examples/vfw", "-s"]);
