@@ -531,14 +531,14 @@ fn bad_inputs_fail_instantiate_with_the_reason() {
         None,
         "override key \"replicas\" must be Kind/name",
     );
-    // The logical cloud a DIG names must exist and be instantiated.
+    // The logical cloud a DIG names must exist (as EMCO: at create) and
+    // be instantiated (at instantiate).
     let with_cloud = json!({"compositeProfile": "profile", "version": "r1", "logicalCloud": "ops"});
-    expect(server.put(DIG, doc("live", with_cloud)), 200);
     refused(
-        action(&server, DIG, "instantiate"),
+        server.put(DIG, doc("live", with_cloud.clone())),
         422,
-        None,
-        "logical cloud ops, which project shop does not have",
+        Some("spec.logicalCloud"),
+        "logical cloud shop/ops not found",
     );
     expect(
         server.post(
@@ -547,6 +547,7 @@ fn bad_inputs_fail_instantiate_with_the_reason() {
         ),
         201,
     );
+    expect(server.put(DIG, doc("live", with_cloud)), 200);
     refused(
         action(&server, DIG, "instantiate"),
         422,

@@ -157,6 +157,8 @@ fn a_clusters_network_intents_are_applied_with_status_and_terminated() {
         "{status}"
     );
 
+    // A cluster whose networks are applied stays until they are terminated.
+    refused(server.delete(CLUSTER), 409, None, "terminate them");
     // A network dropped and applied again goes from the cluster.
     assert_eq!(
         server
@@ -178,6 +180,7 @@ fn a_clusters_network_intents_are_applied_with_status_and_terminated() {
     });
     let state = expect(server.post(&format!("{CLUSTER}/stop"), json!({})), 202);
     assert_eq!(state["networkStatus"], "TerminateStopped", "{state}");
+    assert_eq!(server.delete(CLUSTER).status(), 204);
     refused(
         server.post("/v2/cluster-providers/edge/clusters/west/apply", json!({})),
         404,

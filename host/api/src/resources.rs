@@ -314,6 +314,14 @@ pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Res
         // deployed logical cloud must be terminated first.
         state.orchestrator.release_logical_cloud(&lc)?;
     }
+    if kind == Kind::Cluster {
+        state
+            .orchestrator
+            .release_networks(&wasmco_orchestrator::NetworkSetRef {
+                provider: id.path[0].clone(),
+                cluster: id.path[1].clone(),
+            })?;
+    }
     let db = state.db.clone();
     let deleted = id.clone();
     blocking(move || db.delete(&deleted)).await?;

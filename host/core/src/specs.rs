@@ -243,6 +243,16 @@ impl Spec for DigSpec {
             check_name(&field, &values.app)?;
             refs.push(scope.app(field, &values.app));
         }
+        // EMCO's ref-schemas check the logical cloud at create too (whether
+        // it is instantiated is checked at instantiate).
+        if let Some(cloud) = self.logical_cloud.as_deref().filter(|c| !c.is_empty()) {
+            check_name("spec.logicalCloud", cloud)?;
+            refs.push(Reference {
+                field: "spec.logicalCloud".into(),
+                kind: Kind::LogicalCloud,
+                path: vec![scope.parent[0].clone(), cloud.to_owned()],
+            });
+        }
         Ok(refs)
     }
 }

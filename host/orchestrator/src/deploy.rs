@@ -80,9 +80,20 @@ impl Orchestrator {
     }
 
     fn begin(&self, dig: &DigRef) -> Result<(TargetGuard, DigState), OrchestratorError> {
-        let guard = self.actions.lock(&dig.key());
-        self.db.get(&dig.id())?;
-        let state = self.contexts.state(&dig.key())?;
+        self.begin_at(&dig.key(), &dig.id())
+    }
+
+    /// Locks the context under `key` for an action on `id` (a DIG, a
+    /// logical cloud, a cluster's networks), which must exist, and reads
+    /// its state.
+    pub(super) fn begin_at(
+        &self,
+        key: &str,
+        id: &ResourceId,
+    ) -> Result<(TargetGuard, DigState), OrchestratorError> {
+        let guard = self.actions.lock(key);
+        self.db.get(id)?;
+        let state = self.contexts.state(key)?;
         Ok((guard, state))
     }
 

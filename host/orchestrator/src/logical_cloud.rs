@@ -77,9 +77,7 @@ impl Orchestrator {
         &self,
         lc: &LogicalCloudRef,
     ) -> Result<DigState, OrchestratorError> {
-        let _guard = self.actions.lock(&lc.key());
-        self.db.get(&lc.id())?;
-        let state = self.contexts.state(&lc.key())?;
+        let (_guard, state) = self.begin_at(&lc.key(), &lc.id())?;
         Self::allow(
             &lc.describe(),
             &state,
@@ -100,9 +98,7 @@ impl Orchestrator {
         &self,
         lc: &LogicalCloudRef,
     ) -> Result<DigState, OrchestratorError> {
-        let _guard = self.actions.lock(&lc.key());
-        self.db.get(&lc.id())?;
-        let state = self.contexts.state(&lc.key())?;
+        let (_guard, state) = self.begin_at(&lc.key(), &lc.id())?;
         Self::allow(
             &lc.describe(),
             &state,
@@ -115,9 +111,7 @@ impl Orchestrator {
 
     /// Tells rsync to stop working on the cloud (see [`Self::stop`]).
     pub fn stop_logical_cloud(&self, lc: &LogicalCloudRef) -> Result<DigState, OrchestratorError> {
-        let _guard = self.actions.lock(&lc.key());
-        self.db.get(&lc.id())?;
-        let state = self.contexts.state(&lc.key())?;
+        let (_guard, state) = self.begin_at(&lc.key(), &lc.id())?;
         self.mark_stopped(&lc.describe(), &lc.key(), state)
     }
 
@@ -288,9 +282,7 @@ impl Orchestrator {
         &self,
         lc: &LogicalCloudRef,
     ) -> Result<DigState, OrchestratorError> {
-        let _guard = self.actions.lock(&lc.key());
-        self.db.get(&lc.id())?;
-        let state = self.contexts.state(&lc.key())?;
+        let (_guard, state) = self.begin_at(&lc.key(), &lc.id())?;
         self.mark_terminated(&lc.describe(), &lc.key(), state)
     }
 

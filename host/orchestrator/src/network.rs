@@ -59,9 +59,7 @@ impl Orchestrator {
     /// Created, Terminated or TerminateStopped -> Instantiated (EMCO's
     /// Applied); an applied set is applied again as it is now (Updated).
     pub fn apply_networks(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
-        let _guard = self.actions.lock(&set.key());
-        self.db.get(&set.cluster_id())?;
-        let state = self.contexts.state(&set.key())?;
+        let (_guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
         let next = if DEPLOYED.contains(&state.state) {
             DeployState::Updated
         } else {
@@ -85,17 +83,13 @@ impl Orchestrator {
 
     /// Applied -> Terminated: rsync removes the cluster's network objects.
     pub fn terminate_networks(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
-        let _guard = self.actions.lock(&set.key());
-        self.db.get(&set.cluster_id())?;
-        let state = self.contexts.state(&set.key())?;
+        let (_guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
         self.mark_terminated(&set.describe(), &set.key(), state)
     }
 
     /// Stops rsync's work on the cluster's networks (see [`Self::stop`]).
     pub fn stop_networks(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
-        let _guard = self.actions.lock(&set.key());
-        self.db.get(&set.cluster_id())?;
-        let state = self.contexts.state(&set.key())?;
+        let (_guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
         self.mark_stopped(&set.describe(), &set.key(), state)
     }
 
@@ -106,6 +100,22 @@ impl Orchestrator {
     ) -> Result<(DigState, Option<SyncedContext>), OrchestratorError> {
         self.db.get(&set.cluster_id())?;
         self.synced(&set.key())
+    }
+
+    /// Refuses to let a cluster with applied network intents be deleted;
+    /// forgets the network context of one that may be.
+    pub fn release_networks(&self, set: &NetworkSetRef) -> Result<(), OrchestratorError> {
+        let state = self.contexts.state(&set.key())?;
+        if DEPLOYED.contains(&state.state) || state.state == DeployState::InstantiateStopped {
+            return Err(OrchestratorError::Deployed(format!(
+                "the {} are {}; terminate them (POST …/clusters/{}/terminate) before deleting \
+                 the cluster",
+                set.describe(),
+                state.state,
+                set.cluster
+            )));
+        }
+        Ok(self.contexts.forget(&set.key())?)
     }
 
     fn build_networks(
