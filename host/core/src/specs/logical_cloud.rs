@@ -1,0 +1,170 @@
+//! A logical cloud's specs (EMCO's dcm): the cloud, its cluster
+//! references, its user's permissions and its quotas.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{Scope, Spec, check_dns_label};
+use crate::document::{FieldError, Reference, check_name};
+use crate::kinds::Kind;
+
+/// A logical cloud's spec (EMCO's dcm): its level, namespace and user.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogicalCloudSpec {
+    /// EMCO's level: `"0"` for an admin cloud (the clusters' own
+    /// kubeconfigs, no namespace, user or quota), `"1"` (the default) for
+    /// a standard one.
+    #[serde(default)]
+    pub level: Option<Value>,
+    /// The namespace made in every referenced cluster (standard clouds).
+    #[serde(default)]
+    pub namespace: String,
+    /// The user given access to it (standard clouds).
+    #[serde(default)]
+    pub user: Option<LogicalCloudUser>,
+}
+
+impl LogicalCloudSpec {
+    /// Whether it is an admin cloud (EMCO's level 0).
+    pub fn is_admin(&self) -> bool {
+        matches!(&self.level, Some(Value::String(l)) if l.trim() == "0")
+            || matches!(&self.level, Some(Value::Number(n)) if n.as_u64() == Some(0))
+    }
+
+    /// The user's name; empty for an admin cloud.
+    pub fn user_name(&self) -> &str {
+        self.user.as_ref().map_or("", |u| u.user_name.as_str())
+    }
+}
+
+impl Spec for LogicalCloudSpec {
+    fn check(self, _: &Scope<'_>) -> Result<Vec<Reference>, FieldError> {
+        let level_known = match &self.level {
+            None => true,
+            Some(Value::String(l)) => matches!(l.trim(), "0" | "1"),
+            Some(Value::Number(n)) => matches!(n.as_u64(), Some(0 | 1)),
+            Some(_) => false,
+        };
+        if !level_known {
+            return Err(FieldError::new(
+                "spec.level",
+                "must be \"0\" (an admin cloud: the clusters' own kubeconfigs) or \"1\" (a standard cloud: a namespace and a user)",
+            ));
+        }
+        if self.is_admin() {
+            return Ok(Vec::new());
+        }
+        if self.namespace.is_empty() {
+            return Err(FieldError::new(
+                "spec.namespace",
+                "a standard logical cloud (level \"1\") needs the namespace it makes in its clusters; an admin cloud is level \"0\"",
+            ));
+        }
+        check_dns_label("spec.namespace", &self.namespace)?;
+        let user = self.user_name();
+        if user.is_empty() || user.len() > 253 || user.chars().any(|c| c.is_control() || c == '/') {
+            return Err(FieldError::new(
+                "spec.user.userName",
+                "must be 1 to 253 characters, without '/' or control characters",
+            ));
+        }
+        Ok(Vec::new())
+    }
+}
+
+/// A logical cloud's user.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogicalCloudUser {
+    /// The certificate's common name: the Kubernetes user.
+    pub user_name: String,
+}
+
+/// A logical cloud's reference to a cluster.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClusterReferenceSpec {
+    /// The cluster's provider.
+    pub cluster_provider: String,
+    /// The cluster.
+    pub cluster: String,
+    /// EMCO's load balancer address for the cluster (kept, not used); its
+    /// JSON is read case-insensitively, so EMCO's files spell it several ways.
+    #[serde(
+        default,
+        rename = "loadBalancerIP",
+        alias = "loadbalancerIp",
+        alias = "loadBalancerIp",
+        alias = "loadbalancerIP",
+        alias = "loadbalancerip"
+    )]
+    pub load_balancer_ip: Option<String>,
+    /// EMCO's stored user certificate (kept, not used: wasmco issues its own).
+    #[serde(default)]
+    pub certificate: Option<String>,
+}
+
+impl Spec for ClusterReferenceSpec {
+    fn check(self, _: &Scope<'_>) -> Result<Vec<Reference>, FieldError> {
+        check_name("spec.clusterProvider", &self.cluster_provider)?;
+        check_name("spec.cluster", &self.cluster)?;
+        Ok(vec![Reference {
+            field: "spec.cluster".into(),
+            kind: Kind::Cluster,
+            path: vec![self.cluster_provider, self.cluster],
+        }])
+    }
+}
+
+/// One rule of a logical cloud user's Role.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UserPermissionSpec {
+    /// The namespace it applies to: the logical cloud's when left out,
+    /// the whole cluster when `""` (a privileged cloud).
+    #[serde(default, skip_serializing)]
+    pub namespace: Option<String>,
+    /// API groups (`""` is the core group).
+    #[serde(default)]
+    pub api_groups: Vec<String>,
+    /// Resources.
+    #[serde(default)]
+    pub resources: Vec<String>,
+    /// Verbs.
+    pub verbs: Vec<String>,
+}
+
+impl Spec for UserPermissionSpec {
+    fn check(self, _: &Scope<'_>) -> Result<Vec<Reference>, FieldError> {
+        if self.verbs.is_empty() {
+            return Err(FieldError::new("spec.verbs", "needs at least one verb"));
+        }
+        // "" is the whole cluster; any other is a namespace there.
+        if let Some(namespace) = self.namespace.as_deref().filter(|n| !n.is_empty()) {
+            check_dns_label("spec.namespace", namespace)?;
+        }
+        Ok(Vec::new())
+    }
+}
+
+/// A logical cloud's quota: resource names to quantities.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(transparent)]
+pub struct QuotaSpec(pub BTreeMap<String, Value>);
+
+impl Spec for QuotaSpec {
+    fn check(self, _: &Scope<'_>) -> Result<Vec<Reference>, FieldError> {
+        for (key, value) in &self.0 {
+            if !value.is_string() {
+                return Err(FieldError::new(
+                    format!("spec.{key}"),
+                    "quantities are strings (\"10\", \"4Gi\")",
+                ));
+            }
+        }
+        Ok(Vec::new())
+    }
+}
