@@ -294,32 +294,18 @@ fn deploy_in_the_cloud(server: &Server, clusters: &[Virtual; 2]) {
         201,
     );
     let dig = format!("{ca}/deployment-intent-groups/live");
-    expect(
-        server.post(
-            &format!("{dig}/generic-placement-intents"),
-            doc("gpi", json!({})),
-        ),
-        201,
-    );
-    // Every cluster of the provider, which the cloud narrows to its own.
-    let everywhere = json!({"app": "web", "intent": {"allOf": [
-        {"clusterProvider": "edge", "cluster": "east"},
-        {"clusterProvider": "edge", "cluster": "west"}]}});
-    expect(
-        server.post(
-            &format!("{dig}/generic-placement-intents/gpi/app-intents"),
-            doc("web", everywhere),
-        ),
-        201,
-    );
-    expect(
-        server.post(
-            &format!("{dig}/intents"),
-            doc("i", json!({"intent": {"genericPlacementIntent": "gpi"}})),
-        ),
-        201,
-    );
-    expect(server.post(&format!("{dig}/approve"), json!({})), 202);
+    // Every cluster labelled zone-a, north too: the cloud narrows it to its own.
+    for cluster in ["east", "west", "north"] {
+        expect(
+            server.post(
+                &format!("/v2/cluster-providers/edge/clusters/{cluster}/labels"),
+                json!({"clusterLabel": "zone-a"}),
+            ),
+            201,
+        );
+    }
+    let zone = json!({"allOf": [{"clusterProvider": "edge", "clusterLabel": "zone-a"}]});
+    crate::clusters::harness::place_and_approve(server, &dig, &[("web", zone)]);
     expect(server.post(&format!("{dig}/instantiate"), json!({})), 202);
     let deadline = Instant::now() + Duration::from_secs(30);
     while clusters.iter().any(|c| {

@@ -266,6 +266,14 @@ impl Deployment {
 /// Places each of `apps` on cluster `lab/solo` (generic placement intent
 /// `gpi`) and approves the DIG.
 pub fn place_on_solo_and_approve(server: &Server, dig: &str, apps: &[&str]) {
+    let solo = json!({"allOf": [{"clusterProvider": "lab", "cluster": "solo"}]});
+    let intents: Vec<(&str, Value)> = apps.iter().map(|app| (*app, solo.clone())).collect();
+    place_and_approve(server, dig, &intents);
+}
+
+/// Gives each app its placement intent (generic placement intent `gpi`,
+/// named in the DIG's intents) and approves the DIG.
+pub fn place_and_approve(server: &Server, dig: &str, intents: &[(&str, Value)]) {
     expect(
         server.post(
             &format!("{dig}/generic-placement-intents"),
@@ -273,12 +281,12 @@ pub fn place_on_solo_and_approve(server: &Server, dig: &str, apps: &[&str]) {
         ),
         201,
     );
-    for app in apps {
-        let intent = json!({"app": app, "intent": {"allOf": [{"clusterProvider": "lab", "cluster": "solo"}]}});
+    for (app, intent) in intents {
+        let body = json!({"app": app, "intent": intent});
         expect(
             server.post(
                 &format!("{dig}/generic-placement-intents/gpi/app-intents"),
-                doc(app, intent),
+                doc(app, body),
             ),
             201,
         );
