@@ -130,7 +130,8 @@ pub async fn status(
 }
 
 /// `GET …/cluster-references/{ref}/kubeconfig`: the user's kubeconfig for
-/// that cluster, made at instantiate.
+/// that cluster, made at instantiate (from a stored CA) or once the
+/// cluster has issued the user's certificate.
 pub async fn kubeconfig(
     state: AppState,
     Path(path): Path<ReferencePath>,
@@ -144,7 +145,8 @@ pub async fn kubeconfig(
         ApiError::new(
             StatusCode::NOT_FOUND,
             format!(
-                "{} has no kubeconfig yet; instantiate the logical cloud first",
+                "{} has no kubeconfig yet: the logical cloud is not instantiated, or the \
+                 cluster has not issued its user's certificate (see the cloud's status)",
                 id.describe()
             ),
         )
