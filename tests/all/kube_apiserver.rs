@@ -48,7 +48,7 @@ pub struct ApiServer {
     pub kubeconfig_path: PathBuf,
 }
 
-fn free_port() -> u16 {
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .map(|address| address.port())
@@ -57,7 +57,7 @@ fn free_port() -> u16 {
 
 /// Starts `binary` with `args`, its output to `log`, ending when this
 /// process does (its stdin is a pipe only we hold).
-fn spawn(binary: &str, args: &[String], log: &Path) -> Child {
+pub fn spawn(binary: &str, args: &[String], log: &Path) -> Child {
     let log = std::fs::File::create(log).expect("the log file");
     Command::new(binaries().join(binary))
         .args(args)

@@ -18,6 +18,7 @@ mod pki;
 mod rsync;
 mod scenario;
 mod security;
+mod store_etcd;
 mod support;
 mod vcluster;
 mod vcluster_behaviour;

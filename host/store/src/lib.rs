@@ -9,10 +9,13 @@
 //! crash of the process or the machine.
 
 pub mod appcontext;
+pub mod conformance;
 pub mod db;
+mod etcd_store;
 pub mod secrets;
 mod sled_store;
 
+pub use etcd_store::EtcdStore;
 pub use sled_store::SledStore;
 
 /// One change of an atomic batch.

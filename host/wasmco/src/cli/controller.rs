@@ -35,8 +35,20 @@ const TEMPLATE_README: &str = include_str!("../../templates/controller/README.md
 const FIXTURE_PLACEMENT: &str = include_str!("../../templates/controller/fixture-placement.json");
 const FIXTURE_ACTION: &str = include_str!("../../templates/controller/fixture-action.json");
 const GITIGNORE: &str = include_str!("../../templates/controller/gitignore");
-/// The build flags wasmco's own controllers use (SIMD, initial memory).
+/// The workspace's cargo config: its controller build flags (SIMD, initial
+/// memory) come first, its host-only settings after [`HOST_ONLY`].
 const CARGO_CONFIG: &str = include_str!("../../../../.cargo/config.toml");
+/// The line of the workspace's cargo config after which nothing concerns
+/// a controller's build.
+const HOST_ONLY: &str = "# Host-only settings";
+
+/// The build flags wasmco's own controllers use, for a new controller.
+fn controller_cargo_config() -> String {
+    let flags = CARGO_CONFIG
+        .split_once(HOST_ONLY)
+        .map_or(CARGO_CONFIG, |(flags, _)| flags);
+    format!("{}\n", flags.trim_end())
+}
 
 /// Writes a new controller crate called `name` into `dir` (which must not
 /// exist yet): the contract, the guest SDK, an example controller of
@@ -79,7 +91,7 @@ pub fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), Cli
         ("fixture.json", fixture.to_owned()),
         ("README.md", fill(TEMPLATE_README)),
         (".gitignore", GITIGNORE.to_owned()),
-        (".cargo/config.toml", CARGO_CONFIG.to_owned()),
+        (".cargo/config.toml", controller_cargo_config()),
     ];
     for (relative, text) in files {
         let path = dir.join(relative);

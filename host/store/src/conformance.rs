@@ -1,0 +1,64 @@
+//! The behaviour every [`KvStore`] must have, as a suite each backend's
+//! tests run (sled's here, etcd's against a real etcd in the end-to-end
+//! tests).
+
+use crate::{BatchOp, KvStore};
+
+/// Panics, naming the step, if `store` (empty) does not behave as a
+/// [`KvStore`] must: reads its writes, scans a prefix in key order across
+/// pages, applies a batch whole, deletes what is there and what is not.
+pub fn check_store(store: &dyn KvStore) {
+    assert_eq!(store.get(b"a").unwrap(), None);
+    store.put(b"a/1", b"one").unwrap();
+    store.put(b"a/2", b"two").unwrap();
+    store.put(b"b/1", b"other").unwrap();
+    assert_eq!(store.get(b"a/1").unwrap().as_deref(), Some(&b"one"[..]));
+    let keys: Vec<Vec<u8>> = store
+        .scan_prefix(b"a/")
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(keys, vec![b"a/1".to_vec(), b"a/2".to_vec()]);
+    store
+        .batch(vec![
+            BatchOp::Delete(b"a/1".to_vec()),
+            BatchOp::Put(b"a/3".to_vec(), b"three".to_vec()),
+        ])
+        .unwrap();
+    assert_eq!(store.get(b"a/1").unwrap(), None);
+    assert_eq!(store.scan_prefix(b"a/").unwrap().len(), 2);
+    store.delete(b"a/2").unwrap();
+    store.delete(b"never-there").unwrap();
+    assert_eq!(
+        store.scan_prefix(b"a/").unwrap(),
+        vec![(b"a/3".to_vec(), b"three".to_vec())]
+    );
+    // More keys than one page of a paginated backend, and keys whose
+    // bytes sort past the prefix's last printable one.
+    let many: Vec<BatchOp> = (0..100)
+        .map(|i| BatchOp::Put(format!("m/{i:04}").into_bytes(), vec![i as u8]))
+        .collect();
+    store.batch(many).unwrap();
+    for i in 100..1300 {
+        store.put(format!("m/{i:04}").as_bytes(), &[1]).unwrap();
+    }
+    store.put(b"m/\xff", b"last").unwrap();
+    store.put(b"m0", b"outside").unwrap();
+    let scanned = store.scan_prefix(b"m/").unwrap();
+    assert_eq!(
+        scanned.len(),
+        1301,
+        "every key under the prefix, none past it"
+    );
+    assert!(scanned.windows(2).all(|w| w[0].0 < w[1].0), "in key order");
+    assert_eq!(
+        scanned.last().map(|(_, v)| v.as_slice()),
+        Some(&b"last"[..])
+    );
+    let mut visited = 0;
+    store
+        .visit_prefix(b"m/00", &mut |_, _| visited += 1)
+        .unwrap();
+    assert_eq!(visited, 100);
+}

@@ -1,0 +1,102 @@
+//! The store over a real etcd (built from the Go module by
+//! tests/kube/build.sh, on loopback ports): the same conformance suite as
+//! sled's, and what etcd refuses said as such.
+
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use wasmco_store::{BatchOp, EtcdStore, KvStore};
+
+use crate::kube_apiserver::{free_port, spawn};
+
+/// A single-member etcd of its own, ending with the test.
+pub struct Etcd {
+    _child: Child,
+    _dir: tempfile::TempDir,
+    pub endpoint: String,
+}
+
+impl Etcd {
+    pub fn start() -> Etcd {
+        let dir = tempfile::tempdir().unwrap();
+        let endpoint = format!("http://127.0.0.1:{}", free_port());
+        let child = spawn(
+            "etcd",
+            &[
+                format!("--data-dir={}", dir.path().join("data").display()),
+                format!("--client-url={endpoint}"),
+                format!("--peer-url=http://127.0.0.1:{}", free_port()),
+            ],
+            &dir.path().join("etcd.log"),
+        );
+        Etcd {
+            _child: child,
+            _dir: dir,
+            endpoint,
+        }
+    }
+
+    /// A store on it, once it answers.
+    pub fn store(&self) -> EtcdStore {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let answer = EtcdStore::connect(std::slice::from_ref(&self.endpoint))
+                .and_then(|store| store.get(b"ping").map(|_| store));
+            match answer {
+                Ok(store) => return store,
+                Err(error) => {
+                    assert!(Instant::now() < deadline, "etcd does not answer: {error}");
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn an_etcd_store_behaves_as_every_store_must() {
+    let etcd = Etcd::start();
+    let store = etcd.store();
+    wasmco_store::conformance::check_store(&store);
+    assert!(store.size_on_disk().unwrap() > 0);
+}
+
+#[test]
+fn a_batch_larger_than_one_etcd_transaction_is_refused_whole() {
+    let etcd = Etcd::start();
+    let store = etcd.store();
+    let ops: Vec<BatchOp> = (0..200)
+        .map(|i| BatchOp::Put(format!("k/{i}").into_bytes(), b"v".to_vec()))
+        .collect();
+    let error = store.batch(ops).unwrap_err().to_string();
+    assert!(error.contains("at most 128"), "{error}");
+    assert!(
+        store.scan_prefix(b"k/").unwrap().is_empty(),
+        "nothing half-written"
+    );
+}
+
+#[test]
+fn a_host_on_etcd_keeps_its_state_there_not_in_its_data_directory() {
+    use serde_json::json;
+
+    use crate::http::{Server, doc, expect};
+    let etcd = Etcd::start();
+    drop(etcd.store());
+    let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
+    let first = tempfile::tempdir().unwrap();
+    let server = Server::start_with(first.path(), &["--store", &store]);
+    expect(server.post("/v2/projects", doc("shared", json!({}))), 201);
+    drop(server);
+    // Another host, another data directory, the same etcd.
+    let second = tempfile::tempdir().unwrap();
+    let other = Server::start_with(second.path(), &["--store", &store]);
+    let projects = expect(other.get("/v2/projects"), 200);
+    let names: Vec<&str> = projects
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["metadata"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["shared"]);
+}
