@@ -73,6 +73,8 @@ pub enum ServeError {
 /// What users' input may ask of this host.
 #[derive(Debug, Clone, Default)]
 pub struct HostOptions {
+    /// Where the state lives; `None` is sled in the data directory.
+    pub store: Option<StoreLocation>,
     /// What a cluster's kubeconfig may ask.
     pub kubeconfigs: Arc<KubeconfigPolicy>,
     /// Where uploaded components compile: a child process with a time
@@ -82,6 +84,42 @@ pub struct HostOptions {
     pub controller_limits: wasmco_runtime::ControllerLimits,
     /// Where the Helm renderer is cached and what a render may use.
     pub helm: wasmco_runtime::helm::HelmConfig,
+}
+
+/// Where a host keeps its state: `--store sled:DIR` or
+/// `--store etcd://host:2379[,host2:2379…]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreLocation {
+    /// sled, embedded, in this directory.
+    Sled(std::path::PathBuf),
+    /// An etcd cluster, by its client endpoints (`http://host:port`).
+    Etcd(Vec<String>),
+}
+
+impl std::str::FromStr for StoreLocation {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        if let Some(dir) = text.strip_prefix("sled:").filter(|d| !d.is_empty()) {
+            return Ok(StoreLocation::Sled(dir.into()));
+        }
+        if let Some(hosts) = text.strip_prefix("etcd://") {
+            let endpoints: Vec<String> = hosts
+                .split(',')
+                .map(|host| format!("http://{host}"))
+                .collect();
+            let valid = hosts.split(',').all(|host| {
+                host.rsplit_once(':')
+                    .is_some_and(|(name, port)| !name.is_empty() && port.parse::<u16>().is_ok())
+            });
+            if valid {
+                return Ok(StoreLocation::Etcd(endpoints));
+            }
+        }
+        Err(format!(
+            "{text:?} is neither sled:DIR nor etcd://host:port[,host:port…]"
+        ))
+    }
 }
 
 /// Opens the data directory (store and compile cache) and loads the stored controllers.
@@ -97,7 +135,13 @@ pub fn open_state(
     let kubeconfigs = options.kubeconfigs;
     // Before the store opens: a refused key must leave its files untouched.
     let master_key = open_master_key(data_dir)?;
-    let store: Arc<dyn wasmco_store::KvStore> = Arc::new(SledStore::open(&data_dir.join("db"))?);
+    let store: Arc<dyn wasmco_store::KvStore> = match &options.store {
+        None => Arc::new(SledStore::open(&data_dir.join("db"))?),
+        Some(StoreLocation::Sled(dir)) => Arc::new(SledStore::open(dir)?),
+        Some(StoreLocation::Etcd(endpoints)) => {
+            Arc::new(wasmco_store::EtcdStore::connect(endpoints)?)
+        }
+    };
     let mut runtime_config = RuntimeConfig::new(data_dir.join("cache"));
     runtime_config.compiler = options.compiler;
     runtime_config.default_limits = options.controller_limits;
@@ -313,4 +357,33 @@ pub async fn serve(state: AppState, listener: tokio::net::TcpListener) -> Result
         })
         .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StoreLocation;
+
+    #[test]
+    fn a_store_is_sled_in_a_directory_or_etcd_by_its_endpoints() {
+        assert_eq!(
+            "sled:/var/lib/wasmco".parse(),
+            Ok(StoreLocation::Sled("/var/lib/wasmco".into()))
+        );
+        assert_eq!(
+            "etcd://10.0.0.1:2379,etcd-2:2379".parse(),
+            Ok(StoreLocation::Etcd(vec![
+                "http://10.0.0.1:2379".into(),
+                "http://etcd-2:2379".into()
+            ]))
+        );
+        for refused in [
+            "etcd://",
+            "etcd://host",
+            "etcd://host:x",
+            "sled:",
+            "mongodb://db",
+        ] {
+            assert!(refused.parse::<StoreLocation>().is_err(), "{refused}");
+        }
+    }
 }

@@ -36,6 +36,10 @@ pub struct Args {
     /// Where the resource database and the controller cache live.
     #[arg(long, env = "WASMCO_DATA_DIR", default_value = ".wasmco")]
     data_dir: PathBuf,
+    /// Where the state lives: `sled:DIR`, or `etcd://host:2379[,host:port…]`
+    /// for several hosts sharing one store (default: sled in DATA_DIR/db).
+    #[arg(long, env = "WASMCO_STORE", value_name = "STORE")]
+    store: Option<wasmco::startup::StoreLocation>,
     /// Address to listen on.
     #[arg(long, env = "WASMCO_LISTEN", default_value = "127.0.0.1:9015")]
     listen: std::net::SocketAddr,
@@ -83,6 +87,7 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<()> {
     let Args {
         data_dir,
+        store,
         listen,
         sync_to_directory,
         tls,
@@ -114,6 +119,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         ..Default::default()
     };
     let options = wasmco::startup::HostOptions {
+        store,
         kubeconfigs: kubeconfigs.policy(),
         compiler: wasmco_runtime::CompilerProcess::this_program(compile_timeout),
         controller_limits,
