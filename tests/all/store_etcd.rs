@@ -11,8 +11,9 @@ use crate::kube_apiserver::{free_port, spawn};
 
 /// A single-member etcd of its own, ending with the test.
 pub struct Etcd {
-    _child: Child,
-    _dir: tempfile::TempDir,
+    child: Child,
+    dir: tempfile::TempDir,
+    args: Vec<String>,
     pub endpoint: String,
 }
 
@@ -20,20 +21,29 @@ impl Etcd {
     pub fn start() -> Etcd {
         let dir = tempfile::tempdir().unwrap();
         let endpoint = format!("http://127.0.0.1:{}", free_port());
-        let child = spawn(
-            "etcd",
-            &[
-                format!("--data-dir={}", dir.path().join("data").display()),
-                format!("--client-url={endpoint}"),
-                format!("--peer-url=http://127.0.0.1:{}", free_port()),
-            ],
-            &dir.path().join("etcd.log"),
-        );
+        let args = vec![
+            format!("--data-dir={}", dir.path().join("data").display()),
+            format!("--client-url={endpoint}"),
+            format!("--peer-url=http://127.0.0.1:{}", free_port()),
+        ];
+        let child = spawn("etcd", &args, &dir.path().join("etcd.log"));
         Etcd {
-            _child: child,
-            _dir: dir,
+            child,
+            dir,
+            args,
             endpoint,
         }
+    }
+
+    /// Kills it (`kill -9`); its data stays.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts it again on its data and ports.
+    pub fn restart(&mut self) {
+        self.child = spawn("etcd", &self.args, &self.dir.path().join("etcd.log"));
     }
 
     /// A store on it, once it answers.
@@ -99,4 +109,39 @@ fn a_host_on_etcd_keeps_its_state_there_not_in_its_data_directory() {
         .filter_map(|p| p["metadata"]["name"].as_str())
         .collect();
     assert_eq!(names, ["shared"]);
+}
+
+#[test]
+fn while_etcd_is_away_the_api_answers_503_and_recovers_when_it_is_back() {
+    use serde_json::json;
+
+    use crate::http::{Server, doc, expect};
+    let mut etcd = Etcd::start();
+    drop(etcd.store());
+    let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_with(data.path(), &["--store", &store]);
+    expect(server.post("/v2/projects", doc("before", json!({}))), 201);
+    etcd.kill();
+    let answer = server.post("/v2/projects", doc("during", json!({})));
+    assert_eq!(answer.status(), 503, "{}", answer.text().unwrap());
+    etcd.restart();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let answer = server.post("/v2/projects", doc("after", json!({})));
+        if answer.status() == 201 {
+            break;
+        }
+        assert_eq!(answer.status(), 503, "only unavailable while it comes back");
+        assert!(Instant::now() < deadline, "the host did not recover");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Nothing acknowledged was lost; nothing refused was kept.
+    let names: Vec<String> = expect(server.get("/v2/projects"), 200)
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["metadata"]["name"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(names, ["after", "before"]);
 }

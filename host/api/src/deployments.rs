@@ -94,6 +94,9 @@ impl From<OrchestratorError> for ApiError {
             OrchestratorError::Context(wasmco_store::appcontext::ContextError::NoRevision(_)) => {
                 ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, "revision", e.to_string())
             }
+            OrchestratorError::Context(wasmco_store::appcontext::ContextError::Store(
+                wasmco_store::StoreError::Unavailable { .. },
+            )) => ApiError::unavailable(e.to_string()),
             OrchestratorError::Context(_) => ApiError::internal(e),
         }
     }

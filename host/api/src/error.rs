@@ -5,6 +5,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 
 use wasmco_core::FieldError;
+use wasmco_store::StoreError;
 use wasmco_store::db::DbError;
 
 /// An error the API answers with.
@@ -56,6 +57,14 @@ impl ApiError {
         )
     }
 
+    /// 503 while the store cannot be reached: the request may be tried
+    /// again as it is.
+    pub fn unavailable(message: impl Into<String>) -> Self {
+        let message = message.into();
+        tracing::warn!(%message, "store unavailable");
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message)
+    }
+
     /// 500 for a failure that is ours, not the client's.
     pub fn internal(error: impl std::fmt::Display) -> Self {
         let error = wasmco_core::limits::bounded(error.to_string());
@@ -90,6 +99,7 @@ impl From<DbError> for ApiError {
             DbError::ReferenceNotFound { field, .. } => {
                 ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, field, message)
             }
+            DbError::Store(StoreError::Unavailable { .. }) => ApiError::unavailable(message),
             DbError::Corrupt { .. } | DbError::Store(_) | DbError::Sealed(_) => {
                 ApiError::internal(message)
             }

@@ -28,9 +28,21 @@ pub struct EtcdStore {
 }
 
 fn failed(operation: &'static str) -> impl Fn(etcd_client::Error) -> StoreError {
-    move |error| StoreError::Io {
-        operation,
-        reason: format!("etcd: {error}"),
+    move |error| {
+        let reason = format!("etcd: {error}");
+        let unreachable = match &error {
+            etcd_client::Error::TransportError(_) => true,
+            etcd_client::Error::GRpcStatus(status) => matches!(
+                status.code(),
+                tonic::Code::Unavailable | tonic::Code::DeadlineExceeded
+            ),
+            _ => false,
+        };
+        if unreachable {
+            StoreError::Unavailable { operation, reason }
+        } else {
+            StoreError::Io { operation, reason }
+        }
     }
 }
 
@@ -47,8 +59,13 @@ impl EtcdStore {
                 reason: e.to_string(),
             })?;
         let endpoints = endpoints.to_vec();
+        // Bounded, so a request while etcd is away fails (and can be
+        // retried) instead of holding its caller.
+        let options = etcd_client::ConnectOptions::new()
+            .with_connect_timeout(std::time::Duration::from_secs(2))
+            .with_timeout(std::time::Duration::from_secs(5));
         let client = runtime
-            .block_on(Client::connect(endpoints.clone(), None))
+            .block_on(Client::connect(endpoints.clone(), Some(options)))
             .map_err(|e| StoreError::Open {
                 path: endpoints.join(",").into(),
                 reason: format!("etcd: {e}"),

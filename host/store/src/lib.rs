@@ -41,6 +41,15 @@ pub enum StoreError {
         /// Why.
         reason: String,
     },
+    /// The store could not be reached (etcd down or without a leader):
+    /// worth trying again.
+    #[error("the store is unavailable ({operation}: {reason}); try again shortly")]
+    Unavailable {
+        /// What was being done.
+        operation: &'static str,
+        /// Why.
+        reason: String,
+    },
     /// A read or write failed.
     #[error("store {operation} failed: {reason}")]
     Io {
