@@ -121,7 +121,7 @@ fn a_clusters_network_intents_are_applied_with_status_and_terminated() {
     );
 
     let state = expect(server.post(&format!("{CLUSTER}/apply"), json!({})), 202);
-    assert_eq!(state["networkStatus"], "Instantiated", "{state}");
+    assert_eq!(state["deployedStatus"], "Instantiated", "{state}");
     assert_eq!(state["name"], "edge+east");
     wait_until("the network objects on the cluster", || {
         [NETWORK, PROVIDER_NETWORK, ATTACHMENT]
@@ -167,19 +167,19 @@ fn a_clusters_network_intents_are_applied_with_status_and_terminated() {
         204
     );
     let state = expect(server.post(&format!("{CLUSTER}/apply"), json!({})), 202);
-    assert_eq!(state["networkStatus"], "Updated", "{state}");
+    assert_eq!(state["deployedStatus"], "Updated", "{state}");
     wait_until("the provider network removed", || {
         cluster.object(PROVIDER_NETWORK).is_none()
     });
     assert!(cluster.object(NETWORK).is_some());
 
     let state = expect(server.post(&format!("{CLUSTER}/terminate"), json!({})), 202);
-    assert_eq!(state["networkStatus"], "Terminated", "{state}");
+    assert_eq!(state["deployedStatus"], "Terminated", "{state}");
     wait_until("the network objects removed", || {
         cluster.object(NETWORK).is_none() && cluster.object(ATTACHMENT).is_none()
     });
     let state = expect(server.post(&format!("{CLUSTER}/stop"), json!({})), 202);
-    assert_eq!(state["networkStatus"], "TerminateStopped", "{state}");
+    assert_eq!(state["deployedStatus"], "TerminateStopped", "{state}");
     assert_eq!(server.delete(CLUSTER).status(), 204);
     refused(
         server.post("/v2/cluster-providers/edge/clusters/west/apply", json!({})),

@@ -60,7 +60,7 @@ fn header_of(set: &NetworkSetRef, state: &DigState) -> serde_json::Value {
         "name": format!("{}+{}", set.provider, set.cluster),
         "clusterProvider": set.provider,
         "cluster": set.cluster,
-        "networkStatus": state.state,
+        "deployedStatus": state.state,
         "revision": state.revision,
         "states": {"actions": state.actions},
     })

@@ -288,7 +288,7 @@ fn document_pki(paths: &mut serde_json::Map<String, Value>) {
     };
     let route = format!("{cluster}/{}", super::clusters::STATUS_ROUTE);
     paths.insert(route.clone(), json!({"get": {
-        "summary": "whether rsync reaches the cluster: state (Reachable, Unreachable, Unknown before the first probe), since, lastError, version; and its network intents' status (networkStatus, and apps as a DIG status has them, with the same query)",
+        "summary": "whether rsync reaches the cluster: state (Reachable, Unreachable, Unknown before the first probe), since, lastError, version; and its network intents' status (deployedStatus, deployedCounts and apps as a DIG status has them, with the same query)",
         "parameters": parameters(&route),
         "responses": {"200": {"description": "the cluster's health and network status"}, "400": errors["400"], "404": errors["404"]}}}));
     for action in super::clusters::NetworkAction::ALL {

@@ -37,7 +37,7 @@ use tokio::sync::Semaphore;
 
 use wasmco_core::{ClusterRef, Kind};
 use wasmco_pki::kubeconfig::KubeconfigPolicy;
-use wasmco_store::appcontext::{ContextMeta, ContextStore, DeployState, SyncEngine};
+use wasmco_store::appcontext::{Access, ContextMeta, ContextStore, DeployState, SyncEngine};
 use wasmco_store::db::{ResourceDb, ResourceId};
 
 pub use target::{ApplyAs, DirectoryTarget, KubeTarget, Labels, SyncError, SyncTarget};
@@ -277,7 +277,7 @@ impl Reach {
     pub(crate) fn admin(cluster: &ClusterRef) -> Self {
         Reach {
             cluster: cluster.clone(),
-            namespace: "default".into(),
+            namespace: Access::default().namespace().to_owned(),
             cloud_user: None,
         }
     }
