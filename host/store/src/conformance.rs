@@ -2,12 +2,19 @@
 //! tests run (sled's here, etcd's against a real etcd in the end-to-end
 //! tests).
 
-use crate::{BatchOp, KvStore};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+use crate::{BatchOp, Change, Expect, KvStore};
 
 /// Panics, naming the step, if `store` (empty) does not behave as a
 /// [`KvStore`] must: reads its writes, scans a prefix in key order across
-/// pages, applies a batch whole, deletes what is there and what is not.
+/// pages, applies a batch whole, deletes what is there and what is not,
+/// applies a conditional batch only when its conditions hold, and reports
+/// changes under a watched prefix (and only those).
 pub fn check_store(store: &dyn KvStore) {
+    check_conditional_batches(store);
+    check_watches(store);
     assert_eq!(store.get(b"a").unwrap(), None);
     store.put(b"a/1", b"one").unwrap();
     store.put(b"a/2", b"two").unwrap();
@@ -61,4 +68,64 @@ pub fn check_store(store: &dyn KvStore) {
         .visit_prefix(b"m/00", &mut |_, _| visited += 1)
         .unwrap();
     assert_eq!(visited, 100);
+}
+
+fn check_conditional_batches(store: &dyn KvStore) {
+    let put = |key: &[u8], value: &[u8]| BatchOp::Put(key.to_vec(), value.to_vec());
+    let absent = |key: &[u8]| Expect::Absent(key.to_vec());
+    let holding = |key: &[u8], value: &[u8]| Expect::Value(key.to_vec(), value.to_vec());
+    assert!(
+        store
+            .batch_if(vec![absent(b"c/1")], vec![put(b"c/1", b"x")])
+            .unwrap()
+    );
+    assert!(
+        !store
+            .batch_if(vec![absent(b"c/1")], vec![put(b"c/2", b"y")])
+            .unwrap(),
+        "a condition that fails writes nothing"
+    );
+    assert_eq!(store.get(b"c/2").unwrap(), None);
+    assert!(
+        store
+            .batch_if(vec![holding(b"c/1", b"x")], vec![put(b"c/1", b"z")])
+            .unwrap()
+    );
+    assert!(
+        !store
+            .batch_if(
+                vec![holding(b"c/1", b"x"), absent(b"c/9")],
+                vec![BatchOp::Delete(b"c/1".to_vec())]
+            )
+            .unwrap(),
+        "a value that moved on is not the one expected"
+    );
+    assert_eq!(store.get(b"c/1").unwrap().as_deref(), Some(&b"z"[..]));
+    store.delete(b"c/1").unwrap();
+}
+
+fn check_watches(store: &dyn KvStore) {
+    let (seen, changes) = mpsc::channel();
+    let seen = Mutex::new(seen);
+    store
+        .watch_prefix(
+            b"w/",
+            Arc::new(move |change| {
+                let _ = seen.lock().unwrap_or_else(|p| p.into_inner()).send(change);
+            }),
+        )
+        .unwrap();
+    store.put(b"v/outside", b"1").unwrap();
+    store.put(b"w/a", b"1").unwrap();
+    store.batch(vec![BatchOp::Delete(b"w/a".to_vec())]).unwrap();
+    let mut keys = Vec::new();
+    while keys.len() < 2 {
+        match changes.recv_timeout(Duration::from_secs(10)) {
+            Ok(Change::Key(key)) => keys.push(key),
+            Ok(Change::Missed) => {}
+            Err(error) => panic!("the watch reported {keys:?}, then nothing: {error}"),
+        }
+    }
+    assert_eq!(keys, vec![b"w/a".to_vec(), b"w/a".to_vec()]);
+    store.delete(b"v/outside").unwrap();
 }

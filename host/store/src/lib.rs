@@ -12,10 +12,13 @@ pub mod appcontext;
 pub mod conformance;
 pub mod db;
 mod etcd_store;
+pub mod hosts;
 pub mod secrets;
 mod sled_store;
 
-pub use etcd_store::EtcdStore;
+use std::sync::Arc;
+
+pub use etcd_store::{EtcdHosts, EtcdOptions, EtcdStore};
 pub use sled_store::SledStore;
 
 /// One change of an atomic batch.
@@ -29,6 +32,29 @@ pub enum BatchOp {
 
 /// A key and its value.
 pub type Entry = (Vec<u8>, Vec<u8>);
+
+/// A condition of [`KvStore::batch_if`], checked in the same transaction
+/// as the writes it guards.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Expect {
+    /// `key` is not set.
+    Absent(Vec<u8>),
+    /// `key` holds exactly this value.
+    Value(Vec<u8>, Vec<u8>),
+}
+
+/// What a watch saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// The key was set or removed, by this process or another sharing the store.
+    Key(Vec<u8>),
+    /// Changes may have been missed (the connection to the store broke):
+    /// whatever was derived from the watched keys must be read again.
+    Missed,
+}
+
+/// Called with each [`Change`] a watch sees.
+pub type OnChange = Arc<dyn Fn(Change) + Send + Sync>;
 
 /// The storage engine failed.
 #[derive(Debug, thiserror::Error)]
@@ -48,6 +74,12 @@ pub enum StoreError {
         /// What was being done.
         operation: &'static str,
         /// Why.
+        reason: String,
+    },
+    /// The write is larger than the store takes in one transaction.
+    #[error("the write is too large for the store: {reason}")]
+    TooLarge {
+        /// What the store allows.
         reason: String,
     },
     /// A read or write failed.
@@ -85,11 +117,24 @@ pub trait KvStore: Send + Sync + 'static {
     ) -> Result<(), StoreError>;
     /// Applies all of `ops` or none, durably.
     fn batch(&self, ops: Vec<BatchOp>) -> Result<(), StoreError>;
+    /// Applies all of `ops`, durably, if every one of `expect` holds at
+    /// that moment; `false` (and nothing written) if one does not. Several
+    /// processes sharing one store make their read-then-write changes with
+    /// it, since a lock in one process does not hold back another.
+    fn batch_if(&self, expect: Vec<Expect>, ops: Vec<BatchOp>) -> Result<bool, StoreError>;
+    /// Calls `on_change` for every later change of a key under `prefix`,
+    /// whoever makes it, for as long as the store is open.
+    fn watch_prefix(&self, prefix: &[u8], on_change: OnChange) -> Result<(), StoreError>;
     /// Applies all of `ops` or none, without waiting for the disk: for data
     /// that can be derived again after a crash (rsync's progress), where an
     /// fsync per write would cost more than the work it records.
     fn batch_lazy(&self, ops: Vec<BatchOp>) -> Result<(), StoreError> {
         self.batch(ops)
+    }
+    /// The most changes one batch may hold (etcd's transactions are
+    /// bounded); larger ones are refused whole.
+    fn max_batch(&self) -> usize {
+        usize::MAX
     }
     /// Bytes the store takes on disk.
     fn size_on_disk(&self) -> Result<u64, StoreError>;

@@ -2,7 +2,9 @@
 
 use std::path::Path;
 
-use super::{BatchOp, KvStore, StoreError};
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+
+use super::{BatchOp, Change, Expect, KvStore, OnChange, StoreError};
 
 /// A sled database; cheap to clone.
 #[derive(Clone)]
@@ -76,6 +78,49 @@ impl KvStore for SledStore {
             }
         }
         self.db.apply_batch(batch).map_err(io("batch"))
+    }
+
+    fn batch_if(&self, expect: Vec<Expect>, ops: Vec<BatchOp>) -> Result<bool, StoreError> {
+        let applied = self.db.transaction(|tx| {
+            for condition in &expect {
+                let holds = match condition {
+                    Expect::Absent(key) => tx.get(key)?.is_none(),
+                    Expect::Value(key, value) => tx.get(key)?.as_deref() == Some(value.as_slice()),
+                };
+                if !holds {
+                    return Err(ConflictableTransactionError::Abort(()));
+                }
+            }
+            for op in &ops {
+                match op {
+                    BatchOp::Put(key, value) => drop(tx.insert(key.as_slice(), value.as_slice())?),
+                    BatchOp::Delete(key) => drop(tx.remove(key.as_slice())?),
+                }
+            }
+            Ok(())
+        });
+        match applied {
+            Ok(()) => self.durable().map(|()| true),
+            Err(TransactionError::Abort(())) => Ok(false),
+            Err(TransactionError::Storage(error)) => Err(io("batch")(error)),
+        }
+    }
+
+    fn watch_prefix(&self, prefix: &[u8], on_change: OnChange) -> Result<(), StoreError> {
+        let subscriber = self.db.watch_prefix(prefix);
+        std::thread::Builder::new()
+            .name("sled-watch".into())
+            .spawn(move || {
+                // Ends when the database is dropped.
+                for event in subscriber {
+                    on_change(Change::Key(event.key().to_vec()));
+                }
+            })
+            .map(drop)
+            .map_err(|e| StoreError::Io {
+                operation: "watch",
+                reason: e.to_string(),
+            })
     }
 
     fn size_on_disk(&self) -> Result<u64, StoreError> {

@@ -14,6 +14,10 @@ pub trait SyncEngine: Send + Sync {
     /// The cluster was changed or deleted: forget what was made from its
     /// old kubeconfig.
     fn cluster_changed(&self, _cluster: &ClusterRef) {}
+    /// Each target being synced and the id of the host that syncs it.
+    fn work(&self) -> std::collections::BTreeMap<String, String> {
+        std::collections::BTreeMap::new()
+    }
 }
 
 /// A sync engine that deploys nothing, for tools that only build contexts.

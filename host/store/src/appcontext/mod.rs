@@ -254,7 +254,10 @@ impl ContextStore {
         Ok(self.store.batch(vec![Self::state_op(dig, state)])?)
     }
 
-    /// Writes `apps` as revision `meta.revision` and `state`, in one batch.
+    /// Writes `apps` as revision `meta.revision` and `state`: in one batch
+    /// when the store takes that many changes at once; else the revision's
+    /// keys first, then the state that makes it current, so a context is
+    /// still either whole and current or not current at all.
     pub fn write(
         &self,
         dig: &str,
@@ -311,7 +314,23 @@ impl ContextStore {
             json(&footprint),
         ));
         ops.push(Self::state_op(dig, state));
-        Ok(self.store.batch(ops)?)
+        let most = self.store.max_batch();
+        if ops.len() <= most {
+            return Ok(self.store.batch(ops)?);
+        }
+        // The footprint and the state go last, together: until they land
+        // no reader looks at this revision.
+        let current = ops.split_off(ops.len() - 2);
+        let leftovers: Vec<BatchOp> = self
+            .store
+            .scan_prefix(format!("{prefix}/").as_bytes())?
+            .into_iter()
+            .map(|(key, _)| BatchOp::Delete(key))
+            .collect();
+        for chunk in leftovers.chunks(most).chain(ops.chunks(most)) {
+            self.store.batch(chunk.to_vec())?;
+        }
+        Ok(self.store.batch(current)?)
     }
 
     /// Every cluster and kind the DIG's revisions put objects on. DIGs
@@ -467,8 +486,13 @@ impl ContextStore {
                 )
             })
             .collect();
-        // Progress only: after a crash rsync applies the context again anyway.
-        Ok(self.store.batch_lazy(ops)?)
+        // Progress only: after a crash rsync applies the context again
+        // anyway, so a write split to fit the store is no loss.
+        let ops: Vec<BatchOp> = ops;
+        for chunk in ops.chunks(self.store.max_batch()) {
+            self.store.batch_lazy(chunk.to_vec())?;
+        }
+        Ok(())
     }
 
     /// The recorded statuses of `app`'s resources on `cluster`, by `name+Kind`.
@@ -583,15 +607,28 @@ impl ContextStore {
         Ok(states)
     }
 
-    /// Removes everything stored for the DIG (its contexts and state).
+    /// Removes everything stored for the DIG (its contexts and state); on
+    /// a store that takes fewer changes at once, the state goes last, so
+    /// an interrupted removal can be done again.
     pub fn forget(&self, dig: &str) -> Result<(), ContextError> {
-        let ops = self
+        let state = format!("ctx/{dig}/state").into_bytes();
+        let mut ops: Vec<BatchOp> = self
             .store
             .scan_prefix(format!("ctx/{dig}/").as_bytes())?
             .into_iter()
+            .filter(|(key, _)| *key != state)
             .map(|(key, _)| BatchOp::Delete(key))
             .collect();
-        Ok(self.store.batch(ops)?)
+        ops.push(BatchOp::Delete(state));
+        let most = self.store.max_batch();
+        if ops.len() <= most {
+            return Ok(self.store.batch(ops)?);
+        }
+        let last = ops.split_off(ops.len() - 1);
+        for chunk in ops.chunks(most).chain([last.as_slice()]) {
+            self.store.batch(chunk.to_vec())?;
+        }
+        Ok(())
     }
 
     /// Keys stored for the DIG (for tests and size reports).

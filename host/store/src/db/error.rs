@@ -47,6 +47,9 @@ pub enum DbError {
         /// What is wrong.
         reason: String,
     },
+    /// Other hosts kept writing between this write's checks and its batch.
+    #[error("the database is busy with other hosts' writes; try again")]
+    Busy,
     /// The store failed.
     #[error(transparent)]
     Store(#[from] StoreError),

@@ -8,12 +8,16 @@
 //! ref/<target key>\0<referrer key>   "referrer names target" (field name as value)
 //! out/<referrer key>\0<target key>   the same, indexed from the referrer
 //! token/<name>                       a scoped API token (its hash, never the secret)
+//! meta/db-writes                     how many writes the database has taken
 //! ```
 //!
-//! Writes are serialised by one lock, so the checks that make a write valid
-//! (parent exists, name free, references resolve, nothing refers to what is
-//! deleted) cannot race with another write; each write is one atomic, durable
-//! batch.
+//! Writes are serialised, so the checks that make a write valid (parent
+//! exists, name free, references resolve, nothing refers to what is
+//! deleted) cannot race with another write; each write is one atomic,
+//! durable batch. Within a process a lock does it; across the hosts that
+//! share one store, each write also moves `meta/db-writes` on from the
+//! value its checks saw, and is checked again if another host's write
+//! moved it first. Every host watches that key to drop its list cache.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -26,7 +30,14 @@ use serde_json::Value;
 use wasmco_core::{Kind, Reference};
 
 use crate::secrets::MasterKey;
-use crate::{BatchOp, KvStore};
+use crate::{BatchOp, Change, Expect, KvStore};
+
+/// The key every write moves on (see the module's notes).
+const WRITES_KEY: &[u8] = b"meta/db-writes";
+
+/// Times a write's checks are run again after other hosts' writes got in
+/// first, before it is refused as busy.
+const WRITE_ATTEMPTS: u32 = 64;
 
 /// What a create or update writes.
 #[derive(Debug, Clone)]
@@ -48,34 +59,58 @@ pub struct ResourceDb {
     master_key: Option<Arc<MasterKey>>,
 }
 
-/// Collections as JSON arrays, ready to send. Any write empties it: writes
-/// are rare next to reads, and a whole-cache flush cannot miss a dependency.
+/// Collections as JSON arrays and items as JSON, ready to send. Any write,
+/// here or by another host, empties it: writes are rare next to reads, and
+/// a whole-cache flush cannot miss a dependency.
 #[derive(Default)]
 struct ListCache {
-    /// Bumped after every write, before the cache is emptied, so a list read
+    /// Bumped after every write, before the cache is emptied, so a read
     /// while a write landed is not cached (see [`ResourceDb::list_json`]).
     generation: AtomicU64,
     arrays: Mutex<HashMap<Vec<u8>, Bytes>>,
+    items: Mutex<HashMap<Vec<u8>, Bytes>>,
 }
+
+/// Items kept at most; past it the item cache starts again empty.
+const CACHED_ITEMS: usize = 16_384;
 
 impl ListCache {
     fn arrays(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, Bytes>> {
         self.arrays.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    fn items(&self) -> std::sync::MutexGuard<'_, HashMap<Vec<u8>, Bytes>> {
+        self.items.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     fn invalidate(&self) {
         self.generation.fetch_add(1, Ordering::SeqCst);
         self.arrays().clear();
+        self.items().clear();
     }
 }
 
 impl ResourceDb {
     /// The database over `store`.
     pub fn new(store: Arc<dyn KvStore>) -> Self {
+        let lists = Arc::<ListCache>::default();
+        let watched = Arc::downgrade(&lists);
+        let watching = store.watch_prefix(
+            WRITES_KEY,
+            Arc::new(move |_: Change| {
+                if let Some(lists) = watched.upgrade() {
+                    lists.invalidate();
+                }
+            }),
+        );
+        if let Err(error) = watching {
+            // Alone on its store, the host drops its cache on its own writes.
+            tracing::warn!(%error, "cannot watch the store for other hosts' writes");
+        }
         ResourceDb {
             store,
             writes: Arc::new(Mutex::new(())),
-            lists: Arc::default(),
+            lists,
             master_key: None,
         }
     }
@@ -94,9 +129,49 @@ impl ResourceDb {
         &self.store
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, ()> {
+    /// Moves on whenever a write lands here or on another host sharing the
+    /// store: what was derived from the database before may be stale.
+    pub fn generation(&self) -> u64 {
+        self.lists.generation.load(Ordering::SeqCst)
+    }
+
+    /// Runs `checked` (the write's checks, returning its changes) and
+    /// writes what it returns as one batch, serialised with every other
+    /// write of every host on the store; no changes, no write.
+    fn serialised<T>(
+        &self,
+        checked: impl Fn() -> Result<(Vec<BatchOp>, T), DbError>,
+    ) -> Result<T, DbError> {
         // The guard protects no data of its own; a panic elsewhere leaves nothing half-done.
-        self.writes.lock().unwrap_or_else(|p| p.into_inner())
+        let _guard = self.writes.lock().unwrap_or_else(|p| p.into_inner());
+        for attempt in 0..WRITE_ATTEMPTS {
+            let seen = self.store.get(WRITES_KEY)?;
+            let (mut ops, answer) = checked()?;
+            if ops.is_empty() {
+                return Ok(answer);
+            }
+            let count = seen
+                .as_deref()
+                .and_then(|bytes| std::str::from_utf8(bytes).ok()?.parse::<u64>().ok())
+                .unwrap_or(0);
+            ops.push(BatchOp::Put(
+                WRITES_KEY.to_vec(),
+                (count + 1).to_string().into_bytes(),
+            ));
+            let expect = match seen {
+                Some(value) => Expect::Value(WRITES_KEY.to_vec(), value),
+                None => Expect::Absent(WRITES_KEY.to_vec()),
+            };
+            if self.store.batch_if(vec![expect], ops)? {
+                self.lists.invalidate();
+                return Ok(answer);
+            }
+            // Another host wrote between the checks and the batch.
+            std::thread::sleep(std::time::Duration::from_millis(
+                fastrand::u64(1..=4) << attempt.min(4),
+            ));
+        }
+        Err(DbError::Busy)
     }
 
     /// Whether `id` is stored.
@@ -154,6 +229,25 @@ impl ResourceDb {
         self.store
             .get(&id.key())?
             .ok_or_else(|| DbError::NotFound(id.clone()))
+    }
+
+    /// [`Self::get_raw`], from the cache when it holds the item.
+    pub fn get_json(&self, id: &ResourceId) -> Result<Bytes, DbError> {
+        let key = id.key();
+        if let Some(body) = self.lists.items().get(&key) {
+            return Ok(body.clone());
+        }
+        let generation = self.lists.generation.load(Ordering::SeqCst);
+        let body = Bytes::from(self.get_raw(id)?);
+        let mut items = self.lists.items();
+        // A write that landed since the read may be missing from it.
+        if self.lists.generation.load(Ordering::SeqCst) == generation {
+            if items.len() >= CACHED_ITEMS {
+                items.clear();
+            }
+            items.insert(key, body.clone());
+        }
+        Ok(body)
     }
 
     /// The file stored with `id`.
@@ -240,51 +334,55 @@ impl ResourceDb {
 
     /// Stores a new resource.
     pub fn create(&self, id: &ResourceId, write: Write) -> Result<(), DbError> {
-        let _guard = self.lock();
-        if let Some(parent) = id.parent()
-            && !self.exists(&parent)?
-        {
-            return Err(DbError::ParentNotFound(parent));
-        }
-        if self.exists(id)? {
-            return Err(DbError::AlreadyExists(id.clone()));
-        }
-        let ops = self.check_references(id, &write.references)?;
-        self.commit(ops, id, write)
+        self.serialised(|| {
+            if let Some(parent) = id.parent()
+                && !self.exists(&parent)?
+            {
+                return Err(DbError::ParentNotFound(parent));
+            }
+            if self.exists(id)? {
+                return Err(DbError::AlreadyExists(id.clone()));
+            }
+            let ops = self.check_references(id, &write.references)?;
+            Ok((self.with_body(ops, id, &write), ()))
+        })
     }
 
     /// Replaces an existing resource's body (and file, when given).
     pub fn update(&self, id: &ResourceId, write: Write) -> Result<(), DbError> {
-        let _guard = self.lock();
-        if !self.exists(id)? {
-            return Err(DbError::NotFound(id.clone()));
-        }
-        let mut ops = self.drop_references(id)?;
-        ops.extend(self.check_references(id, &write.references)?);
-        self.commit(ops, id, write)
+        self.serialised(|| {
+            if !self.exists(id)? {
+                return Err(DbError::NotFound(id.clone()));
+            }
+            let mut ops = self.drop_references(id)?;
+            ops.extend(self.check_references(id, &write.references)?);
+            Ok((self.with_body(ops, id, &write), ()))
+        })
     }
 
-    /// Writes `ops` plus `id`'s body and file as one batch.
-    fn commit(&self, mut ops: Vec<BatchOp>, id: &ResourceId, write: Write) -> Result<(), DbError> {
+    /// `ops` followed by the writes of `id`'s body and file.
+    fn with_body(&self, mut ops: Vec<BatchOp>, id: &ResourceId, write: &Write) -> Vec<BatchOp> {
         ops.push(BatchOp::Put(id.key(), write.body.to_string().into_bytes()));
-        if let Some(file) = write.file {
+        if let Some(file) = &write.file {
             let key = id.key_with("file");
             let file = if id.kind.file_is_secret() {
-                self.seal(&key, file)
+                self.seal(&key, file.clone())
             } else {
-                file
+                file.clone()
             };
             ops.push(BatchOp::Put(key, file));
         }
-        self.store.batch(ops)?;
-        self.lists.invalidate();
-        Ok(())
+        ops
     }
 
     /// Deletes a resource that nothing refers to, with the resources it owns
     /// (a cluster's labels and kv-pairs, an app's dependencies, …).
     pub fn delete(&self, id: &ResourceId) -> Result<(), DbError> {
-        let _guard = self.lock();
+        self.serialised(|| Ok((self.deletion(id)?, ())))
+    }
+
+    /// The writes that delete `id` and what it owns, once checked.
+    fn deletion(&self, id: &ResourceId) -> Result<Vec<BatchOp>, DbError> {
         if !self.exists(id)? {
             return Err(DbError::NotFound(id.clone()));
         }
@@ -338,9 +436,7 @@ impl ResourceDb {
                 ops.push(BatchOp::Delete(key));
             }
         }
-        self.store.batch(ops)?;
-        self.lists.invalidate();
-        Ok(())
+        Ok(ops)
     }
 
     /// Checks that every reference resolves; returns the index entries to write.

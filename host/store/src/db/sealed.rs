@@ -22,22 +22,21 @@ impl ResourceDb {
 
     /// Stores secret `name` of `id` (sealed; deleted with `id`).
     pub fn put_secret(&self, id: &ResourceId, name: &str, secret: &[u8]) -> Result<(), DbError> {
-        let _guard = self.lock();
-        if !self.exists(id)? {
-            return Err(DbError::NotFound(id.clone()));
-        }
         let key = separator_key("secret", &id.key(), name.as_bytes());
         let sealed = self.seal(&key, secret.to_vec());
-        self.store.batch(vec![BatchOp::Put(key, sealed)])?;
-        Ok(())
+        self.serialised(|| {
+            if !self.exists(id)? {
+                return Err(DbError::NotFound(id.clone()));
+            }
+            Ok((vec![BatchOp::Put(key.clone(), sealed.clone())], ()))
+        })
     }
 
     /// Stores a secret of the host itself (its TLS CA), sealed.
     pub fn put_host_secret(&self, name: &str, secret: &[u8]) -> Result<(), DbError> {
         let key = separator_key("secret", b"host", name.as_bytes());
         let sealed = self.seal(&key, secret.to_vec());
-        self.store.batch(vec![BatchOp::Put(key, sealed)])?;
-        Ok(())
+        self.serialised(|| Ok((vec![BatchOp::Put(key.clone(), sealed.clone())], ())))
     }
 
     /// A secret of the host itself, opened.

@@ -27,15 +27,17 @@ pub enum TokenError {
 impl ResourceDb {
     /// Stores a new token record.
     pub fn create_token(&self, record: &TokenRecord) -> Result<(), TokenError> {
-        let _guard = self.lock();
         let key = token_key(&record.name);
-        if self.store.get(&key).map_err(DbError::from)?.is_some() {
+        let body = serde_json::to_vec(record).map_err(TokenError::Encode)?;
+        let created = self.serialised(|| {
+            if self.store.get(&key)?.is_some() {
+                return Ok((Vec::new(), false));
+            }
+            Ok((vec![BatchOp::Put(key.clone(), body.clone())], true))
+        })?;
+        if !created {
             return Err(TokenError::Exists(record.name.clone()));
         }
-        let body = serde_json::to_vec(record).map_err(TokenError::Encode)?;
-        self.store
-            .batch(vec![BatchOp::Put(key, body)])
-            .map_err(DbError::from)?;
         Ok(())
     }
 
@@ -58,12 +60,12 @@ impl ResourceDb {
 
     /// Deletes a token record; `false` when there was none.
     pub fn delete_token(&self, name: &str) -> Result<bool, DbError> {
-        let _guard = self.lock();
         let key = token_key(name);
-        if self.store.get(&key)?.is_none() {
-            return Ok(false);
-        }
-        self.store.batch(vec![BatchOp::Delete(key)])?;
-        Ok(true)
+        self.serialised(|| {
+            if self.store.get(&key)?.is_none() {
+                return Ok((Vec::new(), false));
+            }
+            Ok((vec![BatchOp::Delete(key.clone())], true))
+        })
     }
 }
