@@ -9,6 +9,7 @@ mod contract;
 mod deploy;
 mod helm;
 mod hostile;
+mod hosts;
 mod http;
 mod kube_apiserver;
 mod layers;

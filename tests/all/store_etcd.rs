@@ -2,6 +2,7 @@
 //! tests/kube/build.sh, on loopback ports): the same conformance suite as
 //! sled's, and what etcd refuses said as such.
 
+use std::path::Path;
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -19,13 +20,31 @@ pub struct Etcd {
 
 impl Etcd {
     pub fn start() -> Etcd {
+        Self::start_with("http", &[])
+    }
+
+    /// Served over TLS with `certificate` and `key`, asking clients for a
+    /// certificate from `client_ca` (all PEM files).
+    pub fn start_tls(certificate: &Path, key: &Path, client_ca: &Path) -> Etcd {
+        Self::start_with(
+            "https",
+            &[
+                format!("--cert-file={}", certificate.display()),
+                format!("--key-file={}", key.display()),
+                format!("--trusted-ca-file={}", client_ca.display()),
+            ],
+        )
+    }
+
+    fn start_with(scheme: &str, extra: &[String]) -> Etcd {
         let dir = tempfile::tempdir().unwrap();
-        let endpoint = format!("http://127.0.0.1:{}", free_port());
-        let args = vec![
+        let endpoint = format!("{scheme}://127.0.0.1:{}", free_port());
+        let mut args = vec![
             format!("--data-dir={}", dir.path().join("data").display()),
             format!("--client-url={endpoint}"),
             format!("--peer-url=http://127.0.0.1:{}", free_port()),
         ];
+        args.extend_from_slice(extra);
         let child = spawn("etcd", &args, &dir.path().join("etcd.log"));
         Etcd {
             child,
@@ -44,6 +63,12 @@ impl Etcd {
     /// Starts it again on its data and ports.
     pub fn restart(&mut self) {
         self.child = spawn("etcd", &self.args, &self.dir.path().join("etcd.log"));
+    }
+
+    /// `--store` for it.
+    pub fn location(&self) -> String {
+        let host = self.endpoint.rsplit("://").next().unwrap_or_default();
+        format!("etcd://{host}")
     }
 
     /// A store on it, once it answers.
@@ -93,14 +118,19 @@ fn a_host_on_etcd_keeps_its_state_there_not_in_its_data_directory() {
     use crate::http::{Server, doc, expect};
     let etcd = Etcd::start();
     drop(etcd.store());
-    let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
+    let store = etcd.location();
     let first = tempfile::tempdir().unwrap();
     let server = Server::start_with(first.path(), &["--store", &store]);
     expect(server.post("/v2/projects", doc("shared", json!({}))), 201);
     drop(server);
-    // Another host, another data directory, the same etcd.
+    // Another host, another data directory, the same etcd (and master key).
     let second = tempfile::tempdir().unwrap();
-    let other = Server::start_with(second.path(), &["--store", &store]);
+    let key = first.path().join("master.key");
+    let other = Server::start_with_env(
+        second.path(),
+        &["--store", &store],
+        &[("WASMCO_MASTER_KEY_FILE", key.to_str().unwrap())],
+    );
     let projects = expect(other.get("/v2/projects"), 200);
     let names: Vec<&str> = projects
         .as_array()
@@ -118,7 +148,7 @@ fn while_etcd_is_away_the_api_answers_503_and_recovers_when_it_is_back() {
     use crate::http::{Server, doc, expect};
     let mut etcd = Etcd::start();
     drop(etcd.store());
-    let store = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
+    let store = etcd.location();
     let data = tempfile::tempdir().unwrap();
     let server = Server::start_with(data.path(), &["--store", &store]);
     expect(server.post("/v2/projects", doc("before", json!({}))), 201);

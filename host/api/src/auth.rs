@@ -56,6 +56,11 @@ pub struct Tokens {
     admin: Arc<str>,
     /// Scoped tokens by the hex SHA-256 of their secret.
     scoped: RwLock<HashMap<String, Arc<TokenRecord>>>,
+    /// Where they are stored: read again once it changed, since another
+    /// host sharing the store may have issued or revoked one.
+    db: ResourceDb,
+    /// The database's generation when they were last read.
+    loaded: std::sync::atomic::AtomicU64,
 }
 
 /// The hex SHA-256 of a token's secret, which is all that is stored.
@@ -73,15 +78,38 @@ pub fn now() -> u64 {
 impl Tokens {
     /// The admin token and every stored scoped token.
     pub fn load(admin: Arc<str>, db: &ResourceDb) -> Result<Self, DbError> {
-        let scoped = db
+        let loaded = db.generation();
+        Ok(Tokens {
+            admin,
+            scoped: RwLock::new(Self::stored(db)?),
+            db: db.clone(),
+            loaded: loaded.into(),
+        })
+    }
+
+    fn stored(db: &ResourceDb) -> Result<HashMap<String, Arc<TokenRecord>>, DbError> {
+        Ok(db
             .tokens()?
             .into_iter()
             .map(|record| (record.digest.clone(), Arc::new(record)))
-            .collect();
-        Ok(Tokens {
-            admin,
-            scoped: RwLock::new(scoped),
-        })
+            .collect())
+    }
+
+    /// Reads the tokens again if the database changed since they were read.
+    fn refresh(&self) {
+        use std::sync::atomic::Ordering;
+        let generation = self.db.generation();
+        if self.loaded.load(Ordering::SeqCst) == generation {
+            return;
+        }
+        match Self::stored(&self.db) {
+            Ok(scoped) => {
+                *self.write() = scoped;
+                self.loaded.store(generation, Ordering::SeqCst);
+            }
+            // What was read before stands until the store answers.
+            Err(error) => tracing::warn!(%error, "cannot read the tokens again"),
+        }
     }
 
     /// Who holds `presented`, or why nobody does.
@@ -90,6 +118,7 @@ impl Tokens {
         if bool::from(presented.as_bytes().ct_eq(self.admin.as_bytes())) {
             return Ok(Principal::Admin);
         }
+        self.refresh();
         let record = self
             .read()
             .get(&digest(presented))

@@ -99,7 +99,12 @@ impl From<DbError> for ApiError {
             DbError::ReferenceNotFound { field, .. } => {
                 ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, field, message)
             }
-            DbError::Store(StoreError::Unavailable { .. }) => ApiError::unavailable(message),
+            DbError::Store(StoreError::Unavailable { .. }) | DbError::Busy => {
+                ApiError::unavailable(message)
+            }
+            DbError::Store(StoreError::TooLarge { .. }) => {
+                ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, message)
+            }
             DbError::Corrupt { .. } | DbError::Store(_) | DbError::Sealed(_) => {
                 ApiError::internal(message)
             }
@@ -113,6 +118,14 @@ impl IntoResponse for ApiError {
             message: &self.message,
             field: self.field.as_deref(),
         };
-        (self.status, axum::Json(body)).into_response()
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            // Worth trying again soon: the store is coming back, or busy.
+            response.headers_mut().insert(
+                axum::http::header::RETRY_AFTER,
+                axum::http::HeaderValue::from_static("1"),
+            );
+        }
+        response
     }
 }

@@ -4,6 +4,7 @@ pub mod auth;
 mod clusters;
 mod deployments;
 mod error;
+mod hosts;
 mod logical_clouds;
 pub mod openapi;
 mod pki;
@@ -49,6 +50,7 @@ fn routes(state: AppState) -> Router {
             "/v2/openapi.json",
             get(|| async { axum::Json(openapi::document()) }),
         )
+        .route("/v2/hosts", get(|State(s): State<AppState>| hosts::list(s)))
         .route(
             "/v2/tokens",
             get(|State(s): State<AppState>| tokens::list(s))

@@ -157,7 +157,7 @@ pub async fn get_one(
 ) -> Result<Response, ApiError> {
     let id = ResourceId::new(kind, values(path));
     let Some(key) = &query.key else {
-        return Ok(json_response(state.db.get_raw(&id)?));
+        return Ok(json_response(state.db.get_json(&id)?));
     };
     if !kind.is_kv_pairs() {
         return Err(ApiError::field(

@@ -25,4 +25,6 @@ pub struct AppState {
     pub kubeconfigs: std::sync::Arc<wasmco_pki::kubeconfig::KubeconfigPolicy>,
     /// Where users' bytes are parsed and checked, off the async workers.
     pub work: super::work::WorkPool,
+    /// This host among those sharing its store.
+    pub hosts: std::sync::Arc<dyn wasmco_store::hosts::HostGroup>,
 }

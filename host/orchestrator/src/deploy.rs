@@ -13,8 +13,8 @@ use wasmco_core::{ClusterRef, Kind};
 use wasmco_runtime::Controller;
 use wasmco_runtime::helm::HelmRenderer;
 use wasmco_store::appcontext::{
-    self as stored, Access, ClusterHealth, Connectivity, ContextMeta, ContextStore, DeployState,
-    DigState, ResourceStatus, StoredContext, SyncEngine,
+    self as stored, Access, ClusterHealth, Connectivity, ContextError, ContextMeta, ContextStore,
+    DeployState, DigState, ResourceStatus, StoredContext, SyncEngine,
 };
 use wasmco_store::db::{ResourceDb, ResourceId};
 
@@ -79,6 +79,13 @@ impl Orchestrator {
         }
     }
 
+    /// Serialises each target's actions across `hosts` too, not only
+    /// within this process.
+    pub fn with_hosts(mut self, hosts: Arc<dyn wasmco_store::hosts::HostGroup>) -> Self {
+        self.actions = Arc::new(TargetLocks::across(hosts));
+        self
+    }
+
     fn begin(&self, dig: &DigRef) -> Result<(TargetGuard, DigState), OrchestratorError> {
         self.begin_at(&dig.key(), &dig.id())
     }
@@ -91,7 +98,7 @@ impl Orchestrator {
         key: &str,
         id: &ResourceId,
     ) -> Result<(TargetGuard, DigState), OrchestratorError> {
-        let guard = self.actions.lock(key);
+        let guard = self.actions.lock(key).map_err(ContextError::from)?;
         self.db.get(id)?;
         let state = self.contexts.state(key)?;
         Ok((guard, state))
@@ -115,6 +122,11 @@ impl Orchestrator {
             next,
             from: from.iter().map(|s| s.name()).collect(),
         })
+    }
+
+    /// Each target being synced and the id of the host syncing it.
+    pub fn sync_work(&self) -> std::collections::BTreeMap<String, String> {
+        self.sync.work()
     }
 
     /// The Helm renderer apps that are charts are rendered with.
@@ -201,8 +213,14 @@ impl Orchestrator {
         } else {
             (&target, source)
         };
-        let _first = self.actions.lock(&first.key());
-        let _second = self.actions.lock(&second.key());
+        let _first = self
+            .actions
+            .lock(&first.key())
+            .map_err(ContextError::from)?;
+        let _second = self
+            .actions
+            .lock(&second.key())
+            .map_err(ContextError::from)?;
         self.db.get(&source.id())?;
         let mut source_state = self.contexts.state(&source.key())?;
         Self::allow(

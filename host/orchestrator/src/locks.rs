@@ -2,23 +2,52 @@
 //! reads a target's state, runs its controllers and writes the new state
 //! under it, so two actions on one target never interleave, while actions
 //! on other targets (another tenant's, say) go on beside a slow one.
+//! With other hosts on the store, the lock is held across hosts too.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
+use wasmco_store::StoreError;
+use wasmco_store::hosts::{HostGroup, HostLock};
+
 /// Held for the length of one action on one target.
-pub type TargetGuard = tokio::sync::OwnedMutexGuard<()>;
+pub struct TargetGuard {
+    // Dropped first: the other hosts' turn comes after this host's.
+    _hosts: HostLock,
+    _local: tokio::sync::OwnedMutexGuard<()>,
+}
 
 /// The locks of the targets that have an action under way.
 #[derive(Default)]
 pub struct TargetLocks {
     locks: Mutex<HashMap<String, Weak<tokio::sync::Mutex<()>>>>,
+    hosts: Option<Arc<dyn HostGroup>>,
 }
 
 impl TargetLocks {
+    /// Locks held across `hosts` as well as in this process.
+    pub fn across(hosts: Arc<dyn HostGroup>) -> Self {
+        TargetLocks {
+            hosts: Some(hosts),
+            ..TargetLocks::default()
+        }
+    }
+
     /// Waits for `key`'s lock. Call from a blocking thread, not from async
     /// code: it blocks until the lock is free.
-    pub fn lock(&self, key: &str) -> TargetGuard {
+    pub fn lock(&self, key: &str) -> Result<TargetGuard, StoreError> {
+        let local = self.local(key);
+        let hosts = match &self.hosts {
+            Some(hosts) => hosts.lock(key)?,
+            None => HostLock::local(),
+        };
+        Ok(TargetGuard {
+            _hosts: hosts,
+            _local: local,
+        })
+    }
+
+    fn local(&self, key: &str) -> tokio::sync::OwnedMutexGuard<()> {
         let lock = {
             // The map is only looked up and filled; a panic cannot leave it half-done.
             let mut locks = self.locks.lock().unwrap_or_else(|p| p.into_inner());
@@ -46,14 +75,14 @@ mod tests {
     #[test]
     fn one_target_waits_and_another_does_not() {
         let locks = Arc::new(TargetLocks::default());
-        let held = locks.lock("p/ca/v1/slow");
+        let held = locks.lock("p/ca/v1/slow").unwrap();
         // Another target is free at once.
-        drop(locks.lock("p/ca/v1/other"));
+        drop(locks.lock("p/ca/v1/other").unwrap());
         let waiter = {
             let locks = locks.clone();
             std::thread::spawn(move || {
                 let started = std::time::Instant::now();
-                drop(locks.lock("p/ca/v1/slow"));
+                drop(locks.lock("p/ca/v1/slow").unwrap());
                 started.elapsed()
             })
         };

@@ -23,6 +23,7 @@
 mod credentials;
 mod drift;
 mod health;
+mod ownership;
 mod reconcile;
 pub mod target;
 mod tasks;
@@ -39,6 +40,7 @@ use wasmco_core::{ClusterRef, Kind};
 use wasmco_pki::kubeconfig::KubeconfigPolicy;
 use wasmco_store::appcontext::{Access, ContextMeta, ContextStore, DeployState, SyncEngine};
 use wasmco_store::db::{ResourceDb, ResourceId};
+use wasmco_store::hosts::HostGroup;
 
 pub use target::{ApplyAs, DirectoryTarget, KubeTarget, Labels, SyncError, SyncTarget};
 
@@ -123,16 +125,19 @@ struct Inner {
     workers: worker::Workers,
     probes: health::Probes,
     watches: watch::Watches,
+    ownership: ownership::Ownership,
     config: RsyncConfig,
 }
 
 impl Rsync {
-    /// An engine running its work on `runtime`.
+    /// An engine running its work on `runtime`, sharing it with the other
+    /// hosts of `hosts`.
     pub fn new(
         db: ResourceDb,
         contexts: ContextStore,
         runtime: tokio::runtime::Handle,
         config: RsyncConfig,
+        hosts: Arc<dyn HostGroup>,
     ) -> Self {
         let parallel = Arc::new(Semaphore::new(config.parallel_clusters.max(1)));
         Rsync {
@@ -145,6 +150,7 @@ impl Rsync {
                 workers: worker::Workers::default(),
                 probes: health::Probes::default(),
                 watches: watch::Watches::default(),
+                ownership: ownership::Ownership::new(hosts),
                 config,
             }),
         }
@@ -154,7 +160,17 @@ impl Rsync {
     /// probing every cluster. A reconcile finds on the clusters what the
     /// crash left half done, so finished work is confirmed, unfinished work
     /// completed and leftovers removed, with no duplicate objects.
+    ///
+    /// With other hosts on the store, it takes up the targets that fall to
+    /// this host, now and as hosts come and go.
     pub fn resume(&self) -> Result<usize, RsyncError> {
+        for cluster in self.clusters()? {
+            self.inner.probe(cluster);
+        }
+        if self.inner.ownership.group.shared() {
+            ownership::start(&self.inner)?;
+            return Ok(0);
+        }
         let mut resumed = 0;
         for (key, state) in self.inner.contexts.states()? {
             if state.revision == 0
@@ -167,9 +183,6 @@ impl Rsync {
             }
             self.inner.nudge(&key);
             resumed += 1;
-        }
-        for cluster in self.clusters()? {
-            self.inner.probe(cluster);
         }
         Ok(resumed)
     }
@@ -190,22 +203,43 @@ impl Rsync {
 
 impl SyncEngine for Rsync {
     fn changed(&self, key: &str) {
-        self.inner.nudge(key);
+        if self.inner.ownership.group.shared() {
+            self.inner.target_changed(key);
+        } else {
+            self.inner.nudge(key);
+        }
     }
 
     fn cluster_changed(&self, cluster: &ClusterRef) {
-        self.inner.forget_targets(|reach| &reach.cluster == cluster);
-        self.inner.probes.stop(|probed| probed == cluster);
-        self.inner
-            .watches
-            .stop(|(watched, _, _)| watched == cluster);
+        if self.inner.ownership.group.shared() {
+            self.inner.shared_cluster_changed(cluster);
+        } else {
+            self.inner.local_cluster_changed(cluster);
+        }
+    }
+
+    fn work(&self) -> BTreeMap<String, String> {
+        self.inner.work().unwrap_or_else(|error| {
+            tracing::warn!(%error, "cannot read who works on what");
+            BTreeMap::new()
+        })
+    }
+}
+
+impl Inner {
+    /// Forgets what was made from `cluster`'s old kubeconfig, and probes
+    /// it again unless it is gone.
+    fn local_cluster_changed(self: &Arc<Self>, cluster: &ClusterRef) {
+        self.forget_targets(|reach| &reach.cluster == cluster);
+        self.probes.stop(|probed| probed == cluster);
+        self.watches.stop(|(watched, _, _)| watched == cluster);
         let id = ResourceId::new(
             Kind::Cluster,
             vec![cluster.provider.clone(), cluster.cluster.clone()],
         );
-        if matches!(self.inner.db.file(&id), Ok(Some(_))) {
-            self.inner.probe(cluster.clone());
-        } else if let Err(error) = self.inner.contexts.forget_health(cluster) {
+        if matches!(self.db.file(&id), Ok(Some(_))) {
+            self.probe(cluster.clone());
+        } else if let Err(error) = self.contexts.forget_health(cluster) {
             tracing::warn!(%cluster, %error, "could not forget a deleted cluster's health");
         }
     }
@@ -220,6 +254,9 @@ pub enum RsyncError {
     /// The clusters could not be listed.
     #[error(transparent)]
     Db(#[from] wasmco_store::db::DbError),
+    /// The other hosts could not be reached through the store.
+    #[error(transparent)]
+    Store(#[from] wasmco_store::StoreError),
 }
 
 /// A label value for `key` (a DIG's `project/app/version/dig`): label values

@@ -83,7 +83,41 @@ impl Inner {
             &self.runtime,
         );
     }
+}
 
+impl Workers {
+    /// Whether `key` has a worker here.
+    pub(crate) fn running(&self, key: &str) -> bool {
+        self.signals().contains_key(key)
+    }
+
+    /// The targets with a worker here.
+    pub(crate) fn keys(&self) -> Vec<String> {
+        self.signals().keys().cloned().collect()
+    }
+
+    /// Ends `key`'s worker, stopping the reconcile it is in.
+    pub(crate) fn stop(&self, key: &str) {
+        // Dropping its nudge sender ends the worker at its next await.
+        if self.signals().remove(key).is_some() {
+            tracing::info!(target = key, "handed over");
+        }
+    }
+
+    /// Ends every worker; how many there were.
+    pub(crate) fn stop_all(&self) -> usize {
+        let mut signals = self.signals();
+        let count = signals.len();
+        signals.clear();
+        count
+    }
+
+    fn signals(&self) -> std::sync::MutexGuard<'_, HashMap<String, Signals>> {
+        self.signals.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Inner {
     /// Asks the worker of the target whose objects carry DIG label value
     /// `label` for one more reconcile, without stopping the one under way.
     pub(crate) fn resync_soon(&self, label: &str) {

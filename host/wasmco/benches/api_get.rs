@@ -11,16 +11,13 @@
 //! nastiest files in a loop (YAML nested 40,000 deep, a gzip bomb): their
 //! parsing runs on the bounded work pool, never on the async workers.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use http_body_util::{BodyExt, Empty};
-use hyper::body::Bytes;
-use hyper_util::rt::TokioIo;
 use serde_json::json;
 
 mod support;
 
-use support::create;
+use support::{Phase, create, load};
 use wasmco::startup;
 use wasmco_core::Kind;
 use wasmco_store::db::ResourceDb;
@@ -107,57 +104,6 @@ fn upload_storm(
         .collect()
 }
 
-struct Phase {
-    requests: u64,
-    elapsed: Duration,
-    p50: Duration,
-    p99: Duration,
-}
-
-async fn load(addr: std::net::SocketAddr, path: &'static str, token: String) -> Phase {
-    let deadline = Instant::now() + PHASE;
-    let started = Instant::now();
-    let mut tasks = Vec::new();
-    for _ in 0..CONNECTIONS {
-        let token = token.clone();
-        tasks.push(tokio::spawn(async move {
-            let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
-            stream.set_nodelay(true).expect("nodelay");
-            let (mut sender, connection) =
-                hyper::client::conn::http1::handshake(TokioIo::new(stream))
-                    .await
-                    .expect("handshake");
-            tokio::spawn(connection);
-            let mut latencies = Vec::with_capacity(100_000);
-            while Instant::now() < deadline {
-                let request = hyper::Request::get(path)
-                    .header("host", "bench")
-                    .header("authorization", token.as_str())
-                    .body(Empty::<Bytes>::new())
-                    .expect("request");
-                let sent = Instant::now();
-                let response = sender.send_request(request).await.expect("response");
-                assert_eq!(response.status(), 200);
-                response.into_body().collect().await.expect("body");
-                latencies.push(sent.elapsed());
-            }
-            latencies
-        }));
-    }
-    let mut latencies = Vec::new();
-    for task in tasks {
-        latencies.extend(task.await.expect("load task"));
-    }
-    let elapsed = started.elapsed();
-    latencies.sort_unstable();
-    Phase {
-        requests: latencies.len() as u64,
-        elapsed,
-        p50: latencies[latencies.len() / 2],
-        p99: latencies[latencies.len() * 99 / 100],
-    }
-}
-
 fn report(name: &str, phase: &Phase) {
     let rps = phase.requests as f64 / phase.elapsed.as_secs_f64();
     println!(
@@ -196,12 +142,16 @@ fn main() {
     );
     let token = format!("Bearer {}", state_token);
     let one = client.block_on(load(
+        CONNECTIONS,
+        PHASE,
         addr,
         "/v2/cluster-providers/edge/clusters/cluster-042",
         token.clone(),
     ));
     report("GET one cluster", &one);
     let list = client.block_on(load(
+        CONNECTIONS,
+        PHASE,
         addr,
         "/v2/cluster-providers/edge/clusters",
         token.clone(),
@@ -212,6 +162,8 @@ fn main() {
     let storm = upload_storm(format!("http://{addr}"), token.clone(), stop.clone());
     std::thread::sleep(Duration::from_millis(500));
     let under = client.block_on(load(
+        CONNECTIONS,
+        PHASE,
         addr,
         "/v2/cluster-providers/edge/clusters/cluster-042",
         token,

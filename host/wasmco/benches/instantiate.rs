@@ -8,166 +8,20 @@
 use std::process::Command;
 use std::time::Instant;
 
-use serde_json::json;
-
 mod support;
 
-use support::create;
+use support::{APPS, RESOURCES};
 use wasmco::startup;
-use wasmco_core::Kind;
-use wasmco_orchestrator::DigRef;
-use wasmco_runtime::{ControllerKind, LimitOverrides};
 
-const APPS: usize = 10;
-const RESOURCES: usize = 5;
 const TARGET_SECONDS: f64 = 1.0;
 const TARGET_RSS_MB: f64 = 300.0;
-
-/// `v` followed by `extra`.
-fn with<'a>(v: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
-    v.iter().chain(extra).copied().collect()
-}
-
-fn manifests(app: usize) -> Vec<u8> {
-    let mut yaml = String::new();
-    for r in 0..RESOURCES {
-        yaml.push_str(&format!(
-            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: app{app}-part{r}, labels: {{app: app{app}}}}}\n\
-             spec:\n  replicas: 1\n  selector: {{matchLabels: {{app: app{app}-part{r}}}}}\n  template:\n    metadata: {{labels: {{app: app{app}-part{r}}}}}\n    \
-             spec: {{containers: [{{name: main, image: \"registry.example/app{app}/part{r}:1.0\", ports: [{{containerPort: 8080}}]}}]}}\n"
-        ));
-    }
-    yaml.into_bytes()
-}
 
 /// Builds the inputs for `clusters` clusters and instantiates once.
 fn run(clusters: usize) {
     let data = tempfile::tempdir().expect("temp dir");
     let state = startup::open_state(data.path(), None, Default::default()).expect("state");
     let db = &state.db;
-    create(db, Kind::ClusterProvider, &["edge"], json!({}), None);
-    let kubeconfig = std::fs::read(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../tests/fixtures/kubeconfig.yaml"
-    ))
-    .expect("fixture");
-    for i in 0..clusters {
-        let name = format!("c{i:05}");
-        create(
-            db,
-            Kind::Cluster,
-            &["edge", &name],
-            json!({}),
-            Some(kubeconfig.clone()),
-        );
-        create(
-            db,
-            Kind::ClusterLabel,
-            &["edge", &name, "edge"],
-            json!({}),
-            None,
-        );
-    }
-    let gac = wasmco_runtime::builtin::builtin("gac").expect("gac").wasm;
-    create(
-        db,
-        Kind::Controller,
-        &["gac"],
-        json!({"type": "action", "priority": 10}),
-        Some(gac.to_vec()),
-    );
-    let controller = state
-        .runtime
-        .load(
-            "gac",
-            ControllerKind::Action,
-            gac,
-            &LimitOverrides::default(),
-        )
-        .expect("gac loads");
-    state.controllers.insert(controller);
-    create(db, Kind::Project, &["p"], json!({}), None);
-    let v = ["p", "ca", "v1"];
-    create(
-        db,
-        Kind::CompositeApp,
-        &v,
-        json!({"compositeAppVersion": "v1"}),
-        None,
-    );
-    let apps: Vec<String> = (0..APPS).map(|a| format!("app{a}")).collect();
-    for (a, app) in apps.iter().enumerate() {
-        create(
-            db,
-            Kind::App,
-            &with(&v, &[app]),
-            json!({}),
-            Some(manifests(a)),
-        );
-    }
-    create(
-        db,
-        Kind::CompositeProfile,
-        &with(&v, &["prof"]),
-        json!({}),
-        None,
-    );
-    create(
-        db,
-        Kind::DeploymentIntentGroup,
-        &with(&v, &["dig"]),
-        json!({"compositeProfile": "prof", "version": "r1"}),
-        None,
-    );
-    create(
-        db,
-        Kind::GenericPlacementIntent,
-        &with(&v, &["dig", "gpi"]),
-        json!({}),
-        None,
-    );
-    for app in &apps {
-        let intent = json!({"app": app, "intent": {"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]}});
-        create(
-            db,
-            Kind::GenericAppIntent,
-            &with(&v, &["dig", "gpi", app]),
-            intent,
-            None,
-        );
-    }
-    let customizations: Vec<serde_json::Value> = apps
-        .iter()
-        .flat_map(|app| {
-            let target = json!({"kind": "Deployment", "name": format!("{app}-part0")});
-            [
-                json!({"app": app, "target": target, "patchType": "merge", "patch": {"spec": {"replicas": 3}}}),
-                json!({"app": app, "target": target, "patchType": "merge", "patch": {"spec": {"replicas": 5}},
-                       "clusterInfo": {"scope": "name", "clusterProvider": "edge", "cluster": "c00000"}}),
-            ]
-        })
-        .collect();
-    create(
-        db,
-        Kind::ControllerIntent,
-        &with(&v, &["dig", "scale"]),
-        json!({ "customizations": customizations }),
-        None,
-    );
-    create(
-        db,
-        Kind::DigIntent,
-        &with(&v, &["dig", "intents"]),
-        json!({"intent": {"genericPlacementIntent": "gpi", "gac": "scale"}}),
-        None,
-    );
-    let dig = DigRef {
-        project: "p".into(),
-        composite_app: "ca".into(),
-        version: "v1".into(),
-        name: "dig".into(),
-    };
-    state.orchestrator.approve(&dig).expect("approve");
+    let dig = support::approved_dig_at_scale(&state, clusters);
 
     let started = Instant::now();
     state.orchestrator.instantiate(&dig).expect("instantiate");

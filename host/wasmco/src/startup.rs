@@ -18,8 +18,9 @@ use wasmco_runtime::builtin;
 use wasmco_runtime::{Runtime, RuntimeConfig, RuntimeError};
 use wasmco_store::appcontext::ContextStore;
 use wasmco_store::db::ResourceDb;
+use wasmco_store::hosts::{HostGroup, HostInfo, SoloHost};
 use wasmco_store::secrets::MasterKey;
-use wasmco_store::{SledStore, StoreError};
+use wasmco_store::{BatchOp, EtcdStore, Expect, KvStore, SledStore, StoreError};
 
 /// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
@@ -59,6 +60,13 @@ pub enum ServeError {
     /// The master key is wrong or unreadable.
     #[error(transparent)]
     MasterKey(#[from] wasmco_store::secrets::SecretError),
+    /// The shared store's secrets are sealed under another master key.
+    #[error(
+        "the store's secrets are sealed under another master key: every host sharing a \
+         store needs the same one (point WASMCO_MASTER_KEY_FILE at a copy of the first \
+         host's DATA_DIR/master.key)"
+    )]
+    SharedMasterKey,
     /// The store holds sealed secrets and no master key was given.
     #[error(
         "this data directory's secrets are sealed and there is no master key: set \
@@ -84,6 +92,86 @@ pub struct HostOptions {
     pub controller_limits: wasmco_runtime::ControllerLimits,
     /// Where the Helm renderer is cached and what a render may use.
     pub helm: wasmco_runtime::helm::HelmConfig,
+    /// How this host appears to the others sharing its store.
+    pub host: HostIdentity,
+    /// Credentials and TLS for an etcd store.
+    pub etcd: EtcdAccess,
+}
+
+/// How a host appears to the others sharing its store.
+#[derive(Debug, Clone)]
+pub struct HostIdentity {
+    /// Unique among the hosts; `None` makes one from the machine's name.
+    pub id: Option<String>,
+    /// Where it serves the API.
+    pub address: String,
+    /// How long the others wait for a host that stopped answering before
+    /// they take over its work.
+    pub lease_ttl: std::time::Duration,
+}
+
+impl Default for HostIdentity {
+    fn default() -> Self {
+        HostIdentity {
+            id: None,
+            address: String::new(),
+            lease_ttl: std::time::Duration::from_secs(10),
+        }
+    }
+}
+
+/// Credentials and TLS for an etcd store.
+#[derive(Debug, Clone, Default)]
+pub struct EtcdAccess {
+    /// User name and password (etcd's authentication).
+    pub user: Option<(String, String)>,
+    /// The CA that signed etcd's serving certificate: the endpoints are
+    /// then reached over TLS.
+    pub ca: Option<std::path::PathBuf>,
+    /// The client certificate and key this host shows etcd.
+    pub identity: Option<(std::path::PathBuf, std::path::PathBuf)>,
+}
+
+impl EtcdAccess {
+    /// The store options for `endpoints` (written `http://…`).
+    fn options(&self, endpoints: &[String]) -> Result<wasmco_store::EtcdOptions, ServeError> {
+        let read = |path: &std::path::PathBuf| {
+            std::fs::read(path).map_err(|e| {
+                ServeError::Io(std::io::Error::new(
+                    e.kind(),
+                    format!("cannot read {}: {e}", path.display()),
+                ))
+            })
+        };
+        let tls = self.ca.is_some() || self.identity.is_some();
+        let endpoints = endpoints
+            .iter()
+            .map(|endpoint| match endpoint.strip_prefix("http://") {
+                Some(host) if tls => format!("https://{host}"),
+                _ => endpoint.clone(),
+            })
+            .collect();
+        Ok(wasmco_store::EtcdOptions {
+            endpoints,
+            user: self.user.clone(),
+            ca_pem: self.ca.as_ref().map(read).transpose()?,
+            identity_pem: match &self.identity {
+                Some((certificate, key)) => Some((read(certificate)?, read(key)?)),
+                None => None,
+            },
+        })
+    }
+}
+
+/// A host id from the machine's name and a random suffix, so two hosts
+/// started on one machine differ.
+fn default_host_id() -> String {
+    let machine = std::fs::read_to_string("/etc/hostname")
+        .ok()
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "wasmco".into());
+    format!("{machine}-{:06x}", fastrand::u32(..0x100_0000))
 }
 
 /// Where a host keeps its state: `--store sled:DIR` or
@@ -135,11 +223,24 @@ pub fn open_state(
     let kubeconfigs = options.kubeconfigs;
     // Before the store opens: a refused key must leave its files untouched.
     let master_key = open_master_key(data_dir)?;
-    let store: Arc<dyn wasmco_store::KvStore> = match &options.store {
-        None => Arc::new(SledStore::open(&data_dir.join("db"))?),
-        Some(StoreLocation::Sled(dir)) => Arc::new(SledStore::open(dir)?),
+    let me = HostInfo {
+        id: options.host.id.clone().unwrap_or_else(default_host_id),
+        address: options.host.address.clone(),
+        started: wasmco_store::appcontext::now(),
+    };
+    let (store, hosts): (Arc<dyn KvStore>, Arc<dyn HostGroup>) = match &options.store {
+        None => (
+            Arc::new(SledStore::open(&data_dir.join("db"))?),
+            Arc::new(SoloHost::new(me)),
+        ),
+        Some(StoreLocation::Sled(dir)) => {
+            (Arc::new(SledStore::open(dir)?), Arc::new(SoloHost::new(me)))
+        }
         Some(StoreLocation::Etcd(endpoints)) => {
-            Arc::new(wasmco_store::EtcdStore::connect(endpoints)?)
+            let etcd = EtcdStore::connect_with(&options.etcd.options(endpoints)?)?;
+            master_key_fits_store(&etcd, &master_key)?;
+            let hosts = etcd.join(me, options.host.lease_ttl)?;
+            (Arc::new(etcd), Arc::new(hosts))
         }
     };
     let mut runtime_config = RuntimeConfig::new(data_dir.join("cache"));
@@ -170,7 +271,13 @@ pub fn open_state(
     let engine: Arc<dyn wasmco_orchestrator::SyncEngine> = match sync {
         Some((handle, mut config)) => {
             config.kubeconfigs = kubeconfigs.clone();
-            let rsync = wasmco_rsync::Rsync::new(db.clone(), contexts.clone(), handle, config);
+            let rsync = wasmco_rsync::Rsync::new(
+                db.clone(),
+                contexts.clone(),
+                handle,
+                config,
+                hosts.clone(),
+            );
             let resumed = rsync
                 .resume()
                 .map_err(|e| ServeError::Resume(e.to_string()))?;
@@ -179,7 +286,7 @@ pub fn open_state(
         }
         None => Arc::new(NoSync),
     };
-    let orchestrator = Orchestrator::new(
+    let mut orchestrator = Orchestrator::new(
         db.clone(),
         contexts,
         controllers.clone(),
@@ -188,6 +295,9 @@ pub fn open_state(
         engine,
         kubeconfigs.clone(),
     );
+    if hosts.shared() {
+        orchestrator = orchestrator.with_hosts(hosts.clone());
+    }
     let refused = mark_cluster_kubeconfigs(&db, &kubeconfigs)?;
     if refused > 0 {
         tracing::warn!(
@@ -208,6 +318,7 @@ pub fn open_state(
         audit,
         kubeconfigs,
         work: WorkPool::default(),
+        hosts,
     })
 }
 
@@ -286,6 +397,25 @@ fn open_master_key(data_dir: &Path) -> Result<Arc<MasterKey>, ServeError> {
         None => wasmco_store::secrets::write_private(&check_path, &key.check_value())?,
     }
     Ok(Arc::new(key))
+}
+
+/// The store's record of the master key its secrets are sealed under.
+const STORE_MASTER_KEY_CHECK: &[u8] = b"meta/master-key-check";
+
+/// Refuses a master key other than the one the store's secrets are sealed
+/// under (hosts sharing a store must share the key); records it when the
+/// store has none yet.
+fn master_key_fits_store(store: &dyn KvStore, key: &MasterKey) -> Result<(), ServeError> {
+    let check = key.check_value();
+    let recorded = store.batch_if(
+        vec![Expect::Absent(STORE_MASTER_KEY_CHECK.to_vec())],
+        vec![BatchOp::Put(STORE_MASTER_KEY_CHECK.to_vec(), check.clone())],
+    )?;
+    if recorded {
+        return Ok(());
+    }
+    let stored = store.get(STORE_MASTER_KEY_CHECK)?.unwrap_or_default();
+    key.verify(&stored).map_err(|_| ServeError::SharedMasterKey)
 }
 
 /// The host CA's certificate in the data directory, for clients to trust.

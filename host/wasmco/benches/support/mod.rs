@@ -4,6 +4,11 @@
 // Each bench is its own crate and uses part of this.
 #![allow(dead_code)]
 
+use std::time::{Duration, Instant};
+
+use http_body_util::{BodyExt, Empty};
+use hyper::body::Bytes;
+use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 use wasmco_core::Kind;
@@ -201,4 +206,227 @@ pub fn virtual_clusters(
         }
         clusters
     })
+}
+
+/// Apps in the scale scenario, and resources per app.
+pub const APPS: usize = 10;
+pub const RESOURCES: usize = 5;
+
+/// `v` followed by `extra`.
+pub fn with<'a>(v: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+    v.iter().chain(extra).copied().collect()
+}
+
+pub fn manifests(app: usize) -> Vec<u8> {
+    let mut yaml = String::new();
+    for r in 0..RESOURCES {
+        yaml.push_str(&format!(
+            "---\napiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: app{app}-part{r}, labels: {{app: app{app}}}}}\n\
+             spec:\n  replicas: 1\n  selector: {{matchLabels: {{app: app{app}-part{r}}}}}\n  template:\n    metadata: {{labels: {{app: app{app}-part{r}}}}}\n    \
+             spec: {{containers: [{{name: main, image: \"registry.example/app{app}/part{r}:1.0\", ports: [{{containerPort: 8080}}]}}]}}\n"
+        ));
+    }
+    yaml.into_bytes()
+}
+
+/// The scale scenario's inputs: `clusters` clusters labelled `edge`, the
+/// built-in gac, and DIG `p/ca/v1/dig` of [`APPS`] apps of [`RESOURCES`]
+/// Deployments each on every cluster (one customised per app, once more on
+/// one cluster), approved.
+pub fn approved_dig_at_scale(
+    state: &wasmco_api::AppState,
+    clusters: usize,
+) -> wasmco_orchestrator::DigRef {
+    let db = &state.db;
+    create(db, Kind::ClusterProvider, &["edge"], json!({}), None);
+    let kubeconfig = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/fixtures/kubeconfig.yaml"
+    ))
+    .expect("fixture");
+    for i in 0..clusters {
+        let name = format!("c{i:05}");
+        create(
+            db,
+            Kind::Cluster,
+            &["edge", &name],
+            json!({}),
+            Some(kubeconfig.clone()),
+        );
+        create(
+            db,
+            Kind::ClusterLabel,
+            &["edge", &name, "edge"],
+            json!({}),
+            None,
+        );
+    }
+    let gac = wasmco_runtime::builtin::builtin("gac").expect("gac").wasm;
+    create(
+        db,
+        Kind::Controller,
+        &["gac"],
+        json!({"type": "action", "priority": 10}),
+        Some(gac.to_vec()),
+    );
+    let controller = state
+        .runtime
+        .load(
+            "gac",
+            wasmco_runtime::ControllerKind::Action,
+            gac,
+            &wasmco_runtime::LimitOverrides::default(),
+        )
+        .expect("gac loads");
+    state.controllers.insert(controller);
+    create(db, Kind::Project, &["p"], json!({}), None);
+    let v = ["p", "ca", "v1"];
+    create(
+        db,
+        Kind::CompositeApp,
+        &v,
+        json!({"compositeAppVersion": "v1"}),
+        None,
+    );
+    let apps: Vec<String> = (0..APPS).map(|a| format!("app{a}")).collect();
+    for (a, app) in apps.iter().enumerate() {
+        create(
+            db,
+            Kind::App,
+            &with(&v, &[app]),
+            json!({}),
+            Some(manifests(a)),
+        );
+    }
+    create(
+        db,
+        Kind::CompositeProfile,
+        &with(&v, &["prof"]),
+        json!({}),
+        None,
+    );
+    create(
+        db,
+        Kind::DeploymentIntentGroup,
+        &with(&v, &["dig"]),
+        json!({"compositeProfile": "prof", "version": "r1"}),
+        None,
+    );
+    create(
+        db,
+        Kind::GenericPlacementIntent,
+        &with(&v, &["dig", "gpi"]),
+        json!({}),
+        None,
+    );
+    for app in &apps {
+        let intent = json!({"app": app, "intent": {"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]}});
+        create(
+            db,
+            Kind::GenericAppIntent,
+            &with(&v, &["dig", "gpi", app]),
+            intent,
+            None,
+        );
+    }
+    let customizations: Vec<serde_json::Value> = apps
+        .iter()
+        .flat_map(|app| {
+            let target = json!({"kind": "Deployment", "name": format!("{app}-part0")});
+            [
+                json!({"app": app, "target": target, "patchType": "merge", "patch": {"spec": {"replicas": 3}}}),
+                json!({"app": app, "target": target, "patchType": "merge", "patch": {"spec": {"replicas": 5}},
+                       "clusterInfo": {"scope": "name", "clusterProvider": "edge", "cluster": "c00000"}}),
+            ]
+        })
+        .collect();
+    create(
+        db,
+        Kind::ControllerIntent,
+        &with(&v, &["dig", "scale"]),
+        json!({ "customizations": customizations }),
+        None,
+    );
+    create(
+        db,
+        Kind::DigIntent,
+        &with(&v, &["dig", "intents"]),
+        json!({"intent": {"genericPlacementIntent": "gpi", "gac": "scale"}}),
+        None,
+    );
+    let dig = wasmco_orchestrator::DigRef {
+        project: "p".into(),
+        composite_app: "ca".into(),
+        version: "v1".into(),
+        name: "dig".into(),
+    };
+    state.orchestrator.approve(&dig).expect("approve");
+    dig
+}
+
+/// What one load phase measured.
+pub struct Phase {
+    pub requests: u64,
+    pub elapsed: Duration,
+    pub p50: Duration,
+    pub p99: Duration,
+}
+
+impl Phase {
+    /// Requests per second.
+    pub fn rate(&self) -> f64 {
+        self.requests as f64 / self.elapsed.as_secs_f64()
+    }
+}
+
+/// GETs `path` over `connections` keep-alive HTTP/1.1 connections for
+/// `phase`, each answer expected 200.
+pub async fn load(
+    connections: usize,
+    phase: Duration,
+    addr: std::net::SocketAddr,
+    path: &'static str,
+    token: String,
+) -> Phase {
+    let deadline = Instant::now() + phase;
+    let started = Instant::now();
+    let mut tasks = Vec::new();
+    for _ in 0..connections {
+        let token = token.clone();
+        tasks.push(tokio::spawn(async move {
+            let stream = tokio::net::TcpStream::connect(addr).await.expect("connect");
+            stream.set_nodelay(true).expect("nodelay");
+            let (mut sender, connection) =
+                hyper::client::conn::http1::handshake(TokioIo::new(stream))
+                    .await
+                    .expect("handshake");
+            tokio::spawn(connection);
+            let mut latencies = Vec::with_capacity(100_000);
+            while Instant::now() < deadline {
+                let request = hyper::Request::get(path)
+                    .header("host", "bench")
+                    .header("authorization", token.as_str())
+                    .body(Empty::<Bytes>::new())
+                    .expect("request");
+                let sent = Instant::now();
+                let response = sender.send_request(request).await.expect("response");
+                assert_eq!(response.status(), 200);
+                response.into_body().collect().await.expect("body");
+                latencies.push(sent.elapsed());
+            }
+            latencies
+        }));
+    }
+    let mut latencies = Vec::new();
+    for task in tasks {
+        latencies.extend(task.await.expect("load task"));
+    }
+    let elapsed = started.elapsed();
+    latencies.sort_unstable();
+    Phase {
+        requests: latencies.len() as u64,
+        elapsed,
+        p50: latencies[latencies.len() / 2],
+        p99: latencies[latencies.len() * 99 / 100],
+    }
 }

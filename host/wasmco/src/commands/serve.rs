@@ -30,6 +30,53 @@ impl KubeconfigArgs {
     }
 }
 
+/// How this host reaches etcd and appears to the other hosts on it.
+#[derive(clap::Args)]
+pub struct EtcdArgs {
+    /// This host's id among the hosts sharing the store (default: the
+    /// machine's name and a random suffix).
+    #[arg(long, env = "WASMCO_HOST_ID")]
+    host_id: Option<String>,
+    /// How long the other hosts wait for this one, when it stops
+    /// answering, before they take over its deployments.
+    #[arg(long, default_value = "10s", value_parser = humantime::parse_duration)]
+    lease_ttl: std::time::Duration,
+    /// The address the other hosts and clients know this host by
+    /// (default: the listen address).
+    #[arg(long)]
+    advertise: Option<String>,
+    /// The CA certificate (PEM) that signed etcd's: etcd is then reached over TLS.
+    #[arg(long, value_name = "FILE")]
+    etcd_ca: Option<PathBuf>,
+    /// The client certificate (PEM) this host shows etcd; with --etcd-key.
+    #[arg(long, value_name = "FILE", requires = "etcd_key")]
+    etcd_cert: Option<PathBuf>,
+    /// The client certificate's key (PEM).
+    #[arg(long, value_name = "FILE", requires = "etcd_cert")]
+    etcd_key: Option<PathBuf>,
+    /// The etcd user (its password from WASMCO_ETCD_PASSWORD).
+    #[arg(long, env = "WASMCO_ETCD_USER")]
+    etcd_user: Option<String>,
+}
+
+impl EtcdArgs {
+    fn access(&self) -> anyhow::Result<wasmco::startup::EtcdAccess> {
+        let user = match &self.etcd_user {
+            None => None,
+            Some(user) => {
+                let password = std::env::var("WASMCO_ETCD_PASSWORD")
+                    .context("--etcd-user needs the password in WASMCO_ETCD_PASSWORD")?;
+                Some((user.clone(), password))
+            }
+        };
+        Ok(wasmco::startup::EtcdAccess {
+            user,
+            ca: self.etcd_ca.clone(),
+            identity: self.etcd_cert.clone().zip(self.etcd_key.clone()),
+        })
+    }
+}
+
 /// Serve the REST API (`/v2`) with its data in one directory.
 #[derive(clap::Args)]
 pub struct Args {
@@ -40,6 +87,8 @@ pub struct Args {
     /// for several hosts sharing one store (default: sled in DATA_DIR/db).
     #[arg(long, env = "WASMCO_STORE", value_name = "STORE")]
     store: Option<wasmco::startup::StoreLocation>,
+    #[command(flatten)]
+    etcd: EtcdArgs,
     /// Address to listen on.
     #[arg(long, env = "WASMCO_LISTEN", default_value = "127.0.0.1:9015")]
     listen: std::net::SocketAddr,
@@ -88,6 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let Args {
         data_dir,
         store,
+        etcd,
         listen,
         sync_to_directory,
         tls,
@@ -118,7 +168,20 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         probe_interval,
         ..Default::default()
     };
+    // Bound before the state opens, so the other hosts learn the real
+    // address (port 0 picks a free one).
+    let listener = runtime.block_on(wasmco::startup::bind(listen))?;
+    let address = listener.local_addr()?;
     let options = wasmco::startup::HostOptions {
+        host: wasmco::startup::HostIdentity {
+            id: etcd.host_id.clone(),
+            address: etcd
+                .advertise
+                .clone()
+                .unwrap_or_else(|| address.to_string()),
+            lease_ttl: etcd.lease_ttl,
+        },
+        etcd: etcd.access()?,
         store,
         kubeconfigs: kubeconfigs.policy(),
         compiler: wasmco_runtime::CompilerProcess::this_program(compile_timeout),
@@ -142,17 +205,13 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         None
     };
     runtime.block_on(async {
-        let listener = wasmco::startup::bind(listen).await?;
         let scheme = if tls_config.is_some() {
             "https"
         } else {
             "http"
         };
         // Tests and scripts read the address (port 0 picks a free one).
-        println!(
-            "wasmco API listening on {scheme}://{}",
-            listener.local_addr()?
-        );
+        println!("wasmco API listening on {scheme}://{address}");
         match tls_config {
             Some(config) => wasmco::startup::serve_tls(state, listener, config).await,
             None => wasmco::startup::serve(state, listener).await,

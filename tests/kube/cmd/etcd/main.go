@@ -22,6 +22,9 @@ func main() {
 	dir := flag.String("data-dir", "", "where etcd keeps its data")
 	client := flag.String("client-url", "http://127.0.0.1:2379", "loopback URL clients connect to")
 	peer := flag.String("peer-url", "http://127.0.0.1:2380", "loopback URL of the (only) peer")
+	cert := flag.String("cert-file", "", "serving certificate (PEM) for an https client URL")
+	key := flag.String("key-file", "", "its key (PEM)")
+	trustedCA := flag.String("trusted-ca-file", "", "CA (PEM) client certificates must chain to")
 	flag.Parse()
 	if *dir == "" {
 		log.Fatal("--data-dir is required")
@@ -43,6 +46,12 @@ func main() {
 	cfg.ListenPeerUrls = []url.URL{*peerURL}
 	cfg.AdvertisePeerUrls = []url.URL{*peerURL}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	cfg.ClientTLSInfo.CertFile = *cert
+	cfg.ClientTLSInfo.KeyFile = *key
+	if *trustedCA != "" {
+		cfg.ClientTLSInfo.TrustedCAFile = *trustedCA
+		cfg.ClientTLSInfo.ClientCertAuth = true
+	}
 
 	server, err := embed.StartEtcd(cfg)
 	if err != nil {

@@ -1,0 +1,491 @@
+//! Several `wasmco serve` hosts on one real etcd: any host answers and
+//! sees the others' writes at once, writes and DIG actions are serialised
+//! across hosts, and the deployments of a host killed mid-apply are taken
+//! over by the others and finished.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::deploy::action;
+use crate::http::{Server, authorised, doc, expect};
+use crate::store_etcd::Etcd;
+
+/// `wasmco serve` hosts on one etcd, each with its own data directory and
+/// the first one's master key.
+struct Hosts {
+    servers: Vec<Option<Server>>,
+    _dirs: Vec<tempfile::TempDir>,
+}
+
+impl Hosts {
+    fn start(etcd: &Etcd, count: usize, extra: &[&str]) -> Hosts {
+        // Once etcd answers.
+        drop(etcd.store());
+        let location = etcd.location();
+        let mut args = vec!["--store", &location, "--lease-ttl", "3s"];
+        args.extend_from_slice(extra);
+        let mut dirs: Vec<tempfile::TempDir> = Vec::new();
+        let mut servers = Vec::new();
+        for index in 0..count {
+            let dir = tempfile::tempdir().unwrap();
+            let key: Option<PathBuf> = dirs.first().map(|first| first.path().join("master.key"));
+            let id = format!("host-{index}");
+            let mut env = vec![("WASMCO_HOST_ID", id.as_str())];
+            let key_text = key.as_ref().map(|k| k.display().to_string());
+            if let Some(key) = &key_text {
+                env.push(("WASMCO_MASTER_KEY_FILE", key.as_str()));
+            }
+            let log = dir.path().join("host.log");
+            servers.push(Some(Server::start_logged(dir.path(), &args, &env, &log)));
+            dirs.push(dir);
+        }
+        Hosts {
+            servers,
+            _dirs: dirs,
+        }
+    }
+
+    fn host(&self, index: usize) -> &Server {
+        self.servers[index].as_ref().expect("the host is alive")
+    }
+
+    /// The live hosts, from `index`'s side: id → targets it owns.
+    fn ownership(&self, index: usize) -> Vec<(String, Vec<String>)> {
+        expect(self.host(index).get("/v2/hosts"), 200)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|host| {
+                let targets = host["targets"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|t| t.as_str().unwrap().to_owned())
+                    .collect();
+                (host["id"].as_str().unwrap().to_owned(), targets)
+            })
+            .collect()
+    }
+}
+
+fn names(list: &Value) -> Vec<String> {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn hosts_on_one_etcd_see_each_others_writes_and_one_of_two_racing_creates_wins() {
+    let etcd = Etcd::start();
+    let hosts = Hosts::start(&etcd, 2, &[]);
+    let (a, b) = (hosts.host(0), hosts.host(1));
+
+    // b's list is cached before a writes: the write must still show at once.
+    assert!(names(&expect(b.get("/v2/projects"), 200)).is_empty());
+    expect(a.post("/v2/projects", doc("shared", json!({}))), 201);
+    assert_eq!(names(&expect(b.get("/v2/projects"), 200)), ["shared"]);
+
+    // The same name through both hosts at once: exactly one is created.
+    for round in 0..10 {
+        let name = format!("race-{round}");
+        let statuses: Vec<u16> = std::thread::scope(|scope| {
+            let racers: Vec<_> = [a, b]
+                .map(|host| {
+                    let name = name.clone();
+                    scope.spawn(move || {
+                        host.post("/v2/projects", doc(&name, json!({})))
+                            .status()
+                            .as_u16()
+                    })
+                })
+                .into_iter()
+                .collect();
+            racers.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        let mut sorted = statuses.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, [201, 409], "round {round}: {statuses:?}");
+    }
+    assert_eq!(names(&expect(a.get("/v2/projects"), 200)).len(), 11);
+
+    // A token issued through one host works on the other, and stops
+    // working there once revoked through the first.
+    let issued = expect(
+        a.post(
+            "/v2/tokens",
+            json!({"metadata": {"name": "viewer"}, "spec": {"projects": ["shared"], "role": "viewer", "expires": "1h"}}),
+        ),
+        201,
+    );
+    let viewer = authorised(issued["status"]["token"].as_str().unwrap());
+    let read = || {
+        viewer
+            .get(b.url("/v2/projects/shared"))
+            .send()
+            .unwrap()
+            .status()
+    };
+    assert_eq!(read(), 200);
+    expect(a.delete("/v2/tokens/viewer"), 204);
+    assert_eq!(read(), 401);
+
+    // Both hosts are listed, each from its own side.
+    let listed = expect(b.get("/v2/hosts"), 200);
+    let ids: Vec<(&str, bool)> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| (h["id"].as_str().unwrap(), h["self"].as_bool().unwrap()))
+        .collect();
+    assert_eq!(ids, [("host-0", false), ("host-1", true)]);
+}
+
+#[test]
+fn a_host_with_another_master_key_is_refused_by_a_shared_store() {
+    let etcd = Etcd::start();
+    drop(etcd.store());
+    let first = tempfile::tempdir().unwrap();
+    let location = etcd.location();
+    let _host = Server::start_with(first.path(), &["--store", &location]);
+    let second = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_wasmco"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--store", &location])
+        .arg("--data-dir")
+        .arg(second.path())
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("same one"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_host_reaches_etcd_over_tls_with_a_client_certificate_and_a_password() {
+    use wasmco_pki::{Usage, issue, new_ca};
+    let certs = tempfile::tempdir().unwrap();
+    let ca = new_ca("etcd test CA").unwrap();
+    let serving = issue(&ca, "etcd", &[], &["127.0.0.1".into()], Usage::Server).unwrap();
+    let client = issue(&ca, "wasmco", &[], &[], Usage::Client).unwrap();
+    let file = |name: &str, text: &str| {
+        let path = certs.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let ca_file = file("ca.crt", &ca.certificate);
+    let (cert_file, key_file) = (
+        file("client.crt", &client.certificate),
+        file("client.key", &client.key),
+    );
+    let etcd = Etcd::start_tls(
+        &file("etcd.crt", &serving.certificate),
+        &file("etcd.key", &serving.key),
+        &ca_file,
+    );
+    // Authentication on, with a root user, through etcd's own client.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let tls = etcd_client::TlsOptions::new()
+        .ca_certificate(etcd_client::Certificate::from_pem(&ca.certificate))
+        .identity(etcd_client::Identity::from_pem(
+            &client.certificate,
+            &client.key,
+        ));
+    runtime.block_on(async {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut admin = loop {
+            let options = etcd_client::ConnectOptions::new().with_tls(tls.clone());
+            if let Ok(mut admin) =
+                etcd_client::Client::connect([etcd.endpoint.clone()], Some(options)).await
+                && admin.status().await.is_ok()
+            {
+                break admin;
+            }
+            assert!(Instant::now() < deadline, "etcd over TLS does not answer");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        admin.user_add("root", "s3cret", None).await.unwrap();
+        admin.user_grant_role("root", "root").await.unwrap();
+        admin.auth_enable().await.unwrap();
+    });
+
+    let location = etcd.location();
+    let flags = |password: &str| -> (Vec<String>, Vec<(&'static str, String)>) {
+        let args = [
+            "--store",
+            &location,
+            "--etcd-ca",
+            &ca_file.display().to_string(),
+            "--etcd-cert",
+            &cert_file.display().to_string(),
+            "--etcd-key",
+            &key_file.display().to_string(),
+            "--etcd-user",
+            "root",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        (args, vec![("WASMCO_ETCD_PASSWORD", password.to_owned())])
+    };
+    let data = tempfile::tempdir().unwrap();
+    let (args, env) = flags("s3cret");
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let server = Server::start_with_env(data.path(), &args, &env);
+    expect(server.post("/v2/projects", doc("secure", json!({}))), 201);
+    assert_eq!(names(&expect(server.get("/v2/projects"), 200)), ["secure"]);
+    drop(server);
+
+    // A wrong password is refused at start, in words.
+    let (args, _) = flags("wrong");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_wasmco"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(&args)
+        .arg("--data-dir")
+        .arg(data.path())
+        .env("WASMCO_ETCD_PASSWORD", "wrong")
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("etcd"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+const DIGS: usize = 20;
+const CLUSTERS: usize = 30;
+
+/// Composite app `ca{i}` with one app whose ConfigMap is `cm-{i}`, and its
+/// DIG placed on every cluster labelled `edge`, approved.
+fn dig_on_every_cluster(server: &Server, i: usize) -> String {
+    let ca = format!("/v2/projects/p/composite-apps/ca{i}/v1");
+    expect(
+        server.post(
+            "/v2/projects/p/composite-apps",
+            doc(&format!("ca{i}"), json!({"compositeAppVersion": "v1"})),
+        ),
+        201,
+    );
+    let manifest = format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: cm-{i}}}\ndata: {{dig: d{i}}}\n"
+    );
+    expect(
+        server.upload(
+            &format!("{ca}/apps"),
+            doc("app", json!({})),
+            Some(manifest.into_bytes()),
+        ),
+        201,
+    );
+    expect(
+        server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{ca}/deployment-intent-groups"),
+            doc("d", json!({"compositeProfile": "prof", "version": "r1"})),
+        ),
+        201,
+    );
+    let dig = format!("{ca}/deployment-intent-groups/d");
+    expect(
+        server.post(
+            &format!("{dig}/generic-placement-intents"),
+            doc("gpi", json!({})),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{dig}/generic-placement-intents/gpi/app-intents"),
+            doc(
+                "app",
+                json!({"app": "app", "intent": {"allOf": [{"clusterProvider": "lab", "clusterLabel": "edge"}]}}),
+            ),
+        ),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{dig}/intents"),
+            doc(
+                "intents",
+                json!({"intent": {"genericPlacementIntent": "gpi"}}),
+            ),
+        ),
+        201,
+    );
+    dig
+}
+
+#[test]
+fn the_deployments_of_a_host_killed_mid_apply_are_taken_over_and_finished() {
+    let etcd = Etcd::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // Slow enough that the kill lands while applies are under way.
+    let behaviour = wasmco_vcluster::Behaviour {
+        ready_after: Duration::from_millis(100),
+        latency: Duration::from_millis(150),
+        ..Default::default()
+    };
+    let clusters: Vec<wasmco_vcluster::VirtualCluster> = (0..CLUSTERS)
+        .map(|i| {
+            runtime
+                .block_on(wasmco_vcluster::VirtualCluster::start(
+                    &format!("c{i:02}"),
+                    "127.0.0.1:0".parse().unwrap(),
+                    behaviour.clone(),
+                ))
+                .unwrap()
+        })
+        .collect();
+    let mut hosts = Hosts::start(&etcd, 3, &["--probe-interval", "1s"]);
+
+    let first = hosts.host(0);
+    expect(
+        first.post("/v2/cluster-providers", doc("lab", json!({}))),
+        201,
+    );
+    for (i, cluster) in clusters.iter().enumerate() {
+        let name = format!("c{i:02}");
+        first.register_cluster("lab", &name, cluster.kubeconfig().as_bytes());
+        expect(
+            first.post(
+                &format!("/v2/cluster-providers/lab/clusters/{name}/labels"),
+                json!({"clusterLabel": "edge"}),
+            ),
+            201,
+        );
+    }
+    expect(first.post("/v2/projects", doc("p", json!({}))), 201);
+    let digs: Vec<String> = (0..DIGS)
+        .map(|i| dig_on_every_cluster(hosts.host(i % 3), i))
+        .collect();
+
+    // One action per DIG at a time, whichever host it reaches.
+    let approvals: Vec<u16> = std::thread::scope(|scope| {
+        let racers: Vec<_> = (0..2)
+            .map(|h| {
+                let (host, dig) = (hosts.host(h), &digs[0]);
+                scope.spawn(move || action(host, dig, "approve").status().as_u16())
+            })
+            .collect();
+        racers.into_iter().map(|r| r.join().unwrap()).collect()
+    });
+    let mut sorted = approvals.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, [202, 409], "{approvals:?}");
+    for (i, dig) in digs.iter().enumerate() {
+        if i > 0 {
+            expect(action(hosts.host(i % 3), dig, "approve"), 202);
+        }
+        expect(action(hosts.host(i % 3), dig, "instantiate"), 202);
+    }
+
+    // Every DIG finds an owner; then the busiest host dies mid-apply.
+    let key = |i: usize| format!("p/ca{i}/v1/d");
+    let mut owners = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while owners.len() < DIGS {
+        assert!(Instant::now() < deadline, "not every DIG got an owner");
+        std::thread::sleep(Duration::from_millis(100));
+        owners = hosts
+            .ownership(0)
+            .into_iter()
+            .flat_map(|(host, targets)| targets.into_iter().map(move |t| (t, host.clone())))
+            .filter(|(target, _)| (0..DIGS).any(|i| *target == key(i)))
+            .collect();
+    }
+    let busiest = (0..3)
+        .max_by_key(|h| {
+            let id = format!("host-{h}");
+            owners.iter().filter(|(_, owner)| *owner == id).count()
+        })
+        .unwrap();
+    let theirs = owners
+        .iter()
+        .filter(|(_, owner)| *owner == format!("host-{busiest}"))
+        .count();
+    assert!(
+        theirs > 0 && theirs < DIGS,
+        "the work is spread: {owners:?}"
+    );
+    let applied_before: u64 = clusters.iter().map(|c| c.writes()).sum();
+    hosts.servers[busiest].take().unwrap().kill();
+    let killed = Instant::now();
+    let survivor = (busiest + 1) % 3;
+
+    // Within the lease (3 s) and a few seconds, the survivors own it all.
+    let dead = format!("host-{busiest}");
+    loop {
+        let ownership = hosts.ownership(survivor);
+        let owned: usize = ownership
+            .iter()
+            .map(|(_, targets)| {
+                targets
+                    .iter()
+                    .filter(|t| (0..DIGS).any(|i| **t == key(i)))
+                    .count()
+            })
+            .sum();
+        if ownership.iter().all(|(host, _)| *host != dead) && owned == DIGS {
+            break;
+        }
+        assert!(
+            killed.elapsed() < Duration::from_secs(8),
+            "the survivors did not take over within the bound: {ownership:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let takeover = killed.elapsed();
+    eprintln!(
+        "takeover after {takeover:?} ({theirs} DIGs; {applied_before} cluster writes before the kill)"
+    );
+
+    // Every object ends Applied on every cluster, once.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for dig in &digs {
+        loop {
+            let summary = expect(
+                hosts
+                    .host(survivor)
+                    .get(&format!("{dig}/status?status=deployed&output=summary")),
+                200,
+            );
+            if summary["deployedCounts"] == json!({"Applied": CLUSTERS}) {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{dig} did not converge: {summary}"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+    let client = reqwest::blocking::Client::new();
+    for cluster in &clusters {
+        let listed: Value = client
+            .get(format!(
+                "http://{}/api/v1/namespaces/default/configmaps?labelSelector=wasmco.io%2Fdeployment-intent-group",
+                cluster.addr()
+            ))
+            .send()
+            .unwrap()
+            .json()
+            .unwrap();
+        let mut found: Vec<String> = listed["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|cm| cm["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect();
+        found.sort();
+        let mut expected: Vec<String> = (0..DIGS).map(|i| format!("cm-{i}")).collect();
+        expected.sort();
+        assert_eq!(found, expected, "on {}", cluster.addr());
+    }
+}
