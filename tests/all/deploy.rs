@@ -479,13 +479,16 @@ fn a_hostile_controller_fails_instantiate_and_leaves_nothing_behind() {
     );
     // Nothing half-built in the store: only the state of the approve.
     drop(server);
-    let store = wasmco_store::SledStore::open(&data.path().join("db")).unwrap();
-    let keys: Vec<String> =
-        wasmco_store::KvStore::scan_prefix(&store, b"ctx/shop/store/v1/doomed/")
-            .unwrap()
-            .into_iter()
-            .map(|(k, _)| String::from_utf8_lossy(&k).into_owned())
-            .collect();
+    let (options, _etcd) = crate::http::stored_state(data.path());
+    let state = wasmco::startup::open_state(data.path(), None, options).unwrap();
+    let keys: Vec<String> = state
+        .db
+        .store()
+        .scan_prefix(b"ctx/shop/store/v1/doomed/")
+        .unwrap()
+        .into_iter()
+        .map(|(k, _)| String::from_utf8_lossy(&k).into_owned())
+        .collect();
     assert_eq!(keys, ["ctx/shop/store/v1/doomed/state"]);
 }
 

@@ -489,3 +489,108 @@ fn the_deployments_of_a_host_killed_mid_apply_are_taken_over_and_finished() {
         assert_eq!(found, expected, "on {}", cluster.addr());
     }
 }
+
+#[test]
+fn hosts_ride_out_an_etcd_restart_under_load_with_503s_and_finish_their_work() {
+    let mut etcd = Etcd::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let behaviour = wasmco_vcluster::Behaviour {
+        ready_after: Duration::from_millis(100),
+        latency: Duration::from_millis(100),
+        ..Default::default()
+    };
+    let clusters: Vec<wasmco_vcluster::VirtualCluster> = (0..6)
+        .map(|i| {
+            runtime
+                .block_on(wasmco_vcluster::VirtualCluster::start(
+                    &format!("c{i:02}"),
+                    "127.0.0.1:0".parse().unwrap(),
+                    behaviour.clone(),
+                ))
+                .unwrap()
+        })
+        .collect();
+    let hosts = Hosts::start(&etcd, 2, &["--probe-interval", "1s"]);
+    let first = hosts.host(0);
+    expect(
+        first.post("/v2/cluster-providers", doc("lab", json!({}))),
+        201,
+    );
+    for (i, cluster) in clusters.iter().enumerate() {
+        let name = format!("c{i:02}");
+        first.register_cluster("lab", &name, cluster.kubeconfig().as_bytes());
+        expect(
+            first.post(
+                &format!("/v2/cluster-providers/lab/clusters/{name}/labels"),
+                json!({"clusterLabel": "edge"}),
+            ),
+            201,
+        );
+    }
+    expect(first.post("/v2/projects", doc("p", json!({}))), 201);
+    let digs: Vec<String> = (0..4)
+        .map(|i| dig_on_every_cluster(hosts.host(i % 2), i))
+        .collect();
+    for (i, dig) in digs.iter().enumerate() {
+        expect(action(hosts.host(i % 2), dig, "approve"), 202);
+        expect(action(hosts.host(i % 2), dig, "instantiate"), 202);
+    }
+
+    // etcd goes away mid-apply: every answer meanwhile is a 503 with
+    // Retry-After (or, for what the caches hold, a 200), never a 500.
+    etcd.kill();
+    let away = Instant::now();
+    let mut unavailable = 0;
+    while away.elapsed() < Duration::from_secs(3) {
+        for host in 0..2 {
+            for answer in [
+                hosts.host(host).get("/v2/projects/p/composite-apps"),
+                hosts
+                    .host(host)
+                    .post("/v2/projects", doc("during", json!({}))),
+            ] {
+                let status = answer.status().as_u16();
+                if status == 503 {
+                    assert_eq!(answer.headers()["retry-after"], "1");
+                    unavailable += 1;
+                } else {
+                    assert_eq!(status, 200, "{}", answer.text().unwrap());
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(unavailable > 0, "the writes at least said etcd was away");
+    etcd.restart();
+
+    // Both hosts come back by themselves and finish every deployment.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    for (i, dig) in digs.iter().enumerate() {
+        loop {
+            let answer = hosts
+                .host(i % 2)
+                .get(&format!("{dig}/status?status=deployed&output=summary"));
+            if answer.status() == 200 {
+                let summary: Value = answer.json().unwrap();
+                if summary["deployedCounts"] == json!({"Applied": clusters.len()}) {
+                    break;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{dig} did not converge after etcd came back"
+            );
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+    for host in 0..2 {
+        expect(
+            hosts
+                .host(host)
+                .post("/v2/projects", doc(&format!("after-{host}"), json!({}))),
+            201,
+        );
+    }
+    let ownership = hosts.ownership(0);
+    assert_eq!(ownership.len(), 2, "both hosts are back: {ownership:?}");
+}

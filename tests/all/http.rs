@@ -7,11 +7,15 @@ use std::process::{Child, Command, Stdio};
 use reqwest::blocking::{Client, Response, multipart};
 use serde_json::{Value, json};
 
+use crate::store_etcd::Etcd;
 use crate::support::guest_path;
 
 /// A `wasmco serve` process on a free loopback port.
 pub struct Server {
     child: Child,
+    /// Its own etcd, under its data directory, when the tests run on etcd
+    /// (`WASMCO_TEST_STORE=etcd`); ends after the server.
+    etcd: Option<Etcd>,
     pub base: String,
     /// A client that sends the admin token.
     pub client: Client,
@@ -60,9 +64,17 @@ impl Server {
 
     fn spawn(data_dir: &Path, extra: &[&str], env: &[(&str, &str)], stderr: Stdio) -> Server {
         crate::support::helm_renderer();
+        // The same tests over etcd: a server's state is where it would be on sled.
+        let etcd = (on_etcd() && !extra.contains(&"--store")).then(|| {
+            let etcd = Etcd::start_in(&data_dir.join("etcd"));
+            drop(etcd.store());
+            etcd
+        });
+        let store = etcd.as_ref().map(Etcd::location);
         let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
             .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
             .arg(data_dir)
+            .args(store.iter().flat_map(|store| ["--store", store.as_str()]))
             .args(extra)
             .envs(env.iter().copied())
             .stdout(Stdio::piped())
@@ -82,6 +94,7 @@ impl Server {
         let token = std::fs::read_to_string(data_dir.join("admin.token")).expect("the admin token");
         Server {
             child,
+            etcd,
             base,
             client: authorised(token.trim()),
             token: token.trim().to_owned(),
@@ -164,10 +177,14 @@ impl Server {
         self.sigkill();
     }
 
-    /// SIGKILL, and waits until the process is gone (its store lock with it).
+    /// SIGKILL, and waits until the process is gone (its store lock with
+    /// it; on etcd, its etcd too, whose data stays for the next start).
     pub fn sigkill(&mut self) {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
+        if let Some(etcd) = &mut self.etcd {
+            etcd.kill();
+        }
     }
 }
 
@@ -175,7 +192,33 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(etcd) = &mut self.etcd {
+            etcd.kill();
+        }
     }
+}
+
+/// Whether the tests run their servers on etcd (`WASMCO_TEST_STORE=etcd`).
+fn on_etcd() -> bool {
+    std::env::var("WASMCO_TEST_STORE").as_deref() == Ok("etcd")
+}
+
+/// How to open, in this process, the state a (stopped) test server on
+/// `data_dir` kept: its sled directory, or its etcd started again, which
+/// lives as long as the returned guard.
+pub fn stored_state(data_dir: &Path) -> (wasmco::startup::HostOptions, Option<Etcd>) {
+    if !on_etcd() {
+        return (wasmco::startup::HostOptions::default(), None);
+    }
+    let etcd = Etcd::start_in(&data_dir.join("etcd"));
+    drop(etcd.store());
+    let options = wasmco::startup::HostOptions {
+        store: Some(wasmco::startup::StoreLocation::Etcd(vec![
+            etcd.endpoint.clone(),
+        ])),
+        ..Default::default()
+    };
+    (options, Some(etcd))
 }
 
 /// Sends `head` as is and returns what the server answers before closing.

@@ -425,10 +425,15 @@ fn an_imported_ca_is_checked_and_used() {
     check(&cert, &ca);
 }
 
-/// Every file of the store, concatenated.
+/// Every file of the store (sled's, or the test's etcd's), concatenated.
 fn store_bytes(data_dir: &Path) -> Vec<u8> {
     let mut all = Vec::new();
-    let mut stack = vec![data_dir.join("db")];
+    let etcd = data_dir.join("etcd");
+    let mut stack = vec![if etcd.is_dir() {
+        etcd
+    } else {
+        data_dir.join("db")
+    }];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();

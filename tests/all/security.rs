@@ -225,7 +225,8 @@ fn a_hostile_kubeconfig_already_in_the_store_still_cannot_run_or_read() {
         ),
     ];
     {
-        let state = wasmco::startup::open_state(data.path(), None, Default::default()).unwrap();
+        let (options, _etcd) = crate::http::stored_state(data.path());
+        let state = wasmco::startup::open_state(data.path(), None, options).unwrap();
         for (cluster, file) in &hostile {
             let id = wasmco_store::db::ResourceId::new(
                 wasmco_core::Kind::Cluster,

@@ -2,7 +2,7 @@
 //! tests/kube/build.sh, on loopback ports): the same conformance suite as
 //! sled's, and what etcd refuses said as such.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Child;
 use std::time::{Duration, Instant};
 
@@ -13,7 +13,9 @@ use crate::kube_apiserver::{free_port, spawn};
 /// A single-member etcd of its own, ending with the test.
 pub struct Etcd {
     child: Child,
-    dir: tempfile::TempDir,
+    /// Where its data and log are.
+    home: PathBuf,
+    _temporary: Option<tempfile::TempDir>,
     args: Vec<String>,
     pub endpoint: String,
 }
@@ -36,19 +38,36 @@ impl Etcd {
         )
     }
 
+    /// With its data in `home` (kept after it ends, found again by the
+    /// next one started there), on fresh ports.
+    pub fn start_in(home: &Path) -> Etcd {
+        Self::launch(home.to_owned(), None, "http", &[])
+    }
+
     fn start_with(scheme: &str, extra: &[String]) -> Etcd {
-        let dir = tempfile::tempdir().unwrap();
+        let temporary = tempfile::tempdir().unwrap();
+        Self::launch(temporary.path().to_owned(), Some(temporary), scheme, extra)
+    }
+
+    fn launch(
+        home: PathBuf,
+        temporary: Option<tempfile::TempDir>,
+        scheme: &str,
+        extra: &[String],
+    ) -> Etcd {
+        std::fs::create_dir_all(&home).unwrap();
         let endpoint = format!("{scheme}://127.0.0.1:{}", free_port());
         let mut args = vec![
-            format!("--data-dir={}", dir.path().join("data").display()),
+            format!("--data-dir={}", home.join("data").display()),
             format!("--client-url={endpoint}"),
             format!("--peer-url=http://127.0.0.1:{}", free_port()),
         ];
         args.extend_from_slice(extra);
-        let child = spawn("etcd", &args, &dir.path().join("etcd.log"));
+        let child = spawn("etcd", &args, &home.join("etcd.log"));
         Etcd {
             child,
-            dir,
+            home,
+            _temporary: temporary,
             args,
             endpoint,
         }
@@ -62,7 +81,7 @@ impl Etcd {
 
     /// Starts it again on its data and ports.
     pub fn restart(&mut self) {
-        self.child = spawn("etcd", &self.args, &self.dir.path().join("etcd.log"));
+        self.child = spawn("etcd", &self.args, &self.home.join("etcd.log"));
     }
 
     /// `--store` for it.

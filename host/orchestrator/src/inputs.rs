@@ -29,7 +29,7 @@ use wasmco_core::{ClusterRef, Kind};
 use wasmco_runtime::helm::{HelmRenderer, RenderRequest};
 use wasmco_runtime::{Controller, ControllerKind};
 use wasmco_store::appcontext::{Access, AppDependency};
-use wasmco_store::db::{ResourceDb, ResourceId};
+use wasmco_store::db::{DbError, ResourceDb, ResourceId};
 
 use super::dig::{DigRef, OrchestratorError};
 use super::registry::ControllerRegistry;
@@ -109,10 +109,30 @@ pub fn gather(
 
     let mut apps = Vec::new();
     let mut dependencies = BTreeMap::new();
+    // Each in one scan: every read is a round trip on etcd.
+    let mut files = db.files_under(Kind::App, &version_path)?;
+    let mut all_dependencies: BTreeMap<String, Vec<AppDependency>> = BTreeMap::new();
+    for (id, body) in db.list_under(Kind::AppDependency, &version_path)? {
+        let dependency: DependencySpec =
+            wasmco_core::read_spec(&body["spec"]).map_err(|e| DbError::Corrupt {
+                id: id.clone(),
+                reason: e.to_string(),
+            })?;
+        if let Some(app) = id.path.get(version_path.len()) {
+            all_dependencies
+                .entry(app.clone())
+                .or_default()
+                .push(AppDependency {
+                    app: dependency.app,
+                    op_status: dependency.op_status,
+                    wait: dependency.wait,
+                });
+        }
+    }
     for (id, _) in names(db, Kind::App, &version_path)? {
         let name = id.path.last().cloned().unwrap_or_default();
-        let file = db
-            .file(&id)?
+        let file = files
+            .remove(&id)
             .ok_or_else(|| input(format!("app {name} has no manifests")))?;
         let profile = profiles.remove(&name);
         let app_overrides = overrides.remove(&name).unwrap_or_default();
@@ -122,15 +142,7 @@ pub fn gather(
             }
             AppFileKind::Manifests => render_manifests(&name, &file, profile, app_overrides)?,
         };
-        let deps = db
-            .list_specs::<DependencySpec>(Kind::AppDependency, &id.path)?
-            .into_iter()
-            .map(|(_, dependency)| AppDependency {
-                app: dependency.app,
-                op_status: dependency.op_status,
-                wait: dependency.wait,
-            })
-            .collect();
+        let deps = all_dependencies.remove(&name).unwrap_or_default();
         dependencies.insert(name.clone(), deps);
         apps.push(app);
     }
@@ -369,29 +381,45 @@ fn app_order(
     Ok(order)
 }
 
-/// Every registered cluster with its labels and key/value pairs.
+/// Every registered cluster with its labels and key/value pairs: a few
+/// scans per provider, not per cluster (each is a round trip on etcd).
 fn clusters(db: &ResourceDb) -> Result<Vec<ClusterInfo>, OrchestratorError> {
     let mut clusters = Vec::new();
     for (provider, _) in names(db, Kind::ClusterProvider, &[])? {
-        for (cluster, _) in names(db, Kind::Cluster, &provider.path)? {
-            let labels = names(db, Kind::ClusterLabel, &cluster.path)?
-                .into_iter()
-                .filter_map(|(_, body)| body["clusterLabel"].as_str().map(str::to_owned))
-                .collect();
-            let mut kv = Vec::new();
-            for (_, pairs) in db.list_specs::<KvPairSpec>(Kind::ClusterKvPair, &cluster.path)? {
-                for (key, value) in pairs.kv.into_iter().flatten() {
-                    // The API admits strings only.
-                    if let Value::String(value) = value {
-                        kv.push((key, value));
-                    }
+        let mut labels: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (label, body) in db.list_under(Kind::ClusterLabel, &provider.path)? {
+            if let (Some(cluster), Some(label)) = (label.path.get(1), body["clusterLabel"].as_str())
+            {
+                labels
+                    .entry(cluster.clone())
+                    .or_default()
+                    .push(label.to_owned());
+            }
+        }
+        let mut kv: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+        for (id, body) in db.list_under(Kind::ClusterKvPair, &provider.path)? {
+            let Some(cluster) = id.path.get(1) else {
+                continue;
+            };
+            let pairs: KvPairSpec =
+                wasmco_core::read_spec(&body["spec"]).map_err(|e| DbError::Corrupt {
+                    id: id.clone(),
+                    reason: e.to_string(),
+                })?;
+            for (key, value) in pairs.kv.into_iter().flatten() {
+                // The API admits strings only.
+                if let Value::String(value) = value {
+                    kv.entry(cluster.clone()).or_default().push((key, value));
                 }
             }
+        }
+        for (cluster, _) in names(db, Kind::Cluster, &provider.path)? {
+            let name = &cluster.path[1];
             clusters.push(ClusterInfo {
                 provider: cluster.path[0].clone(),
-                name: cluster.path[1].clone(),
-                labels,
-                kv,
+                name: name.clone(),
+                labels: labels.remove(name).unwrap_or_default(),
+                kv: kv.remove(name).unwrap_or_default(),
             });
         }
     }

@@ -35,6 +35,18 @@ pub fn check_store(store: &dyn KvStore) {
         .unwrap();
     assert_eq!(store.get(b"a/1").unwrap(), None);
     assert_eq!(store.scan_prefix(b"a/").unwrap().len(), 2);
+    // One key changed twice in a batch ends as the last change left it.
+    store
+        .batch(vec![
+            BatchOp::Delete(b"a/3".to_vec()),
+            BatchOp::Put(b"a/3".to_vec(), b"again".to_vec()),
+            BatchOp::Put(b"a/4".to_vec(), b"first".to_vec()),
+            BatchOp::Delete(b"a/4".to_vec()),
+        ])
+        .unwrap();
+    assert_eq!(store.get(b"a/3").unwrap().as_deref(), Some(&b"again"[..]));
+    assert_eq!(store.get(b"a/4").unwrap(), None);
+    store.put(b"a/3", b"three").unwrap();
     store.delete(b"a/2").unwrap();
     store.delete(b"never-there").unwrap();
     assert_eq!(

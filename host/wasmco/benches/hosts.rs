@@ -190,7 +190,7 @@ struct Host {
 }
 
 impl Host {
-    fn start(etcd: &Etcd, id: &str, master_key: Option<&Path>) -> Host {
+    fn start(etcd: &Etcd, id: &str, master_key: &Path) -> Host {
         let dir = tempfile::tempdir().expect("temp dir");
         let location = format!("etcd://{}", etcd.endpoint.trim_start_matches("http://"));
         let mut command = Command::new(env!("CARGO_BIN_EXE_wasmco"));
@@ -199,11 +199,9 @@ impl Host {
             .arg("--data-dir")
             .arg(dir.path())
             .env("WASMCO_HOST_ID", id)
+            .env("WASMCO_MASTER_KEY_FILE", master_key)
             .stdout(Stdio::piped())
             .stderr(Stdio::null());
-        if let Some(key) = master_key {
-            command.env("WASMCO_MASTER_KEY_FILE", key);
-        }
         let mut child = command.spawn().expect("wasmco serve starts");
         let mut line = String::new();
         std::io::BufRead::read_line(
@@ -252,15 +250,15 @@ impl Drop for Host {
     }
 }
 
-/// Waits until `hosts` (all alive) own every target between them, each
+/// Waits until `hosts` (all alive) own the `targets` between them, each
 /// some; the ids and counts.
-fn settled(hosts: &[Host]) -> Vec<(String, usize)> {
+fn settled(hosts: &[Host], targets: usize) -> Vec<(String, usize)> {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let ownership = hosts[0].ownership();
         let total: usize = ownership.iter().map(|(_, n)| n).sum();
         if ownership.len() == hosts.len()
-            && total == TARGETS
+            && total == targets
             && ownership.iter().all(|(_, n)| *n > 0)
         {
             return ownership;
@@ -273,8 +271,9 @@ fn settled(hosts: &[Host]) -> Vec<(String, usize)> {
     }
 }
 
-/// The takeover time of each of [`KILLS`] kills.
-fn takeovers(etcd: &Etcd) -> Vec<Duration> {
+/// The takeover time of each of [`KILLS`] kills, the hosts sharing the
+/// store's `master_key`.
+fn takeovers(etcd: &Etcd, master_key: &Path) -> Vec<Duration> {
     let store =
         wasmco_store::EtcdStore::connect(std::slice::from_ref(&etcd.endpoint)).expect("etcd store");
     let contexts = wasmco_store::appcontext::ContextStore::new(Arc::new(store));
@@ -285,14 +284,15 @@ fn takeovers(etcd: &Etcd) -> Vec<Duration> {
             .put_state(&format!("bench/takeover/v1/t{i:02}"), &state)
             .expect("a target");
     }
-    let first = Host::start(etcd, "host-0", None);
-    let key = first._dir.path().join("master.key");
-    let key_copy = tempfile::NamedTempFile::new().expect("temp file");
-    std::fs::copy(&key, key_copy.path()).expect("the master key");
-    let mut hosts = vec![first, Host::start(etcd, "host-1", Some(key_copy.path()))];
+    // With the DIG the side-by-side run left.
+    let targets = contexts.states().expect("the targets").len();
+    let mut hosts = vec![
+        Host::start(etcd, "host-0", master_key),
+        Host::start(etcd, "host-1", master_key),
+    ];
     let mut times = Vec::new();
     for kill in 0..KILLS {
-        let ownership = settled(&hosts);
+        let ownership = settled(&hosts, targets);
         let busiest = ownership
             .iter()
             .max_by_key(|(_, n)| *n)
@@ -305,18 +305,14 @@ fn takeovers(etcd: &Etcd) -> Vec<Duration> {
         loop {
             let ownership = hosts[0].ownership();
             let total: usize = ownership.iter().map(|(_, n)| n).sum();
-            if total == TARGETS && ownership.iter().all(|(id, _)| *id != busiest) {
+            if total == targets && ownership.iter().all(|(id, _)| *id != busiest) {
                 break;
             }
             assert!(killed.elapsed() < Duration::from_secs(60), "no takeover");
             std::thread::sleep(Duration::from_millis(50));
         }
         times.push(killed.elapsed());
-        hosts.push(Host::start(
-            etcd,
-            &format!("host-{}", kill + 2),
-            Some(key_copy.path()),
-        ));
+        hosts.push(Host::start(etcd, &format!("host-{}", kill + 2), master_key));
     }
     times
 }
@@ -382,7 +378,7 @@ fn main() {
         "req/s",
     );
 
-    let mut times = takeovers(&etcd);
+    let mut times = takeovers(&etcd, &etcd_data.path().join("master.key"));
     times.sort_unstable();
     let median = times[times.len() / 2];
     println!(

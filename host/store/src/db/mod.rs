@@ -297,6 +297,53 @@ impl ResourceDb {
             .collect())
     }
 
+    /// Every resource of `kind` whose path starts with `ancestors`, at any
+    /// depth below them (every cluster's labels of one provider, say), in
+    /// path order: one scan where listing each parent would take one per
+    /// parent.
+    pub fn list_under(
+        &self,
+        kind: Kind,
+        ancestors: &[String],
+    ) -> Result<Vec<(ResourceId, Value)>, DbError> {
+        let probe = ResourceId::new(kind, ancestors.to_vec());
+        self.store
+            .scan_prefix(&collection_prefix(kind, ancestors))?
+            .into_iter()
+            .map(|(key, bytes)| {
+                let id = ResourceId::from_key(&key).unwrap_or_else(|| probe.clone());
+                let body = Self::decode(&id, &bytes)?;
+                Ok((id, body))
+            })
+            .collect()
+    }
+
+    /// The files of every resource of `kind` under `ancestors` (see
+    /// [`Self::list_under`]), by resource: one scan.
+    pub fn files_under(
+        &self,
+        kind: Kind,
+        ancestors: &[String],
+    ) -> Result<HashMap<ResourceId, Vec<u8>>, DbError> {
+        let mut prefix = b"file".to_vec();
+        prefix.extend_from_slice(&collection_prefix(kind, ancestors)[b"res".len()..]);
+        let mut files = HashMap::new();
+        for (key, bytes) in self.store.scan_prefix(&prefix)? {
+            let mut resource_key = b"res".to_vec();
+            resource_key.extend_from_slice(&key[b"file".len()..]);
+            let Some(id) = ResourceId::from_key(&resource_key) else {
+                continue;
+            };
+            let file = if kind.file_is_secret() {
+                self.open(&key, bytes)?
+            } else {
+                bytes
+            };
+            files.insert(id, file);
+        }
+        Ok(files)
+    }
+
     /// The bodies of [`Self::list`] as one JSON array, from the list cache
     /// when it holds the collection.
     pub fn list_json(&self, kind: Kind, parent_path: &[String]) -> Result<Bytes, DbError> {

@@ -142,8 +142,24 @@ impl EtcdStore {
             .unwrap_or_else(|_| panic!("the etcd store's runtime stopped"))
     }
 
-    /// The transaction's operations for `ops`, refusing more than etcd takes.
+    /// The transaction's operations for `ops`, refusing more than etcd
+    /// takes. etcd refuses a key twice in one transaction, so each key
+    /// keeps its last change, as a batch applied in order would leave it.
     fn txn_ops(ops: Vec<BatchOp>) -> Result<Vec<TxnOp>, StoreError> {
+        let mut last = std::collections::HashMap::new();
+        for (index, op) in ops.iter().enumerate() {
+            let (BatchOp::Put(key, _) | BatchOp::Delete(key)) = op;
+            last.insert(key.clone(), index);
+        }
+        let ops: Vec<BatchOp> = ops
+            .into_iter()
+            .enumerate()
+            .filter(|(index, op)| {
+                let (BatchOp::Put(key, _) | BatchOp::Delete(key)) = op;
+                last.get(key) == Some(index)
+            })
+            .map(|(_, op)| op)
+            .collect();
         if ops.len() > MAX_TXN_OPS {
             return Err(StoreError::TooLarge {
                 reason: format!(
@@ -335,10 +351,9 @@ async fn watch(
                     // still be on their way then).
                     next_revision = match last {
                         Some(revision) => Some(revision + 1),
-                        None if !answer.created() => answer
-                            .header()
-                            .map(|h| h.revision() + 1)
-                            .or(next_revision),
+                        None if !answer.created() => {
+                            answer.header().map(|h| h.revision() + 1).or(next_revision)
+                        }
                         None => next_revision,
                     };
                 }
