@@ -142,6 +142,14 @@ fn hosts_on_one_etcd_see_each_others_writes_and_one_of_two_racing_creates_wins()
         .map(|h| (h["id"].as_str().unwrap(), h["self"].as_bool().unwrap()))
         .collect();
     assert_eq!(ids, [("host-0", false), ("host-1", true)]);
+
+    // What one host acknowledged outlives it.
+    let mut hosts = hosts;
+    hosts.servers[0].take().unwrap().kill();
+    assert_eq!(
+        names(&expect(hosts.host(1).get("/v2/projects"), 200)).len(),
+        11
+    );
 }
 
 #[test]

@@ -194,3 +194,30 @@ fn while_etcd_is_away_the_api_answers_503_and_recovers_when_it_is_back() {
         .collect();
     assert_eq!(names, ["after", "before"]);
 }
+
+#[test]
+fn a_file_larger_than_etcd_takes_is_refused_with_413_and_nothing_kept() {
+    use serde_json::json;
+
+    use crate::http::{Server, doc, expect, project_with_app, refused};
+    let etcd = Etcd::start();
+    drop(etcd.store());
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_with(data.path(), &["--store", &etcd.location()]);
+    project_with_app(&server);
+    let apps = "/v2/projects/p/composite-apps/ca/v1/apps";
+    // 2 MiB of manifests: within the API's limit, past etcd's.
+    let mut manifests =
+        String::from("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n");
+    for i in 0..20_000 {
+        manifests.push_str(&format!("  k{i:05}: \"{}\"\n", "x".repeat(90)));
+    }
+    refused(
+        server.upload(apps, doc("big", json!({})), Some(manifests.into_bytes())),
+        413,
+        None,
+        "max-request-bytes",
+    );
+    let listed = expect(server.get(apps), 200);
+    assert_eq!(listed, json!([]), "nothing half-written");
+}

@@ -10,6 +10,11 @@ pub fn operations() -> Vec<(&'static str, String)> {
     let mut ops = vec![
         ("get", "/healthz".to_owned()),
         ("get", "/v2/openapi.json".to_owned()),
+        ("get", "/v2/hosts".to_owned()),
+        ("get", "/v2/tokens".to_owned()),
+        ("post", "/v2/tokens".to_owned()),
+        ("get", "/v2/tokens/{token}".to_owned()),
+        ("delete", "/v2/tokens/{token}".to_owned()),
     ];
     for kind in Kind::ALL {
         ops.push(("get", kind.collection_route()));
@@ -159,6 +164,7 @@ pub fn document() -> Value {
         json!({"get": {"summary": "liveness", "responses": {"200": {"description": "alive"}}}}),
     );
     paths.insert("/v2/openapi.json".into(), json!({"get": {"summary": "this document", "responses": {"200": {"description": "OpenAPI 3"}}}}));
+    document_hosts_and_tokens(&mut paths);
     json!({
         "openapi": "3.0.3",
         "info": {"title": "wasmco", "version": env!("CARGO_PKG_VERSION"),
@@ -175,6 +181,40 @@ pub fn document() -> Value {
                 "message": {"type": "string"}, "field": {"type": "string"}}}
         }}
     })
+}
+
+/// The hosts sharing the store, and the scoped tokens (admin only).
+fn document_hosts_and_tokens(paths: &mut serde_json::Map<String, Value>) {
+    let errors = error_responses();
+    let unavailable = merge(
+        &errors["404"],
+        "the store (etcd) cannot be reached; try again",
+    );
+    paths.insert(
+        "/v2/hosts".into(),
+        json!({"get": {"summary": "the live hosts on this store, each with the targets (DIGs, logical clouds, cluster network sets) it reconciles; `self` marks the one answering",
+                       "responses": {"200": {"description": "[{id, address, started, self, targets}]"},
+                                     "503": unavailable}}}),
+    );
+    let token = "/v2/tokens/{token}";
+    paths.insert(
+        "/v2/tokens".into(),
+        json!({
+            "get": {"summary": "the scoped tokens (never their secrets)", "responses": {"200": {"description": "the tokens"}}},
+            "post": {"summary": "issue a scoped token: `{\"metadata\": {\"name\"}, \"spec\": {\"projects\", \"role\": viewer|editor, \"expires\"}}`; its secret is in `status.token`, once",
+                     "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Document"}}}},
+                     "responses": {"201": {"description": "issued"}, "400": errors["400"], "409": errors["409"]}},
+        }),
+    );
+    paths.insert(
+        token.into(),
+        json!({
+            "get": {"summary": "a scoped token", "parameters": parameters(token),
+                    "responses": {"200": {"description": "the token"}, "404": errors["404"]}},
+            "delete": {"summary": "revoke a scoped token, at once on every host", "parameters": parameters(token),
+                       "responses": {"204": {"description": "revoked"}, "404": errors["404"]}},
+        }),
+    );
 }
 
 /// The DIG actions and the context read-back.

@@ -68,7 +68,12 @@ fn failed(operation: &'static str) -> impl Fn(etcd_client::Error) -> StoreError 
         if unreachable {
             StoreError::Unavailable { operation, reason }
         } else if too_large {
-            StoreError::TooLarge { reason }
+            StoreError::TooLarge {
+                reason: format!(
+                    "{reason} (etcd takes requests up to its --max-request-bytes, \
+                     1.5 MiB unless raised)"
+                ),
+            }
         } else {
             StoreError::Io { operation, reason }
         }
