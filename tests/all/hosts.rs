@@ -330,17 +330,19 @@ fn dig_on_every_cluster(server: &Server, i: usize) -> String {
     dig
 }
 
-#[test]
-fn the_deployments_of_a_host_killed_mid_apply_are_taken_over_and_finished() {
-    let etcd = Etcd::start();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    // Slow enough that the kill lands while applies are under way.
+/// `count` virtual clusters, `c00`, `c01`, …, on `runtime`, each answer
+/// after `latency`.
+fn virtual_clusters(
+    runtime: &tokio::runtime::Runtime,
+    count: usize,
+    latency: Duration,
+) -> Vec<wasmco_vcluster::VirtualCluster> {
     let behaviour = wasmco_vcluster::Behaviour {
         ready_after: Duration::from_millis(100),
-        latency: Duration::from_millis(150),
+        latency,
         ..Default::default()
     };
-    let clusters: Vec<wasmco_vcluster::VirtualCluster> = (0..CLUSTERS)
+    (0..count)
         .map(|i| {
             runtime
                 .block_on(wasmco_vcluster::VirtualCluster::start(
@@ -350,26 +352,54 @@ fn the_deployments_of_a_host_killed_mid_apply_are_taken_over_and_finished() {
                 ))
                 .unwrap()
         })
-        .collect();
-    let mut hosts = Hosts::start(&etcd, 3, &["--probe-interval", "1s"]);
+        .collect()
+}
 
-    let first = hosts.host(0);
+/// Provider `lab` with `clusters` registered by their names and labelled
+/// `edge`, and project `p`.
+fn lab_with(server: &Server, clusters: &[wasmco_vcluster::VirtualCluster]) {
     expect(
-        first.post("/v2/cluster-providers", doc("lab", json!({}))),
+        server.post("/v2/cluster-providers", doc("lab", json!({}))),
         201,
     );
     for (i, cluster) in clusters.iter().enumerate() {
         let name = format!("c{i:02}");
-        first.register_cluster("lab", &name, cluster.kubeconfig().as_bytes());
+        server.register_cluster("lab", &name, cluster.kubeconfig().as_bytes());
         expect(
-            first.post(
+            server.post(
                 &format!("/v2/cluster-providers/lab/clusters/{name}/labels"),
                 json!({"clusterLabel": "edge"}),
             ),
             201,
         );
     }
-    expect(first.post("/v2/projects", doc("p", json!({}))), 201);
+    expect(server.post("/v2/projects", doc("p", json!({}))), 201);
+}
+
+/// Waits until `server` reports `dig`'s one object Applied on each of
+/// `clusters` clusters, before `deadline`.
+fn wait_applied(server: &Server, dig: &str, clusters: usize, deadline: Instant) {
+    loop {
+        let answer = server.get(&format!("{dig}/status?status=deployed&output=summary"));
+        if answer.status() == 200 {
+            let summary: Value = answer.json().unwrap();
+            if summary["deployedCounts"] == json!({"Applied": clusters}) {
+                return;
+            }
+        }
+        assert!(Instant::now() < deadline, "{dig} did not converge");
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+#[test]
+fn the_deployments_of_a_host_killed_mid_apply_are_taken_over_and_finished() {
+    let etcd = Etcd::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // Slow enough that the kill lands while applies are under way.
+    let clusters = virtual_clusters(&runtime, CLUSTERS, Duration::from_millis(150));
+    let mut hosts = Hosts::start(&etcd, 3, &["--probe-interval", "1s"]);
+    lab_with(hosts.host(0), &clusters);
     let digs: Vec<String> = (0..DIGS)
         .map(|i| dig_on_every_cluster(hosts.host(i % 3), i))
         .collect();
@@ -457,22 +487,7 @@ fn the_deployments_of_a_host_killed_mid_apply_are_taken_over_and_finished() {
     // Every object ends Applied on every cluster, once.
     let deadline = Instant::now() + Duration::from_secs(120);
     for dig in &digs {
-        loop {
-            let summary = expect(
-                hosts
-                    .host(survivor)
-                    .get(&format!("{dig}/status?status=deployed&output=summary")),
-                200,
-            );
-            if summary["deployedCounts"] == json!({"Applied": CLUSTERS}) {
-                break;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{dig} did not converge: {summary}"
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
+        wait_applied(hosts.host(survivor), dig, CLUSTERS, deadline);
     }
     let client = reqwest::blocking::Client::new();
     for cluster in &clusters {
@@ -502,40 +517,9 @@ fn the_deployments_of_a_host_killed_mid_apply_are_taken_over_and_finished() {
 fn hosts_ride_out_an_etcd_restart_under_load_with_503s_and_finish_their_work() {
     let mut etcd = Etcd::start();
     let runtime = tokio::runtime::Runtime::new().unwrap();
-    let behaviour = wasmco_vcluster::Behaviour {
-        ready_after: Duration::from_millis(100),
-        latency: Duration::from_millis(100),
-        ..Default::default()
-    };
-    let clusters: Vec<wasmco_vcluster::VirtualCluster> = (0..6)
-        .map(|i| {
-            runtime
-                .block_on(wasmco_vcluster::VirtualCluster::start(
-                    &format!("c{i:02}"),
-                    "127.0.0.1:0".parse().unwrap(),
-                    behaviour.clone(),
-                ))
-                .unwrap()
-        })
-        .collect();
+    let clusters = virtual_clusters(&runtime, 6, Duration::from_millis(100));
     let hosts = Hosts::start(&etcd, 2, &["--probe-interval", "1s"]);
-    let first = hosts.host(0);
-    expect(
-        first.post("/v2/cluster-providers", doc("lab", json!({}))),
-        201,
-    );
-    for (i, cluster) in clusters.iter().enumerate() {
-        let name = format!("c{i:02}");
-        first.register_cluster("lab", &name, cluster.kubeconfig().as_bytes());
-        expect(
-            first.post(
-                &format!("/v2/cluster-providers/lab/clusters/{name}/labels"),
-                json!({"clusterLabel": "edge"}),
-            ),
-            201,
-        );
-    }
-    expect(first.post("/v2/projects", doc("p", json!({}))), 201);
+    lab_with(hosts.host(0), &clusters);
     let digs: Vec<String> = (0..4)
         .map(|i| dig_on_every_cluster(hosts.host(i % 2), i))
         .collect();
@@ -574,22 +558,7 @@ fn hosts_ride_out_an_etcd_restart_under_load_with_503s_and_finish_their_work() {
     // Both hosts come back by themselves and finish every deployment.
     let deadline = Instant::now() + Duration::from_secs(90);
     for (i, dig) in digs.iter().enumerate() {
-        loop {
-            let answer = hosts
-                .host(i % 2)
-                .get(&format!("{dig}/status?status=deployed&output=summary"));
-            if answer.status() == 200 {
-                let summary: Value = answer.json().unwrap();
-                if summary["deployedCounts"] == json!({"Applied": clusters.len()}) {
-                    break;
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{dig} did not converge after etcd came back"
-            );
-            std::thread::sleep(Duration::from_millis(250));
-        }
+        wait_applied(hosts.host(i % 2), dig, clusters.len(), deadline);
     }
     for host in 0..2 {
         expect(

@@ -121,16 +121,7 @@ fn main() {
     let state_token = state.admin_token.clone();
     populate(&state.db);
 
-    let server = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .expect("server runtime");
-    let listener = server
-        .block_on(startup::bind("127.0.0.1:0".parse().expect("addr")))
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    server.spawn(async move { startup::serve(state, listener).await });
+    let (_server, addr) = support::serve(state);
 
     let client = tokio::runtime::Builder::new_current_thread()
         .enable_all()

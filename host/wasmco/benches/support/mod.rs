@@ -430,3 +430,19 @@ pub async fn load(
         p99: latencies[latencies.len() * 99 / 100],
     }
 }
+
+/// Serves `state`'s API on a loopback port from a runtime of one worker
+/// thread (as `wasmco serve` would), for as long as the runtime lives.
+pub fn serve(state: wasmco_api::AppState) -> (tokio::runtime::Runtime, std::net::SocketAddr) {
+    let server = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("server runtime");
+    let listener = server
+        .block_on(wasmco::startup::bind("127.0.0.1:0".parse().expect("addr")))
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    server.spawn(async move { wasmco::startup::serve(state, listener).await });
+    (server, addr)
+}
