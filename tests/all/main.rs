@@ -14,6 +14,7 @@ mod http;
 mod kube_apiserver;
 mod layers;
 mod logical_cloud;
+mod metrics;
 mod networks;
 mod pki;
 mod rsync;

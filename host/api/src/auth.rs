@@ -157,6 +157,8 @@ pub struct Gate {
     pub tokens: Arc<Tokens>,
     /// Where every request is recorded.
     pub audit: AuditLog,
+    /// Where every request is counted.
+    pub http: crate::metrics::HttpMetrics,
 }
 
 /// The route template a request matched, handed from [`authorize`] to
@@ -208,13 +210,20 @@ pub async fn authenticate(State(gate): State<Gate>, mut request: Request, next: 
         .extensions()
         .get::<RouteTemplate>()
         .map(|r| r.0.clone());
+    let seconds = started.elapsed().as_secs_f64();
+    gate.http.record(
+        route.as_deref().unwrap_or_default(),
+        &method,
+        response.status(),
+        seconds,
+    );
     gate.audit.record(AuditEntry {
         who,
         method,
         route,
         resource,
         status: response.status(),
-        millis: started.elapsed().as_secs_f64() * 1e3,
+        millis: seconds * 1e3,
     });
     response
 }

@@ -6,6 +6,7 @@ mod deployments;
 mod error;
 mod hosts;
 mod logical_clouds;
+pub mod metrics;
 pub mod openapi;
 mod pki;
 mod resources;
@@ -25,12 +26,25 @@ pub use error::ApiError;
 pub use state::AppState;
 pub use work::WorkPool;
 
+/// The router that serves `/metrics` alone, unauthenticated: for
+/// `--metrics-listen`, an address only the scraper reaches.
+pub fn metrics_router(state: AppState) -> Router {
+    Router::new()
+        .route(
+            "/metrics",
+            get(|State(s): State<AppState>| metrics::serve(s)),
+        )
+        .with_state(state)
+}
+
 /// The router with every route of the kind table, `/healthz`, the OpenAPI
-/// document and the token routes, behind the token check and the audit log.
+/// document, `/metrics` and the token routes, behind the token check and
+/// the audit log.
 pub fn router(state: AppState) -> Router {
     let gate = auth::Gate {
         tokens: state.tokens.clone(),
         audit: state.audit.clone(),
+        http: state.metrics.http().clone(),
     };
     routes(state)
         .route_layer(axum::middleware::from_fn(auth::authorize))
@@ -49,6 +63,10 @@ fn routes(state: AppState) -> Router {
         .route(
             "/v2/openapi.json",
             get(|| async { axum::Json(openapi::document()) }),
+        )
+        .route(
+            "/metrics",
+            get(|State(s): State<AppState>| metrics::serve(s)),
         )
         .route("/v2/hosts", get(|State(s): State<AppState>| hosts::list(s)))
         .route(

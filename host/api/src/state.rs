@@ -27,4 +27,6 @@ pub struct AppState {
     pub work: super::work::WorkPool,
     /// This host among those sharing its store.
     pub hosts: std::sync::Arc<dyn wasmco_store::hosts::HostGroup>,
+    /// What `/metrics` reports.
+    pub metrics: std::sync::Arc<super::metrics::Metrics>,
 }

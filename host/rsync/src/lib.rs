@@ -23,6 +23,7 @@
 mod credentials;
 mod drift;
 mod health;
+pub mod metrics;
 mod ownership;
 mod reconcile;
 pub mod target;
@@ -126,6 +127,7 @@ struct Inner {
     probes: health::Probes,
     watches: watch::Watches,
     ownership: ownership::Ownership,
+    metrics: metrics::RsyncMetrics,
     config: RsyncConfig,
 }
 
@@ -151,9 +153,15 @@ impl Rsync {
                 probes: health::Probes::default(),
                 watches: watch::Watches::default(),
                 ownership: ownership::Ownership::new(hosts),
+                metrics: metrics::RsyncMetrics::default(),
                 config,
             }),
         }
+    }
+
+    /// What rsync did, for `/metrics`.
+    pub fn metrics(&self) -> &metrics::RsyncMetrics {
+        &self.inner.metrics
     }
 
     /// Takes up, after a restart, every target with a context and starts

@@ -195,9 +195,11 @@ async fn work(
             let (inner, key, applied) = (inner.clone(), key.clone(), applied.clone());
             async move { inner.reconcile(&key, &applied).await }
         });
+        inner.metrics.reconcile_started();
         let outcome = tokio::select! {
             // Superseded: start again from the latest state.
             changed = nudged.changed() => {
+                inner.metrics.reconcile_ended("superseded");
                 if changed.is_err() {
                     return;
                 }
@@ -206,6 +208,12 @@ async fn work(
             }
             Some(outcome) = reconcile.join_next() => outcome,
         };
+        inner.metrics.reconcile_ended(match &outcome {
+            Ok(Ok(Settled::Idle)) => "idle",
+            Ok(Ok(Settled::Resync)) => "settled",
+            Ok(Ok(Settled::Incomplete)) => "incomplete",
+            _ => "failed",
+        });
         let pause = match outcome {
             Ok(Ok(Settled::Idle)) => None,
             Ok(Ok(Settled::Resync)) => {

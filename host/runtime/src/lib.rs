@@ -14,6 +14,7 @@ mod error;
 pub mod helm;
 mod limits;
 mod log;
+pub mod metrics;
 mod precheck;
 mod sandbox;
 
@@ -112,6 +113,7 @@ struct RuntimeInner {
     cache: cache::CompileCache,
     default_limits: ControllerLimits,
     code_limits: CodeLimits,
+    metrics: metrics::ControllerMetrics,
 }
 
 impl Runtime {
@@ -136,8 +138,14 @@ impl Runtime {
                 cache,
                 default_limits: config.default_limits,
                 code_limits: config.code_limits,
+                metrics: metrics::ControllerMetrics::default(),
             }),
         })
+    }
+
+    /// What the controller calls cost and how they ended.
+    pub fn metrics(&self) -> &metrics::ControllerMetrics {
+        &self.inner.metrics
     }
 
     /// Whether the pooling allocator is in use (false: it fell back to on-demand).
@@ -313,11 +321,13 @@ impl Controller {
                 called: ControllerKind::Placement,
             }));
         };
-        self.call(|store| {
-            let instance = pre.instantiate(&mut *store)?;
-            instance
-                .wasmco_controller_placement()
-                .call_place(&mut *store, request)
+        self.counted(|| {
+            self.call(|store| {
+                let instance = pre.instantiate(&mut *store)?;
+                instance
+                    .wasmco_controller_placement()
+                    .call_place(&mut *store, request)
+            })
         })
     }
 
@@ -328,12 +338,29 @@ impl Controller {
                 called: ControllerKind::Action,
             }));
         };
-        self.call(|store| {
-            let instance = pre.instantiate(&mut *store)?;
-            instance
-                .wasmco_controller_action()
-                .call_act(&mut *store, request)
+        self.counted(|| {
+            self.call(|store| {
+                let instance = pre.instantiate(&mut *store)?;
+                instance
+                    .wasmco_controller_action()
+                    .call_act(&mut *store, request)
+            })
         })
+    }
+
+    /// Makes the call, recording how long it took and how it ended.
+    fn counted<T>(
+        &self,
+        call: impl FnOnce() -> Result<CallOutput<T>, CallError>,
+    ) -> Result<CallOutput<T>, CallError> {
+        let started = std::time::Instant::now();
+        let result = call();
+        let failure = result.as_ref().err().map(|error| &error.failure);
+        self.runtime
+            .inner
+            .metrics
+            .record(&self.name, started.elapsed().as_secs_f64(), failure);
+        result
     }
 
     /// Runs `body` in a fresh sandboxed store and turns every way it can fail

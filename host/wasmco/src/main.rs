@@ -30,7 +30,7 @@ enum Command {
     /// the manifests each cluster gets.
     Run(scenario::Args),
     /// Serve the REST API (`/v2`) with its data in one directory.
-    Serve(serve::Args),
+    Serve(Box<serve::Args>),
     /// Compile a component read from stdin (the server runs this in a child
     /// process, so a compile can be stopped).
     #[command(hide = true)]
@@ -104,7 +104,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
     let connect = &cli.connect;
     match cli.command {
         Command::Run(args) => scenario::run(args),
-        Command::Serve(args) => serve::run(args),
+        Command::Serve(args) => serve::run(*args),
         Command::CompileController(args) => compile::run(args),
         Command::Dev(args) => dev::run(args),
         Command::HelmPrepare(args) => helm::run(args),

@@ -268,6 +268,8 @@ pub fn open_state(
         tracing::warn!("built without Helm support (no Go at build time): charts are refused");
     }
     let contexts = ContextStore::new(store);
+    let mut registry = prometheus_client::registry::Registry::default();
+    runtime.metrics().register(&mut registry);
     let engine: Arc<dyn wasmco_orchestrator::SyncEngine> = match sync {
         Some((handle, mut config)) => {
             config.kubeconfigs = kubeconfigs.clone();
@@ -282,6 +284,7 @@ pub fn open_state(
                 .resume()
                 .map_err(|e| ServeError::Resume(e.to_string()))?;
             tracing::info!(resumed, "deployments taken up again");
+            rsync.metrics().register(&mut registry);
             Arc::new(rsync)
         }
         None => Arc::new(NoSync),
@@ -308,6 +311,7 @@ pub fn open_state(
     let admin_token: Arc<str> = open_admin_token(data_dir)?.into();
     let tokens = Tokens::load(admin_token.clone(), &db)?;
     let audit = AuditLog::open(&data_dir.join(AUDIT_LOG_FILE))?;
+    let metrics = Arc::new(wasmco_api::metrics::Metrics::new(registry, db.clone()));
     Ok(AppState {
         db,
         runtime,
@@ -319,6 +323,7 @@ pub fn open_state(
         kubeconfigs,
         work: WorkPool::default(),
         hosts,
+        metrics,
     })
 }
 
@@ -477,6 +482,20 @@ pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, ServeErro
     tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|source| ServeError::Bind { addr, source })
+}
+
+/// Serves `/metrics` alone, unauthenticated, on `listener` (an address
+/// only the scraper reaches) until the process gets Ctrl-C.
+pub async fn serve_metrics(
+    state: AppState,
+    listener: tokio::net::TcpListener,
+) -> Result<(), ServeError> {
+    axum::serve(listener, wasmco_api::metrics_router(state))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
 }
 
 /// Serves the API on `listener` until the process gets Ctrl-C.

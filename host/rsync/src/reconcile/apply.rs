@@ -127,6 +127,11 @@ impl ClusterWork {
                 if synced.transient {
                     settled = Settled::Incomplete;
                 }
+                if synced.status.deployed == Deployed::Failed {
+                    self.inner.metrics.object("failed");
+                } else if synced.applied {
+                    self.inner.metrics.object("applied");
+                }
                 // What follows a CRD may be of its kind: wait until it is Established.
                 if resource.key.kind == "CustomResourceDefinition"
                     && synced.status.deployed == Deployed::Applied

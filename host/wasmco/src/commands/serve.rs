@@ -92,6 +92,11 @@ pub struct Args {
     /// Address to listen on.
     #[arg(long, env = "WASMCO_LISTEN", default_value = "127.0.0.1:9015")]
     listen: std::net::SocketAddr,
+    /// Serve `/metrics` on this address too, without the API token (an
+    /// address only the scraper reaches); on the API's address it needs
+    /// the token like every route.
+    #[arg(long, env = "WASMCO_METRICS_LISTEN")]
+    metrics_listen: Option<std::net::SocketAddr>,
     /// Write deployments as YAML files under this directory (one folder
     /// per cluster) instead of applying them: dry runs and GitOps.
     #[arg(long)]
@@ -139,6 +144,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         store,
         etcd,
         listen,
+        metrics_listen,
         sync_to_directory,
         tls,
         tls_sans,
@@ -212,6 +218,11 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         };
         // Tests and scripts read the address (port 0 picks a free one).
         println!("wasmco API listening on {scheme}://{address}");
+        if let Some(metrics_listen) = metrics_listen {
+            let metrics = wasmco::startup::bind(metrics_listen).await?;
+            tracing::info!(address = %metrics.local_addr()?, "metrics without a token");
+            tokio::spawn(wasmco::startup::serve_metrics(state.clone(), metrics));
+        }
         match tls_config {
             Some(config) => wasmco::startup::serve_tls(state, listener, config).await,
             None => wasmco::startup::serve(state, listener).await,

@@ -1,0 +1,156 @@
+//! `GET /metrics`: every layer's counters in the Prometheus (OpenMetrics)
+//! text format, with the API's own requests among them.
+
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::{Registry, Unit};
+
+use wasmco_store::db::ResourceDb;
+
+use crate::{ApiError, AppState};
+
+/// A request by its route template (never its raw path, which would name
+/// objects), method and answer.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: String,
+    method: &'static str,
+    status: u16,
+}
+
+/// A route template and method.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
+    method: &'static str,
+}
+
+/// From 100 µs to about 6.5 s.
+fn request_buckets() -> Histogram {
+    Histogram::new(exponential_buckets(0.000_1, 2.0, 17))
+}
+
+/// The API's requests; cheap to clone.
+#[derive(Clone)]
+pub struct HttpMetrics {
+    requests: Family<RequestLabels, Counter>,
+    duration: Family<RouteLabels, Histogram, fn() -> Histogram>,
+}
+
+impl HttpMetrics {
+    /// Records one answered request. `route` is the matched template
+    /// (empty when none matched).
+    pub fn record(&self, route: &str, method: &Method, status: StatusCode, seconds: f64) {
+        let route = if route.is_empty() {
+            "(unmatched)"
+        } else {
+            route
+        };
+        // Bounded: anything but the methods the API serves is "other".
+        let method = match *method {
+            Method::GET => "GET",
+            Method::POST => "POST",
+            Method::PUT => "PUT",
+            Method::DELETE => "DELETE",
+            Method::PATCH => "PATCH",
+            Method::HEAD => "HEAD",
+            Method::OPTIONS => "OPTIONS",
+            _ => "other",
+        };
+        self.requests
+            .get_or_create(&RequestLabels {
+                route: route.to_owned(),
+                method,
+                status: status.as_u16(),
+            })
+            .inc();
+        self.duration
+            .get_or_create(&RouteLabels {
+                route: route.to_owned(),
+                method,
+            })
+            .observe(seconds);
+    }
+}
+
+/// Every registered family, and the gauges read at scrape time.
+pub struct Metrics {
+    registry: Registry,
+    http: HttpMetrics,
+    store_bytes: Gauge,
+    db: ResourceDb,
+}
+
+impl Metrics {
+    /// The API's families added to `registry` (which the other layers'
+    /// already are in), over `db`'s store.
+    pub fn new(mut registry: Registry, db: ResourceDb) -> Self {
+        let http = HttpMetrics {
+            requests: Family::default(),
+            duration: Family::new_with_constructor(request_buckets),
+        };
+        registry.register(
+            "wasmco_http_requests",
+            "API requests by route template, method and status",
+            http.requests.clone(),
+        );
+        registry.register_with_unit(
+            "wasmco_http_request_duration",
+            "How long the API took to answer, by route template and method",
+            Unit::Seconds,
+            http.duration.clone(),
+        );
+        let store_bytes = Gauge::default();
+        registry.register_with_unit(
+            "wasmco_store_size",
+            "What the store takes on disk",
+            Unit::Bytes,
+            store_bytes.clone(),
+        );
+        Metrics {
+            registry,
+            http,
+            store_bytes,
+            db,
+        }
+    }
+
+    /// The API's own request metrics.
+    pub fn http(&self) -> &HttpMetrics {
+        &self.http
+    }
+
+    /// Everything, in the text format.
+    fn encode(&self) -> Result<String, ApiError> {
+        match self.db.store().size_on_disk() {
+            Ok(bytes) => {
+                self.store_bytes
+                    .set(i64::try_from(bytes).unwrap_or(i64::MAX));
+            }
+            Err(error) => tracing::warn!(%error, "cannot read the store's size"),
+        }
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)
+            .map_err(ApiError::internal)?;
+        Ok(text)
+    }
+}
+
+/// `GET /metrics`.
+pub async fn serve(state: AppState) -> Result<Response, ApiError> {
+    let metrics = state.metrics.clone();
+    let text = tokio::task::spawn_blocking(move || metrics.encode())
+        .await
+        .map_err(ApiError::internal)??;
+    let mut response = text.into_response();
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8"),
+    );
+    Ok(response)
+}

@@ -1,0 +1,187 @@
+//! `/metrics` after a real deployment, read with a Prometheus parser: the
+//! API's requests by route template, the controllers' calls, rsync's
+//! objects and reconciles, the store's size; behind the token on the API's
+//! address, open on `--metrics-listen`'s.
+
+use std::time::{Duration, Instant};
+
+use crate::deploy::{DIG, action, set_up_with};
+use crate::http::{Server, Virtual, expect};
+use crate::kube_apiserver::free_port;
+
+/// One sample of an exposition.
+#[derive(Debug, serde::Deserialize)]
+struct Sample {
+    name: String,
+    labels: std::collections::BTreeMap<String, String>,
+    value: f64,
+}
+
+/// The samples of `text`, read by the Prometheus project's own parser
+/// (its Python client, which refuses a malformed document).
+fn parse(text: &str) -> Vec<Sample> {
+    use std::io::Write;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/metrics/parse.sh");
+    let mut child = std::process::Command::new("bash")
+        .arg(script)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the parser starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "the exposition does not parse: {}\n{text}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// The value of the sample `name` whose labels include `labels`.
+fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> f64 {
+    let found = samples.iter().find(|sample| {
+        sample.name == name
+            && labels
+                .iter()
+                .all(|(label, value)| sample.labels.get(*label).map(String::as_str) == Some(*value))
+    });
+    match found {
+        Some(sample) => sample.value,
+        None => panic!("no {name} {labels:?} among {samples:#?}"),
+    }
+}
+
+#[test]
+fn a_deployment_shows_in_the_metrics_of_every_layer() {
+    let clusters = [
+        Virtual::start("c1"),
+        Virtual::start("c2"),
+        Virtual::start("c3"),
+    ];
+    let data = tempfile::tempdir().unwrap();
+    let metrics_address = format!("127.0.0.1:{}", free_port());
+    let server = Server::start_with(data.path(), &["--metrics-listen", &metrics_address]);
+    set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
+    expect(action(&server, DIG, "approve"), 202);
+    expect(action(&server, DIG, "instantiate"), 202);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while expect(server.get(&format!("{DIG}/status?status=ready")), 200)["readyStatus"] != "Ready" {
+        assert!(
+            Instant::now() < deadline,
+            "the deployment did not get ready"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+
+    // Behind the token on the API's address.
+    let anonymous = reqwest::blocking::get(server.url("/metrics")).unwrap();
+    assert_eq!(anonymous.status(), 401);
+    let answer = server.get("/metrics");
+    assert_eq!(answer.status(), 200);
+    assert!(
+        answer.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("application/openmetrics-text"),
+    );
+    let scrape = parse(&answer.text().unwrap());
+
+    // Requests by route template, never by raw path.
+    assert_eq!(
+        value(
+            &scrape,
+            "wasmco_http_requests_total",
+            &[
+                ("route", "/v2/projects"),
+                ("method", "POST"),
+                ("status", "201")
+            ]
+        ),
+        1.0
+    );
+    let dig_route = "/v2/projects/{project}/composite-apps/{compositeApp}/{compositeAppVersion}/deployment-intent-groups/{deploymentIntentGroup}";
+    assert_eq!(
+        value(
+            &scrape,
+            "wasmco_http_requests_total",
+            &[
+                ("route", &format!("{dig_route}/instantiate")),
+                ("status", "202")
+            ]
+        ),
+        1.0
+    );
+    assert!(
+        !scrape
+            .iter()
+            .any(|s| s.labels.values().any(|v| v.contains("/shop/"))),
+        "an object's name in a label"
+    );
+    assert!(
+        value(
+            &scrape,
+            "wasmco_http_request_duration_seconds_count",
+            &[("route", "/v2/projects"), ("method", "POST")]
+        ) >= 1.0
+    );
+
+    // One generic placement and one gac call, both fine.
+    for controller in ["generic-placement", "gac"] {
+        assert_eq!(
+            value(
+                &scrape,
+                "wasmco_controller_calls_total",
+                &[("controller", controller), ("outcome", "ok")]
+            ),
+            1.0,
+            "{controller}"
+        );
+        assert_eq!(
+            value(
+                &scrape,
+                "wasmco_controller_call_duration_seconds_count",
+                &[("controller", controller)]
+            ),
+            1.0
+        );
+    }
+
+    // rsync applied the seven objects, once each.
+    assert_eq!(
+        value(
+            &scrape,
+            "wasmco_rsync_objects_total",
+            &[("outcome", "applied")]
+        ),
+        7.0
+    );
+    assert!(
+        value(
+            &scrape,
+            "wasmco_rsync_reconciles_total",
+            &[("outcome", "settled")]
+        ) >= 1.0
+    );
+    assert!(value(&scrape, "wasmco_store_size_bytes", &[]) > 0.0);
+
+    // Open on the metrics address, which serves nothing else.
+    let open = reqwest::blocking::get(format!("http://{metrics_address}/metrics")).unwrap();
+    assert_eq!(open.status(), 200);
+    let scrape = parse(&open.text().unwrap());
+    assert!(
+        value(
+            &scrape,
+            "wasmco_controller_calls_total",
+            &[("controller", "gac")]
+        ) >= 1.0
+    );
+    let api = reqwest::blocking::get(format!("http://{metrics_address}/v2/projects")).unwrap();
+    assert_eq!(api.status(), 404);
+}
