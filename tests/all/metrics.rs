@@ -153,6 +153,19 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
         );
     }
 
+    // The instantiate's stages, each once.
+    for stage in ["inputs", "placement", "actions", "store"] {
+        assert_eq!(
+            value(
+                &scrape,
+                "wasmco_deploy_stage_duration_seconds_count",
+                &[("action", "instantiate"), ("stage", stage)]
+            ),
+            1.0,
+            "{stage}"
+        );
+    }
+
     // rsync applied the seven objects, once each.
     assert_eq!(
         value(
@@ -184,4 +197,34 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
     );
     let api = reqwest::blocking::get(format!("http://{metrics_address}/v2/projects")).unwrap();
     assert_eq!(api.status(), 404);
+}
+
+#[test]
+fn logs_can_be_one_json_object_per_line() {
+    let data = tempfile::tempdir().unwrap();
+    let log = data.path().join("server.log");
+    let server = Server::start_logged(
+        data.path(),
+        &["--log-format", "json"],
+        &[("RUST_LOG", "info")],
+        &log,
+    );
+    expect(
+        server.post("/v2/projects", crate::http::doc("p", serde_json::json!({}))),
+        201,
+    );
+    drop(server);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: not JSON: {line}")))
+        .collect();
+    assert!(!lines.is_empty(), "the server logged nothing");
+    assert!(
+        lines
+            .iter()
+            .all(|line| line["level"].is_string() && line["fields"].is_object()),
+        "{lines:#?}"
+    );
 }

@@ -10,8 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use wasmco_core::{ClusterRef, Kind};
-use wasmco_runtime::Controller;
 use wasmco_runtime::helm::HelmRenderer;
+use wasmco_runtime::{Controller, ControllerKind};
 use wasmco_store::appcontext::{
     self as stored, Access, ClusterHealth, Connectivity, ContextError, ContextMeta, ContextStore,
     DeployState, DigState, ResourceStatus, StoredContext, SyncEngine,
@@ -54,6 +54,8 @@ pub struct Orchestrator {
     /// One action per DIG or logical cloud at a time: an action reads,
     /// computes and writes its target's state.
     pub(super) actions: Arc<TargetLocks>,
+    /// How long each stage of an instantiate or update takes.
+    metrics: crate::metrics::OrchestratorMetrics,
 }
 
 impl Orchestrator {
@@ -76,7 +78,13 @@ impl Orchestrator {
             sync,
             kubeconfigs,
             actions: Arc::default(),
+            metrics: crate::metrics::OrchestratorMetrics::default(),
         }
+    }
+
+    /// How long instantiates and updates take, for `/metrics`.
+    pub fn metrics(&self) -> &crate::metrics::OrchestratorMetrics {
+        &self.metrics
     }
 
     /// Serialises each target's actions across `hosts` too, not only
@@ -429,6 +437,11 @@ impl Orchestrator {
         next: DeployState,
         adopt_from: Option<String>,
     ) -> Result<DigState, OrchestratorError> {
+        let action = match next {
+            DeployState::Updated => "update",
+            _ => "instantiate",
+        };
+        let started = std::time::Instant::now();
         let scope = self.deployment_scope(dig)?;
         let access = scope.access.clone();
         let Inputs {
@@ -446,6 +459,8 @@ impl Orchestrator {
             dig,
             scope,
         )?;
+        self.metrics
+            .stage(action, "inputs", started.elapsed().as_secs_f64());
         let mut draft = DraftContext::new(apps, clusters);
         let pipeline: Vec<Step<'_>> = steps
             .iter()
@@ -455,6 +470,17 @@ impl Orchestrator {
             })
             .collect();
         let runs = run_controllers(&mut draft, &pipeline)?;
+        for (stage, kind) in [
+            ("placement", ControllerKind::Placement),
+            ("actions", ControllerKind::Action),
+        ] {
+            let seconds = runs
+                .iter()
+                .filter(|r| r.kind == kind)
+                .map(|r| r.seconds)
+                .sum();
+            self.metrics.stage(action, stage, seconds);
+        }
         for run in &runs {
             for line in run.log.text.lines() {
                 tracing::info!(controller = %run.controller, "{line}");
@@ -475,8 +501,11 @@ impl Orchestrator {
             adopt_from,
         };
         state.enter(next, revision);
+        let writing = std::time::Instant::now();
         self.contexts
             .write(&dig.key(), &meta, &draft.into_stored(), &state)?;
+        self.metrics
+            .stage(action, "store", writing.elapsed().as_secs_f64());
         self.sync.changed(&dig.key());
         Ok(state)
     }

@@ -10,6 +10,7 @@ pub mod draft;
 mod inputs;
 mod locks;
 mod logical_cloud;
+pub mod metrics;
 mod network;
 pub mod pipeline;
 mod registry;

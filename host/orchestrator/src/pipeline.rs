@@ -23,6 +23,10 @@ pub struct Step<'a> {
 pub struct ControllerRun {
     /// The controller's name.
     pub controller: String,
+    /// Placement or action.
+    pub kind: ControllerKind,
+    /// How long its call and its edits took, in seconds.
+    pub seconds: f64,
     /// How many edits it returned.
     pub edits: usize,
     /// What it printed.
@@ -40,6 +44,7 @@ pub fn run_controllers(
     let mut settled = false;
     for step in steps {
         let controller = step.controller;
+        let started = std::time::Instant::now();
         let run = match controller.kind() {
             ControllerKind::Placement => {
                 if settled {
@@ -57,6 +62,8 @@ pub fn run_controllers(
                     .map_err(|e| invalid_edit(controller, e, &output.log))?;
                 ControllerRun {
                     controller: controller.name().to_owned(),
+                    kind: controller.kind(),
+                    seconds: started.elapsed().as_secs_f64(),
                     edits: output.value.len(),
                     log: output.log,
                 }
@@ -72,6 +79,8 @@ pub fn run_controllers(
                     .map_err(|e| invalid_edit(controller, e, &output.log))?;
                 ControllerRun {
                     controller: controller.name().to_owned(),
+                    kind: controller.kind(),
+                    seconds: started.elapsed().as_secs_f64(),
                     edits: output.value.len(),
                     log: output.log,
                 }

@@ -20,8 +20,19 @@ use commands::{
 struct Cli {
     #[command(flatten)]
     connect: Connect,
+    /// How logs (stderr) are written: `text` for people, `json` (one
+    /// object per line, with the span fields) for log collectors.
+    #[arg(long, global = true, env = "WASMCO_LOG_FORMAT", default_value = "text")]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Command,
+}
+
+/// How logs are written.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -83,13 +94,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // The compiler child's stderr is its error message, nothing else.
     if !matches!(cli.command, Command::CompileController(_)) {
-        tracing_subscriber::fmt()
+        let logs = tracing_subscriber::fmt()
             .with_env_filter(
                 tracing_subscriber::EnvFilter::try_from_default_env()
                     .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
             )
-            .with_writer(std::io::stderr)
-            .init();
+            .with_writer(std::io::stderr);
+        match cli.log_format {
+            LogFormat::Text => logs.init(),
+            LogFormat::Json => logs.json().init(),
+        }
     }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,

@@ -311,6 +311,7 @@ pub fn open_state(
     let admin_token: Arc<str> = open_admin_token(data_dir)?.into();
     let tokens = Tokens::load(admin_token.clone(), &db)?;
     let audit = AuditLog::open(&data_dir.join(AUDIT_LOG_FILE))?;
+    orchestrator.metrics().register(&mut registry);
     let metrics = Arc::new(wasmco_api::metrics::Metrics::new(registry, db.clone()));
     Ok(AppState {
         db,
