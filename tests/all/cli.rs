@@ -175,6 +175,31 @@ fn hello_deploys_by_label_and_terminates_through_the_cli() {
     assert!(applied.contains("instantiate"), "{applied}");
     let status = dev.ok(&["status", "hello", "--timeout", "60s"]);
     assert!(status.contains("hello 4/4 ready"), "{status}");
+    // The DIG table says what an operator looks for.
+    let digs = dev.ok(&[
+        "get",
+        "digs",
+        "--project",
+        "hello",
+        "--composite-app",
+        "hello-app",
+        "--composite-app-version",
+        "v1",
+    ]);
+    let row = digs
+        .lines()
+        .find(|l| l.trim_start().starts_with("hello"))
+        .unwrap_or_default();
+    let columns: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        columns[..4],
+        ["hello", "Instantiated", "1", "4/4"],
+        "{digs}"
+    );
+    assert!(
+        columns[4].ends_with('s') || columns[4].ends_with('m'),
+        "{digs}"
+    );
     // Placement by label: both edge clusters, not the core one.
     assert_eq!(dev.names(1, "apis/apps/v1/deployments"), ["hello"]);
     assert_eq!(dev.names(2, "apis/apps/v1/deployments"), ["hello"]);
@@ -505,6 +530,10 @@ fn errors_a_person_can_act_on() {
     let table = dev.ok(&["get", "clusters", "--provider", "dev"]);
     assert!(
         table.contains("dev-1") && table.contains("dev-3") && table.contains("STATE"),
+        "{table}"
+    );
+    assert!(
+        table.contains("LABELS") && table.contains("east,edge") && table.contains("core,west"),
         "{table}"
     );
     // Each cluster's health, once its first probe answered.
