@@ -151,6 +151,15 @@ fn edits_outside_the_context_are_refused_and_nothing_is_applied() {
             "{action} left edits behind"
         );
     }
+    // Counted as such in /metrics (this test alone has hostile's edits refused).
+    let mut registry = prometheus_client::registry::Registry::default();
+    crate::support::runtime().metrics().register(&mut registry);
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, &registry).unwrap();
+    assert!(
+        text.contains("wasmco_controller_invalid_edits_total{controller=\"hostile\"} 3"),
+        "{text}"
+    );
     let mut context = draft();
     run_controllers(
         &mut context,

@@ -67,7 +67,15 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
     ];
     let data = tempfile::tempdir().unwrap();
     let metrics_address = format!("127.0.0.1:{}", free_port());
-    let server = Server::start_with(data.path(), &["--metrics-listen", &metrics_address]);
+    let server = Server::start_with(
+        data.path(),
+        &[
+            "--metrics-listen",
+            &metrics_address,
+            "--probe-interval",
+            "1s",
+        ],
+    );
     set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
     expect(action(&server, DIG, "approve"), 202);
     expect(action(&server, DIG, "instantiate"), 202);
@@ -197,6 +205,35 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
     );
     let api = reqwest::blocking::get(format!("http://{metrics_address}/v2/projects")).unwrap();
     assert_eq!(api.status(), 404);
+
+    // Clusters by reachability, as the probes see them: one goes away.
+    let reachable = |count: f64, unreachable: f64| {
+        let scrape = parse(&server.get("/metrics").text().unwrap());
+        value(&scrape, "wasmco_clusters", &[("reachability", "Reachable")]) == count
+            && value(
+                &scrape,
+                "wasmco_clusters",
+                &[("reachability", "Unreachable")],
+            ) == unreachable
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !reachable(3.0, 0.0) {
+        assert!(
+            Instant::now() < deadline,
+            "the three clusters are not all reachable"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let mut clusters = Vec::from(clusters);
+    drop(clusters.pop());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !reachable(2.0, 1.0) {
+        assert!(
+            Instant::now() < deadline,
+            "the stopped cluster is not unreachable"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 #[test]

@@ -10,6 +10,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
+use wasmco_store::appcontext::Reachability;
 use wasmco_store::db::ResourceDb;
 
 use crate::{ApiError, AppState};
@@ -78,11 +79,18 @@ impl HttpMetrics {
     }
 }
 
+/// A cluster's reachability, as rsync's probe last saw it.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReachabilityLabel {
+    reachability: &'static str,
+}
+
 /// Every registered family, and the gauges read at scrape time.
 pub struct Metrics {
     registry: Registry,
     http: HttpMetrics,
     store_bytes: Gauge,
+    clusters: Family<ReachabilityLabel, Gauge>,
     db: ResourceDb,
 }
 
@@ -112,10 +120,17 @@ impl Metrics {
             Unit::Bytes,
             store_bytes.clone(),
         );
+        let clusters = Family::default();
+        registry.register(
+            "wasmco_clusters",
+            "Clusters by reachability, as rsync's probes last recorded it",
+            clusters.clone(),
+        );
         Metrics {
             registry,
             http,
             store_bytes,
+            clusters,
             db,
         }
     }
@@ -125,8 +140,26 @@ impl Metrics {
         &self.http
     }
 
-    /// Everything, in the text format.
-    fn encode(&self) -> Result<String, ApiError> {
+    /// Everything, in the text format, with the gauges read now from
+    /// `orchestrator` and the store.
+    fn encode(&self, orchestrator: &wasmco_orchestrator::Orchestrator) -> Result<String, ApiError> {
+        match orchestrator.cluster_healths() {
+            Ok(healths) => {
+                for reachability in [Reachability::Reachable, Reachability::Unreachable] {
+                    let count = healths.iter().filter(|h| h.state == reachability).count();
+                    let label = match reachability {
+                        Reachability::Reachable => "Reachable",
+                        Reachability::Unreachable => "Unreachable",
+                    };
+                    self.clusters
+                        .get_or_create(&ReachabilityLabel {
+                            reachability: label,
+                        })
+                        .set(i64::try_from(count).unwrap_or(i64::MAX));
+                }
+            }
+            Err(error) => tracing::warn!(%error, "cannot read the clusters' health"),
+        }
         match self.db.store().size_on_disk() {
             Ok(bytes) => {
                 self.store_bytes
@@ -143,8 +176,8 @@ impl Metrics {
 
 /// `GET /metrics`.
 pub async fn serve(state: AppState) -> Result<Response, ApiError> {
-    let metrics = state.metrics.clone();
-    let text = tokio::task::spawn_blocking(move || metrics.encode())
+    let (metrics, orchestrator) = (state.metrics.clone(), state.orchestrator.clone());
+    let text = tokio::task::spawn_blocking(move || metrics.encode(&orchestrator))
         .await
         .map_err(ApiError::internal)??;
     let mut response = text.into_response();

@@ -549,6 +549,11 @@ impl Orchestrator {
             .cluster_changed(&ClusterRef::new(provider, cluster));
     }
 
+    /// Every cluster's health as rsync's probes last recorded it.
+    pub fn cluster_healths(&self) -> Result<Vec<ClusterHealth>, OrchestratorError> {
+        Ok(self.contexts.healths()?)
+    }
+
     /// What rsync's probe last saw of a cluster; `None` before its first probe.
     pub fn cluster_health(
         &self,

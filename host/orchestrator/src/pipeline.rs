@@ -111,6 +111,7 @@ fn invalid_edit(
     error: crate::draft::EditError,
     log: &ControllerLog,
 ) -> CallError {
+    controller.record_invalid_edit();
     CallError {
         controller: controller.name().to_owned(),
         failure: CallFailure::InvalidEdit {

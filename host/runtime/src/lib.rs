@@ -348,6 +348,11 @@ impl Controller {
         })
     }
 
+    /// Records that the edits this controller's call returned were refused.
+    pub fn record_invalid_edit(&self) {
+        self.runtime.inner.metrics.invalid_edit(&self.name);
+    }
+
     /// Makes the call, recording how long it took and how it ended.
     fn counted<T>(
         &self,

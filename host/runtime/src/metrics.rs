@@ -32,6 +32,7 @@ fn call_buckets() -> Histogram {
 #[derive(Clone)]
 pub struct ControllerMetrics {
     calls: Family<CallLabels, Counter>,
+    invalid_edits: Family<ControllerLabel, Counter>,
     duration: Family<ControllerLabel, Histogram, fn() -> Histogram>,
 }
 
@@ -39,6 +40,7 @@ impl Default for ControllerMetrics {
     fn default() -> Self {
         ControllerMetrics {
             calls: Family::default(),
+            invalid_edits: Family::default(),
             duration: Family::new_with_constructor(call_buckets),
         }
     }
@@ -52,12 +54,26 @@ impl ControllerMetrics {
             "Controller calls by outcome: ok, deadline, memory, trap, error, invalid-edit, wrong-kind",
             self.calls.clone(),
         );
+        registry.register(
+            "wasmco_controller_invalid_edits",
+            "Calls that returned edits the host refused (counted among the calls as ok: the call itself returned)",
+            self.invalid_edits.clone(),
+        );
         registry.register_with_unit(
             "wasmco_controller_call_duration",
             "How long a controller call took, instantiation included",
             Unit::Seconds,
             self.duration.clone(),
         );
+    }
+
+    /// Records that `controller`'s last call returned edits the host refused.
+    pub fn invalid_edit(&self, controller: &str) {
+        self.invalid_edits
+            .get_or_create(&ControllerLabel {
+                controller: controller.to_owned(),
+            })
+            .inc();
     }
 
     /// Records one call of `controller`.

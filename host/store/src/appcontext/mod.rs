@@ -368,6 +368,21 @@ impl ContextStore {
         self.get_json(&format!("health/{cluster}"))
     }
 
+    /// Every cluster's recorded health, in one scan.
+    pub fn healths(&self) -> Result<Vec<ClusterHealth>, ContextError> {
+        let mut healths = Vec::new();
+        self.store.visit_prefix(
+            b"health/",
+            &mut |key, value| match serde_json::from_slice(value) {
+                Ok(health) => healths.push(health),
+                Err(error) => tracing::warn!(
+                    key = %String::from_utf8_lossy(key), %error, "unreadable cluster health skipped"
+                ),
+            },
+        )?;
+        Ok(healths)
+    }
+
     /// Forgets a deleted cluster's health.
     pub fn forget_health(&self, cluster: &ClusterRef) -> Result<(), ContextError> {
         Ok(self.store.batch(vec![BatchOp::Delete(
