@@ -191,6 +191,31 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
         ) >= 1.0
     );
     assert!(value(&scrape, "wasmco_store_size_bytes", &[]) > 0.0);
+    assert!(
+        value(
+            &scrape,
+            "wasmco_rsync_apply_duration_seconds_count",
+            &[("cluster", "edge+c1")]
+        ) >= 2.0
+    );
+    assert_eq!(value(&scrape, "wasmco_rsync_drift_repairs_total", &[]), 0.0);
+
+    // Someone deletes an object on a cluster: rsync puts it back, and says so.
+    let web = "/apis/apps/v1/namespaces/default/deployments/web";
+    assert_eq!(
+        clusters[0].send("DELETE", web, "", None).status().as_u16(),
+        200
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let scrape = parse(&server.get("/metrics").text().unwrap());
+        if value(&scrape, "wasmco_rsync_drift_repairs_total", &[]) >= 1.0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the drift was not repaired");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(clusters[0].object(web).is_some());
 
     // Open on the metrics address, which serves nothing else.
     let open = reqwest::blocking::get(format!("http://{metrics_address}/metrics")).unwrap();

@@ -4,7 +4,8 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::Registry;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::{Registry, Unit};
 
 /// How something ended.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -12,12 +13,39 @@ struct Outcome {
     outcome: &'static str,
 }
 
+/// A cluster (`provider+cluster`): registered by the admin, so a bounded set.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ClusterLabel {
+    cluster: String,
+}
+
+/// From 1 ms to about 65 s (retries with backoff included).
+fn apply_buckets() -> Histogram {
+    Histogram::new(exponential_buckets(0.001, 2.0, 17))
+}
+
 /// rsync's counters; cheap to clone (they share their values).
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct RsyncMetrics {
     objects: Family<Outcome, Counter>,
     reconciles: Family<Outcome, Counter>,
     reconciling: Gauge,
+    apply_duration: Family<ClusterLabel, Histogram, fn() -> Histogram>,
+    retries: Counter,
+    drift_repairs: Counter,
+}
+
+impl Default for RsyncMetrics {
+    fn default() -> Self {
+        RsyncMetrics {
+            objects: Family::default(),
+            reconciles: Family::default(),
+            reconciling: Gauge::default(),
+            apply_duration: Family::new_with_constructor(apply_buckets),
+            retries: Counter::default(),
+            drift_repairs: Counter::default(),
+        }
+    }
 }
 
 impl RsyncMetrics {
@@ -38,6 +66,38 @@ impl RsyncMetrics {
             "Reconciles running now",
             self.reconciling.clone(),
         );
+        registry.register_with_unit(
+            "wasmco_rsync_apply_duration",
+            "How long applying one object to a cluster took, its retries included",
+            Unit::Seconds,
+            self.apply_duration.clone(),
+        );
+        registry.register(
+            "wasmco_rsync_retries",
+            "Requests to clusters tried again after the cluster did not answer",
+            self.retries.clone(),
+        );
+        registry.register(
+            "wasmco_rsync_drift_repairs",
+            "Objects put back after someone changed or deleted them on a cluster",
+            self.drift_repairs.clone(),
+        );
+    }
+
+    pub(crate) fn applied_in(&self, cluster: &wasmco_core::ClusterRef, seconds: f64) {
+        self.apply_duration
+            .get_or_create(&ClusterLabel {
+                cluster: cluster.to_string(),
+            })
+            .observe(seconds);
+    }
+
+    pub(crate) fn retry(&self) {
+        self.retries.inc();
+    }
+
+    pub(crate) fn drift_repaired(&self) {
+        self.drift_repairs.inc();
     }
 
     pub(crate) fn object(&self, outcome: &'static str) {

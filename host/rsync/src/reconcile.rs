@@ -309,6 +309,7 @@ impl ClusterWork {
                 }
                 Err(error) if error.is_transient() && tries + 1 < self.inner.config.attempts => {
                     tries += 1;
+                    self.inner.metrics.retry();
                     self.connectivity(Connectivity::Retrying);
                     tracing::warn!(cluster = %self.cluster, %error, attempt = tries, "cluster not reachable; retrying");
                     let delay = delays.next().unwrap_or(self.inner.config.backoff.1);

@@ -260,9 +260,16 @@ impl ClusterWork {
             force,
         };
         let manifest = &desired;
+        let started = std::time::Instant::now();
         let outcome = self
             .with_retries(|target| async move { target.apply(resource, manifest, how).await })
             .await;
+        self.inner
+            .metrics
+            .applied_in(&self.cluster, started.elapsed().as_secs_f64());
+        if outcome.is_ok() && drifted.is_some() {
+            self.inner.metrics.drift_repaired();
+        }
         let detected = drifted.map(|kind| Drift {
             kind,
             detected: now(),
