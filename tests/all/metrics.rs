@@ -161,6 +161,30 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
         );
     }
 
+    // gac was compiled (or found in the cache) and instantiated once at upload.
+    let loaded: f64 = ["hit", "miss"]
+        .iter()
+        .map(|result| {
+            scrape
+                .iter()
+                .filter(|s| {
+                    s.name == "wasmco_controller_compile_cache_total"
+                        && s.labels.get("result").map(String::as_str) == Some(*result)
+                })
+                .map(|s| s.value)
+                .sum::<f64>()
+        })
+        .sum();
+    assert!(loaded >= 2.0, "the built-in generic placement and gac");
+    assert_eq!(
+        value(
+            &scrape,
+            "wasmco_controller_instantiation_duration_seconds_count",
+            &[("controller", "gac")]
+        ),
+        1.0
+    );
+
     // The instantiate's stages, each once.
     for stage in ["inputs", "placement", "actions", "store"] {
         assert_eq!(

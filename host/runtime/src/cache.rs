@@ -21,6 +21,8 @@ pub(super) struct CompileCache {
 pub(super) struct Compiled {
     pub component: Component,
     pub digest: String,
+    /// Loaded from the cache rather than compiled.
+    pub cached: bool,
 }
 
 impl CompileCache {
@@ -58,7 +60,13 @@ impl CompileCache {
         let path = self.path_for(&digest);
         if path.exists() {
             match load_compiled(engine, &path) {
-                Ok(component) => return Ok(Compiled { component, digest }),
+                Ok(component) => {
+                    return Ok(Compiled {
+                        component,
+                        digest,
+                        cached: true,
+                    });
+                }
                 Err(error) => tracing::warn!(
                     path = %path.display(),
                     error = %super::error::describe(&error),
@@ -73,7 +81,11 @@ impl CompileCache {
             None => Component::new(engine, wasm)
                 .map_err(|e| RegistrationError::Compile(super::error::describe(&e)))?,
         };
-        Ok(Compiled { component, digest })
+        Ok(Compiled {
+            component,
+            digest,
+            cached: false,
+        })
     }
 
     /// Writes an accepted component to the cache, unless it is there.

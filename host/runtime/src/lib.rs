@@ -180,6 +180,7 @@ impl Runtime {
         // imports, world or code shape costs one pass over its bytes.
         precheck::precheck(wasm, kind, &self.inner.code_limits, sandbox::allowed_import)?;
         let compiled = self.inner.cache.compile(self.inner.engine.engine(), wasm)?;
+        self.inner.metrics.compiled(compiled.cached);
         sandbox::check_imports(self.inner.engine.engine(), &compiled.component)?;
         check_world(self.inner.engine.engine(), &compiled.component, kind)?;
         let instance_pre = self
@@ -297,7 +298,8 @@ impl Controller {
 
     /// Instantiates the controller once, under its limits, without calling it.
     pub fn instantiate(&self) -> Result<(), CallError> {
-        self.call(|store| {
+        let started = std::time::Instant::now();
+        let instantiated = self.call(|store| {
             match &self.pre {
                 ControllerPre::Placement(pre) => {
                     pre.instantiate(&mut *store)?;
@@ -307,8 +309,12 @@ impl Controller {
                 }
             }
             Ok(Ok(()))
-        })
-        .map(drop)
+        });
+        self.runtime
+            .inner
+            .metrics
+            .instantiated(&self.name, started.elapsed().as_secs_f64());
+        instantiated.map(drop)
     }
 
     /// Calls a placement controller in a fresh instance.

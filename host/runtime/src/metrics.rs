@@ -21,6 +21,12 @@ struct ControllerLabel {
     controller: String,
 }
 
+/// Whether a component came from the compile cache.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CacheLabel {
+    result: &'static str,
+}
+
 /// From 50 µs to about 3 s: a call is tens of microseconds when warm, its
 /// deadline seconds.
 fn call_buckets() -> Histogram {
@@ -33,6 +39,8 @@ fn call_buckets() -> Histogram {
 pub struct ControllerMetrics {
     calls: Family<CallLabels, Counter>,
     invalid_edits: Family<ControllerLabel, Counter>,
+    compile_cache: Family<CacheLabel, Counter>,
+    instantiation: Family<ControllerLabel, Histogram, fn() -> Histogram>,
     duration: Family<ControllerLabel, Histogram, fn() -> Histogram>,
 }
 
@@ -41,6 +49,8 @@ impl Default for ControllerMetrics {
         ControllerMetrics {
             calls: Family::default(),
             invalid_edits: Family::default(),
+            compile_cache: Family::default(),
+            instantiation: Family::new_with_constructor(call_buckets),
             duration: Family::new_with_constructor(call_buckets),
         }
     }
@@ -59,12 +69,38 @@ impl ControllerMetrics {
             "Calls that returned edits the host refused (counted among the calls as ok: the call itself returned)",
             self.invalid_edits.clone(),
         );
+        registry.register(
+            "wasmco_controller_compile_cache",
+            "Components loaded: hit (from the compile cache) or miss (compiled)",
+            self.compile_cache.clone(),
+        );
+        registry.register_with_unit(
+            "wasmco_controller_instantiation_duration",
+            "How long instantiating a controller took when it was loaded",
+            Unit::Seconds,
+            self.instantiation.clone(),
+        );
         registry.register_with_unit(
             "wasmco_controller_call_duration",
             "How long a controller call took, instantiation included",
             Unit::Seconds,
             self.duration.clone(),
         );
+    }
+
+    pub(crate) fn compiled(&self, from_cache: bool) {
+        let result = if from_cache { "hit" } else { "miss" };
+        self.compile_cache
+            .get_or_create(&CacheLabel { result })
+            .inc();
+    }
+
+    pub(crate) fn instantiated(&self, controller: &str, seconds: f64) {
+        self.instantiation
+            .get_or_create(&ControllerLabel {
+                controller: controller.to_owned(),
+            })
+            .observe(seconds);
     }
 
     /// Records that `controller`'s last call returned edits the host refused.
