@@ -27,11 +27,16 @@ struct Dev {
 impl Dev {
     fn start() -> Dev {
         let data = tempfile::tempdir().unwrap();
+        let data_dir = data.path().to_str().unwrap().to_owned();
+        Self::spawn(data, &repo(), &["--data-dir", &data_dir])
+    }
+
+    /// `wasmco dev` run from `cwd` with `args`, `data` kept with it.
+    fn spawn(data: tempfile::TempDir, cwd: &Path, args: &[&str]) -> Dev {
         let mut child = Command::new(env!("CARGO_BIN_EXE_wasmco"))
             .args(["dev", "--listen", "127.0.0.1:0", "--ready-after-ms", "200"])
-            .arg("--data-dir")
-            .arg(data.path())
-            .current_dir(repo())
+            .args(args)
+            .current_dir(cwd)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -166,6 +171,57 @@ fn wasmco(args: &[&str]) -> Output {
         .env("WASMCO_CONFIG", "/nonexistent")
         .output()
         .expect("wasmco runs")
+}
+
+#[test]
+fn an_ephemeral_dev_server_lets_the_cli_in_from_another_shell() {
+    let shell = tempfile::tempdir().unwrap();
+    let here = shell.path().to_owned();
+    let dev = Dev::spawn(shell, &here, &["--ephemeral"]);
+    let line = dev.wait_for_line(
+        "  token         export WASMCO_TOKEN=",
+        Duration::from_secs(5),
+    );
+    let token = line
+        .split("WASMCO_TOKEN=")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap()
+        .to_owned();
+    let file = here.join(".wasmco/ephemeral.token");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), token);
+    // Another shell in the same directory, no token given: the CLI finds it.
+    let listed = Command::new(env!("CARGO_BIN_EXE_wasmco"))
+        .args([
+            "--server",
+            &dev.server,
+            "get",
+            "clusters",
+            "--provider",
+            "dev",
+        ])
+        .current_dir(&here)
+        .env_remove("WASMCO_TOKEN")
+        .env("WASMCO_CONFIG", "/nonexistent")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.status.success() && stdout.contains("dev-1"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    // Ctrl-C: the token goes with the server.
+    let stopped = Command::new("kill")
+        .args(["-INT", &dev.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while file.exists() {
+        assert!(Instant::now() < deadline, "the token outlived the server");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 #[test]

@@ -83,6 +83,12 @@ struct ConfigFile {
 /// Where the dev server keeps its data, relative to where it was started.
 const DEV_DATA_DIR: &str = ".wasmco";
 
+/// Where `wasmco dev --ephemeral` leaves its token for the CLI while it
+/// runs (its own data directory is a temporary one).
+pub fn ephemeral_token_file() -> std::path::PathBuf {
+    Path::new(DEV_DATA_DIR).join("ephemeral.token")
+}
+
 /// How to reach the API: address, bearer token, and the CA to trust for https.
 #[derive(Debug, Clone, Default)]
 pub struct Connection {
@@ -107,10 +113,17 @@ impl Connection {
         let server = server
             .or(config.server)
             .unwrap_or_else(|| DEFAULT_SERVER.to_owned());
-        // The dev server's token only ever goes to a server on this machine.
+        // The dev server's token only ever goes to a server on this machine;
+        // an ephemeral one's while it runs, else the kept one's.
         let token_file = config.token_file.or_else(|| {
-            is_loopback(&server)
-                .then(|| Path::new(DEV_DATA_DIR).join(crate::startup::ADMIN_TOKEN_FILE))
+            is_loopback(&server).then(|| {
+                let ephemeral = ephemeral_token_file();
+                if ephemeral.exists() {
+                    ephemeral
+                } else {
+                    Path::new(DEV_DATA_DIR).join(crate::startup::ADMIN_TOKEN_FILE)
+                }
+            })
         });
         let token = match token.or(config.token) {
             Some(token) => Some(token),

@@ -143,8 +143,15 @@ pub async fn run(options: DevOptions, console: Console) -> Result<(), CliError> 
 
     let clusters = start_clusters(&options, &clusters_dir).await?;
     let kubeconfigs: Vec<PathBuf> = clusters.iter().map(|(_, k)| k.clone()).collect();
-    let summary = summary(&options, &data_dir, &clusters, &controllers_dir);
     let admin_token = read_admin_token(&data_dir)?;
+    let _token_for_cli = TokenForCli::leave(options.data_dir.is_none(), &admin_token)?;
+    let summary = summary(
+        &options,
+        &data_dir,
+        &clusters,
+        &controllers_dir,
+        &admin_token,
+    );
     // The client blocks, so it lives on blocking threads only.
     let base = format!("http://{api_addr}");
     let example = options.example.clone();
@@ -229,6 +236,7 @@ fn summary(
     data_dir: &Path,
     clusters: &[(VirtualCluster, PathBuf)],
     controllers_dir: &Path,
+    admin_token: &str,
 ) -> Vec<String> {
     let mut summary = vec![format!(
         "  data          {}",
@@ -251,11 +259,48 @@ fn summary(
         "  hot reload    {}/*.wasm (a file's name is its controller's name)",
         controllers_dir.display()
     ));
-    summary.push(format!(
-        "  token         {} (the CLI reads it from there when run here)",
-        data_dir.join(crate::startup::ADMIN_TOKEN_FILE).display()
-    ));
+    summary.push(match options.data_dir {
+        Some(_) => format!(
+            "  token         {} (the CLI reads it from there when run here)",
+            data_dir.join(crate::startup::ADMIN_TOKEN_FILE).display()
+        ),
+        None => format!(
+            "  token         export WASMCO_TOKEN={admin_token}  (the CLI run here reads {} while this runs)",
+            crate::cli::client::ephemeral_token_file().display()
+        ),
+    });
     summary
+}
+
+/// The ephemeral server's token where the CLI looks, removed when the
+/// server stops; a kept server removes one a killed ephemeral run left.
+struct TokenForCli {
+    file: Option<PathBuf>,
+}
+
+impl TokenForCli {
+    fn leave(ephemeral: bool, token: &str) -> Result<Self, CliError> {
+        let file = crate::cli::client::ephemeral_token_file();
+        if !ephemeral {
+            let _ = std::fs::remove_file(&file);
+            return Ok(TokenForCli { file: None });
+        }
+        wasmco_store::secrets::write_private(&file, token.as_bytes()).map_err(|source| {
+            CliError::Io {
+                path: file.clone(),
+                source,
+            }
+        })?;
+        Ok(TokenForCli { file: Some(file) })
+    }
+}
+
+impl Drop for TokenForCli {
+    fn drop(&mut self) {
+        if let Some(file) = &self.file {
+            let _ = std::fs::remove_file(file);
+        }
+    }
 }
 
 fn create_dir(dir: &Path) -> Result<(), CliError> {
