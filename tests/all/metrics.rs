@@ -314,3 +314,59 @@ fn logs_can_be_one_json_object_per_line() {
         "{lines:#?}"
     );
 }
+
+#[test]
+fn a_dig_action_and_its_reconciles_log_under_spans_naming_the_dig() {
+    let clusters = [
+        Virtual::start("c1"),
+        Virtual::start("c2"),
+        Virtual::start("c3"),
+    ];
+    let data = tempfile::tempdir().unwrap();
+    let log = data.path().join("server.log");
+    let server = Server::start_logged(
+        data.path(),
+        &["--log-format", "json"],
+        &[("RUST_LOG", "info")],
+        &log,
+    );
+    set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
+    expect(action(&server, DIG, "approve"), 202);
+    expect(action(&server, DIG, "instantiate"), 202);
+    let key = "shop/store/v1/live";
+    let lines = || -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect()
+    };
+    let logged =
+        |lines: &[serde_json::Value], message: &str, span: &str, field: &str, value: &str| {
+            lines.iter().any(|line| {
+                line["fields"]["message"] == message
+                    && line["spans"].as_array().is_some_and(|spans| {
+                        spans.iter().any(|s| s["name"] == span && s[field] == value)
+                    })
+            })
+        };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let lines = lines();
+        // The action, its controllers, and the reconcile of what it built.
+        if logged(&lines, "context built and stored", "deploy", "dig", key)
+            && logged(&lines, "controller ran", "controller", "controller", "gac")
+            && logged(&lines, "reconcile ended", "reconcile", "target", key)
+        {
+            let deploy = lines
+                .iter()
+                .find(|l| l["fields"]["message"] == "context built and stored")
+                .unwrap();
+            assert_eq!(deploy["span"]["revision"], 1, "{deploy}");
+            assert_eq!(deploy["span"]["action"], "instantiate", "{deploy}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{lines:#?}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

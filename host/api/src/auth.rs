@@ -239,7 +239,27 @@ pub async fn authorize(request: Request, next: Next) -> Response {
         Some(principal @ Principal::Scoped(_)) => Some(principal.clone()),
         _ => None,
     };
-    let mut response = match scoped {
+    // Everything the request does logs under its route and path.
+    let span = tracing::info_span!(
+        "request",
+        method = %request.method(),
+        route = %template,
+        path = %request.uri().path()
+    );
+    let mut response =
+        tracing::Instrument::instrument(answer(scoped, &template, request, next), span).await;
+    response.extensions_mut().insert(RouteTemplate(template));
+    response
+}
+
+/// Runs the request unless a scoped principal may not.
+async fn answer(
+    scoped: Option<Principal>,
+    template: &str,
+    request: Request,
+    next: Next,
+) -> Response {
+    match scoped {
         None => next.run(request).await,
         Some(principal) => {
             let (mut parts, body) = request.into_parts();
@@ -252,14 +272,12 @@ pub async fn authorize(request: Request, next: Next) -> Response {
                         .find(|(name, _)| *name == Kind::Project.info().param)
                         .map(|(_, value)| value.to_owned())
                 });
-            match permit(&principal, &parts.method, &template, project.as_deref()) {
+            match permit(&principal, &parts.method, template, project.as_deref()) {
                 Ok(()) => next.run(Request::from_parts(parts, body)).await,
                 Err(refusal) => refusal.into_response(),
             }
         }
-    };
-    response.extensions_mut().insert(RouteTemplate(template));
-    response
+    }
 }
 
 /// Whether `principal` may send `method` to the route `template` (whose

@@ -441,6 +441,10 @@ impl Orchestrator {
             DeployState::Updated => "update",
             _ => "instantiate",
         };
+        let revision = state.latest + 1;
+        // The DIG's key and revision tie this to the reconcile that follows.
+        let span = tracing::info_span!("deploy", dig = %dig.key(), action, revision);
+        let _entered = span.enter();
         let started = std::time::Instant::now();
         let scope = self.deployment_scope(dig)?;
         let access = scope.access.clone();
@@ -486,7 +490,6 @@ impl Orchestrator {
                 tracing::info!(controller = %run.controller, "{line}");
             }
         }
-        let revision = state.latest + 1;
         let meta = ContextMeta {
             project: dig.project.clone(),
             composite_app: dig.composite_app.clone(),
@@ -506,6 +509,10 @@ impl Orchestrator {
             .write(&dig.key(), &meta, &draft.into_stored(), &state)?;
         self.metrics
             .stage(action, "store", writing.elapsed().as_secs_f64());
+        tracing::info!(
+            seconds = started.elapsed().as_secs_f64(),
+            "context built and stored"
+        );
         self.sync.changed(&dig.key());
         Ok(state)
     }

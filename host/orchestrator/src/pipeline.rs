@@ -45,6 +45,8 @@ pub fn run_controllers(
     for step in steps {
         let controller = step.controller;
         let started = std::time::Instant::now();
+        let span = tracing::info_span!("controller", controller = %controller.name(), kind = %controller.kind());
+        let _entered = span.enter();
         let run = match controller.kind() {
             ControllerKind::Placement => {
                 if settled {
@@ -86,7 +88,7 @@ pub fn run_controllers(
                 }
             }
         };
-        tracing::debug!(controller = %run.controller, edits = run.edits, "controller ran");
+        tracing::info!(edits = run.edits, seconds = run.seconds, "controller ran");
         runs.push(run);
     }
     if !settled {

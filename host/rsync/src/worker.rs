@@ -173,6 +173,16 @@ impl Inner {
     }
 }
 
+/// How a reconcile ended, in a word.
+fn ended(outcome: &Result<Settled, crate::RsyncError>) -> &'static str {
+    match outcome {
+        Ok(Settled::Idle) => "idle",
+        Ok(Settled::Resync) => "settled",
+        Ok(Settled::Incomplete) => "incomplete",
+        Err(_) => "failed",
+    }
+}
+
 /// The worker of `key`. It holds the engine only while reconciling, and
 /// ends when the engine is dropped (its nudge sender goes with it).
 async fn work(
@@ -193,7 +203,16 @@ async fn work(
         let mut reconcile = JoinSet::new();
         reconcile.spawn({
             let (inner, key, applied) = (inner.clone(), key.clone(), applied.clone());
-            async move { inner.reconcile(&key, &applied).await }
+            // Its logs carry the target, which a DIG action's span names too.
+            let span = tracing::info_span!("reconcile", target = %key);
+            tracing::Instrument::instrument(
+                async move {
+                    let outcome = inner.reconcile(&key, &applied).await;
+                    tracing::info!(outcome = ended(&outcome), "reconcile ended");
+                    outcome
+                },
+                span,
+            )
         });
         inner.metrics.reconcile_started();
         let outcome = tokio::select! {
@@ -209,10 +228,8 @@ async fn work(
             Some(outcome) = reconcile.join_next() => outcome,
         };
         inner.metrics.reconcile_ended(match &outcome {
-            Ok(Ok(Settled::Idle)) => "idle",
-            Ok(Ok(Settled::Resync)) => "settled",
-            Ok(Ok(Settled::Incomplete)) => "incomplete",
-            _ => "failed",
+            Ok(outcome) => ended(outcome),
+            Err(_) => "failed",
         });
         let pause = match outcome {
             Ok(Ok(Settled::Idle)) => None,
