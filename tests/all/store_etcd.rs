@@ -56,21 +56,41 @@ impl Etcd {
         extra: &[String],
     ) -> Etcd {
         std::fs::create_dir_all(&home).unwrap();
-        let endpoint = format!("{scheme}://127.0.0.1:{}", free_port());
-        let mut args = vec![
-            format!("--data-dir={}", home.join("data").display()),
-            format!("--client-url={endpoint}"),
-            format!("--peer-url=http://127.0.0.1:{}", free_port()),
-        ];
-        args.extend_from_slice(extra);
-        let child = spawn("etcd", &args, &home.join("etcd.log"));
-        Etcd {
-            child,
-            home,
-            _temporary: temporary,
-            args,
-            endpoint,
+        // A free port may be taken by another test before etcd binds it:
+        // then etcd exits, and starts again on other ports.
+        for _ in 0..5 {
+            let port = free_port();
+            let endpoint = format!("{scheme}://127.0.0.1:{port}");
+            let mut args = vec![
+                format!("--data-dir={}", home.join("data").display()),
+                format!("--client-url={endpoint}"),
+                format!("--peer-url=http://127.0.0.1:{}", free_port()),
+            ];
+            args.extend_from_slice(extra);
+            let mut child = spawn("etcd", &args, &home.join("etcd.log"));
+            let deadline = Instant::now() + Duration::from_secs(60);
+            loop {
+                if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                    return Etcd {
+                        child,
+                        home,
+                        _temporary: temporary,
+                        args,
+                        endpoint,
+                    };
+                }
+                if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
         }
+        panic!(
+            "etcd did not start; its log: {}",
+            std::fs::read_to_string(home.join("etcd.log")).unwrap_or_default()
+        );
     }
 
     /// Kills it (`kill -9`); its data stays.
@@ -92,7 +112,7 @@ impl Etcd {
 
     /// A store on it, once it answers.
     pub fn store(&self) -> EtcdStore {
-        let deadline = Instant::now() + Duration::from_secs(20);
+        let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             let answer = EtcdStore::connect(std::slice::from_ref(&self.endpoint))
                 .and_then(|store| store.get(b"ping").map(|_| store));
