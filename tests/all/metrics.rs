@@ -58,27 +58,36 @@ fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> f64 {
     }
 }
 
-#[test]
-fn a_deployment_shows_in_the_metrics_of_every_layer() {
+/// Three virtual clusters, and the server `start` starts with the shop
+/// DIG set up on them, approved and instantiated.
+fn shop_on_three_clusters(start: impl FnOnce() -> Server) -> ([Virtual; 3], Server) {
     let clusters = [
         Virtual::start("c1"),
         Virtual::start("c2"),
         Virtual::start("c3"),
     ];
-    let data = tempfile::tempdir().unwrap();
-    let metrics_address = format!("127.0.0.1:{}", free_port());
-    let server = Server::start_with(
-        data.path(),
-        &[
-            "--metrics-listen",
-            &metrics_address,
-            "--probe-interval",
-            "1s",
-        ],
-    );
+    let server = start();
     set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
     expect(action(&server, DIG, "approve"), 202);
     expect(action(&server, DIG, "instantiate"), 202);
+    (clusters, server)
+}
+
+#[test]
+fn a_deployment_shows_in_the_metrics_of_every_layer() {
+    let data = tempfile::tempdir().unwrap();
+    let metrics_address = format!("127.0.0.1:{}", free_port());
+    let (clusters, server) = shop_on_three_clusters(|| {
+        Server::start_with(
+            data.path(),
+            &[
+                "--metrics-listen",
+                &metrics_address,
+                "--probe-interval",
+                "1s",
+            ],
+        )
+    });
     let deadline = Instant::now() + Duration::from_secs(30);
     while expect(server.get(&format!("{DIG}/status?status=ready")), 200)["readyStatus"] != "Ready" {
         assert!(
@@ -317,22 +326,16 @@ fn logs_can_be_one_json_object_per_line() {
 
 #[test]
 fn a_dig_action_and_its_reconciles_log_under_spans_naming_the_dig() {
-    let clusters = [
-        Virtual::start("c1"),
-        Virtual::start("c2"),
-        Virtual::start("c3"),
-    ];
     let data = tempfile::tempdir().unwrap();
     let log = data.path().join("server.log");
-    let server = Server::start_logged(
-        data.path(),
-        &["--log-format", "json"],
-        &[("RUST_LOG", "info")],
-        &log,
-    );
-    set_up_with(&server, clusters.each_ref().map(|c| c.kubeconfig.clone()));
-    expect(action(&server, DIG, "approve"), 202);
-    expect(action(&server, DIG, "instantiate"), 202);
+    let (_clusters, _server) = shop_on_three_clusters(|| {
+        Server::start_logged(
+            data.path(),
+            &["--log-format", "json"],
+            &[("RUST_LOG", "info")],
+            &log,
+        )
+    });
     let key = "shop/store/v1/live";
     let lines = || -> Vec<serde_json::Value> {
         std::fs::read_to_string(&log)
