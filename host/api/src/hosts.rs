@@ -13,10 +13,7 @@ pub async fn list(state: AppState) -> Result<Response, ApiError> {
         tokio::task::spawn_blocking(move || (state.hosts.live(), state.orchestrator.sync_work()))
             .await
             .map_err(ApiError::internal)?;
-    let live = live.map_err(|e| match e {
-        wasmco_store::StoreError::Unavailable { .. } => ApiError::unavailable(e.to_string()),
-        other => ApiError::internal(other),
-    })?;
+    let live = live.map_err(wasmco_store::db::DbError::from)?;
     let hosts: Vec<serde_json::Value> = live
         .iter()
         .map(|host| {

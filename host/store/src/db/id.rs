@@ -45,9 +45,14 @@ impl ResourceId {
     }
 
     pub(super) fn from_key(key: &[u8]) -> Option<ResourceId> {
+        Self::from_key_in("res", key)
+    }
+
+    /// The resource whose key in `space` (`res`, `file`) is `key`.
+    pub(super) fn from_key_in(space: &str, key: &[u8]) -> Option<ResourceId> {
         let text = std::str::from_utf8(key).ok()?;
         let mut parts = text.split('/');
-        parts.next().filter(|space| *space == "res")?;
+        parts.next().filter(|found| *found == space)?;
         let store_id = parts.next()?;
         let kind = Kind::ALL
             .into_iter()
@@ -65,7 +70,12 @@ impl ResourceId {
 }
 
 pub(super) fn collection_prefix(kind: Kind, parent_path: &[String]) -> Vec<u8> {
-    let mut prefix = format!("res/{}/", kind.info().store_id);
+    collection_prefix_in("res", kind, parent_path)
+}
+
+/// [`collection_prefix`] in another key space (`file`).
+pub(super) fn collection_prefix_in(space: &str, kind: Kind, parent_path: &[String]) -> Vec<u8> {
+    let mut prefix = format!("{space}/{}/", kind.info().store_id);
     for segment in parent_path {
         prefix.push_str(segment);
         prefix.push('/');

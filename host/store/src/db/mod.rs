@@ -325,13 +325,10 @@ impl ResourceDb {
         kind: Kind,
         ancestors: &[String],
     ) -> Result<HashMap<ResourceId, Vec<u8>>, DbError> {
-        let mut prefix = b"file".to_vec();
-        prefix.extend_from_slice(&collection_prefix(kind, ancestors)[b"res".len()..]);
+        let prefix = collection_prefix_in("file", kind, ancestors);
         let mut files = HashMap::new();
         for (key, bytes) in self.store.scan_prefix(&prefix)? {
-            let mut resource_key = b"res".to_vec();
-            resource_key.extend_from_slice(&key[b"file".len()..]);
-            let Some(id) = ResourceId::from_key(&resource_key) else {
+            let Some(id) = ResourceId::from_key_in("file", &key) else {
                 continue;
             };
             let file = if kind.file_is_secret() {
@@ -536,6 +533,6 @@ mod tokens;
 
 pub use error::DbError;
 pub use id::ResourceId;
-use id::{collection_prefix, separator_key};
+use id::{collection_prefix, collection_prefix_in, separator_key};
 
 pub use tokens::TokenError;

@@ -184,12 +184,6 @@ impl EtcdHosts {
         self.lease.id().ok_or_else(|| unavailable(operation))
     }
 
-    /// Whether this host still holds its lease: when it does not, other
-    /// hosts may be doing its work, so it must stop.
-    pub fn holds_lease(&self) -> bool {
-        self.lease.current()
-    }
-
     /// Puts `key` = `value` under the lease if `key` is free; whether it was.
     fn put_if_free(&self, key: String, value: Vec<u8>) -> Result<bool, StoreError> {
         let lease = self.lease_id("claim")?;
@@ -222,7 +216,7 @@ impl HostGroup for EtcdHosts {
     }
 
     fn holds_lease(&self) -> bool {
-        EtcdHosts::holds_lease(self)
+        self.lease.current()
     }
 
     fn live(&self) -> Result<Vec<HostInfo>, StoreError> {
