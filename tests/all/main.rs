@@ -22,5 +22,6 @@ mod scenario;
 mod security;
 mod store_etcd;
 mod support;
+mod ui;
 mod vcluster;
 mod vcluster_behaviour;

@@ -58,6 +58,21 @@ fn value(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> f64 {
     }
 }
 
+/// The sum of the samples `name` whose labels include `labels`; 0 when
+/// there is none yet (a labelled series appears at its first count).
+fn sum(samples: &[Sample], name: &str, labels: &[(&str, &str)]) -> f64 {
+    samples
+        .iter()
+        .filter(|sample| {
+            sample.name == name
+                && labels.iter().all(|(label, value)| {
+                    sample.labels.get(*label).map(String::as_str) == Some(*value)
+                })
+        })
+        .map(|sample| sample.value)
+        .sum()
+}
+
 /// Three virtual clusters, and the server `start` starts with the shop
 /// DIG set up on them, approved and instantiated.
 fn shop_on_three_clusters(start: impl FnOnce() -> Server) -> ([Virtual; 3], Server) {
@@ -171,19 +186,7 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
     }
 
     // gac was compiled (or found in the cache) and instantiated once at upload.
-    let loaded: f64 = ["hit", "miss"]
-        .iter()
-        .map(|result| {
-            scrape
-                .iter()
-                .filter(|s| {
-                    s.name == "wasmco_controller_compile_cache_total"
-                        && s.labels.get("result").map(String::as_str) == Some(*result)
-                })
-                .map(|s| s.value)
-                .sum::<f64>()
-        })
-        .sum();
+    let loaded = sum(&scrape, "wasmco_controller_compile_cache_total", &[]);
     assert!(loaded >= 2.0, "the built-in generic placement and gac");
     assert_eq!(
         value(
@@ -224,6 +227,10 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
         ) >= 1.0
     );
     assert!(value(&scrape, "wasmco_store_size_bytes", &[]) > 0.0);
+    // Every acknowledged write was flushed, each timed.
+    assert!(value(&scrape, "wasmco_store_flush_duration_seconds_count", &[]) >= 10.0);
+    // Settled: no cluster job waits for a slot.
+    assert_eq!(value(&scrape, "wasmco_rsync_queue_depth", &[]), 0.0);
     assert!(
         value(
             &scrape,
@@ -263,6 +270,24 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
     );
     let api = reqwest::blocking::get(format!("http://{metrics_address}/v2/projects")).unwrap();
     assert_eq!(api.status(), 404);
+
+    // Terminated: the seven objects are deleted, and counted.
+    expect(action(&server, DIG, "terminate"), 202);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let scrape = parse(&server.get("/metrics").text().unwrap());
+        let deleted = sum(
+            &scrape,
+            "wasmco_rsync_objects_total",
+            &[("outcome", "deleted")],
+        );
+        if deleted == 7.0 {
+            break;
+        }
+        assert!(deleted < 7.0, "{deleted} objects deleted");
+        assert!(Instant::now() < deadline, "the objects were not deleted");
+        std::thread::sleep(Duration::from_millis(200));
+    }
 
     // Clusters by reachability, as the probes see them: one goes away.
     let reachable = |count: f64, unreachable: f64| {

@@ -8,10 +8,12 @@ mod hosts;
 mod logical_clouds;
 pub mod metrics;
 pub mod openapi;
+mod overview;
 mod pki;
 mod resources;
 mod state;
 mod tokens;
+pub mod ui;
 mod work;
 
 use axum::Router;
@@ -38,8 +40,9 @@ pub fn metrics_router(state: AppState) -> Router {
 }
 
 /// The router with every route of the kind table, `/healthz`, the OpenAPI
-/// document, `/metrics` and the token routes, behind the token check and
-/// the audit log.
+/// document, `/metrics`, the token routes and the status page's overview,
+/// behind the token check and the audit log; and the status page's files,
+/// which are not.
 pub fn router(state: AppState) -> Router {
     let gate = auth::Gate {
         tokens: state.tokens.clone(),
@@ -52,6 +55,7 @@ pub fn router(state: AppState) -> Router {
             gate,
             auth::authenticate,
         ))
+        .merge(ui::router())
 }
 
 fn routes(state: AppState) -> Router {
@@ -69,6 +73,10 @@ fn routes(state: AppState) -> Router {
             get(|State(s): State<AppState>| metrics::serve(s)),
         )
         .route("/v2/hosts", get(|State(s): State<AppState>| hosts::list(s)))
+        .route(
+            "/v2/overview",
+            get(|State(s): State<AppState>| overview::overview(s)),
+        )
         .route(
             "/v2/tokens",
             get(|State(s): State<AppState>| tokens::list(s))

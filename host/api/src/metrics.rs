@@ -146,7 +146,10 @@ impl Metrics {
         match orchestrator.cluster_healths() {
             Ok(healths) => {
                 for reachability in [Reachability::Reachable, Reachability::Unreachable] {
-                    let count = healths.iter().filter(|h| h.state == reachability).count();
+                    let count = healths
+                        .iter()
+                        .filter(|(_, h)| h.state == reachability)
+                        .count();
                     let label = match reachability {
                         Reachability::Reachable => "Reachable",
                         Reachability::Unreachable => "Unreachable",

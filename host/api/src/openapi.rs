@@ -11,6 +11,7 @@ pub fn operations() -> Vec<(&'static str, String)> {
         ("get", "/healthz".to_owned()),
         ("get", "/v2/openapi.json".to_owned()),
         ("get", "/v2/hosts".to_owned()),
+        ("get", "/v2/overview".to_owned()),
         ("get", "/v2/tokens".to_owned()),
         ("post", "/v2/tokens".to_owned()),
         ("get", "/v2/tokens/{token}".to_owned()),
@@ -195,6 +196,12 @@ fn document_hosts_and_tokens(paths: &mut serde_json::Map<String, Value>) {
         json!({"get": {"summary": "the live hosts on this store, each with the targets (DIGs, logical clouds, cluster network sets) it reconciles; `self` marks the one answering",
                        "responses": {"200": {"description": "[{id, address, started, self, targets}]"},
                                      "503": unavailable}}}),
+    );
+    paths.insert(
+        "/v2/overview".into(),
+        json!({"get": {"summary": "what the status page at /ui shows (admin only): every DIG with its state, revision, actions and per app × cluster cell (deployed, ready, resource counts, connectivity); every cluster with its labels, reachability, server version and the deployed DIGs on it; every controller with its type, priority, limits and its calls since the host started (counts, the last 20 with duration and outcome)",
+                       "responses": {"200": {"description": "{digs, clusters, controllers}"},
+                                     "503": unavailable.clone()}}}),
     );
     let token = "/v2/tokens/{token}";
     paths.insert(

@@ -557,7 +557,7 @@ impl Orchestrator {
     }
 
     /// Every cluster's health as rsync's probes last recorded it.
-    pub fn cluster_healths(&self) -> Result<Vec<ClusterHealth>, OrchestratorError> {
+    pub fn cluster_healths(&self) -> Result<Vec<(ClusterRef, ClusterHealth)>, OrchestratorError> {
         Ok(self.contexts.healths()?)
     }
 

@@ -131,6 +131,17 @@ struct Inner {
     config: RsyncConfig,
 }
 
+impl Inner {
+    /// One of the `parallel_clusters` slots a cluster job holds while it
+    /// works, counted in the queue depth while it waits.
+    async fn cluster_slot(
+        &self,
+    ) -> Result<tokio::sync::OwnedSemaphorePermit, tokio::sync::AcquireError> {
+        let _waiting = self.metrics.waiting();
+        self.parallel.clone().acquire_owned().await
+    }
+}
+
 impl Rsync {
     /// An engine running its work on `runtime`, sharing it with the other
     /// hosts of `hosts`.

@@ -30,6 +30,7 @@ pub struct RsyncMetrics {
     objects: Family<Outcome, Counter>,
     reconciles: Family<Outcome, Counter>,
     reconciling: Gauge,
+    waiting_for_slot: Gauge,
     apply_duration: Family<ClusterLabel, Histogram, fn() -> Histogram>,
     retries: Counter,
     drift_repairs: Counter,
@@ -41,6 +42,7 @@ impl Default for RsyncMetrics {
             objects: Family::default(),
             reconciles: Family::default(),
             reconciling: Gauge::default(),
+            waiting_for_slot: Gauge::default(),
             apply_duration: Family::new_with_constructor(apply_buckets),
             retries: Counter::default(),
             drift_repairs: Counter::default(),
@@ -53,7 +55,7 @@ impl RsyncMetrics {
     pub fn register(&self, registry: &mut Registry) {
         registry.register(
             "wasmco_rsync_objects",
-            "Objects rsync applied to clusters, or failed to (refused, or the cluster away)",
+            "Objects rsync applied to or deleted from clusters, or failed to (applied, failed, deleted, delete-failed)",
             self.objects.clone(),
         );
         registry.register(
@@ -65,6 +67,11 @@ impl RsyncMetrics {
             "wasmco_rsync_reconciles_in_progress",
             "Reconciles running now",
             self.reconciling.clone(),
+        );
+        registry.register(
+            "wasmco_rsync_queue_depth",
+            "Cluster jobs (an app's objects on one cluster, or a clean-up) waiting for one of the parallel_clusters slots",
+            self.waiting_for_slot.clone(),
         );
         registry.register_with_unit(
             "wasmco_rsync_apply_duration",
@@ -111,5 +118,21 @@ impl RsyncMetrics {
     pub(crate) fn reconcile_ended(&self, outcome: &'static str) {
         self.reconciling.dec();
         self.reconciles.get_or_create(&Outcome { outcome }).inc();
+    }
+
+    /// Counts a cluster job as waiting for a slot until the guard drops.
+    pub(crate) fn waiting(&self) -> Waiting {
+        self.waiting_for_slot.inc();
+        Waiting(self.waiting_for_slot.clone())
+    }
+}
+
+/// A cluster job waiting for a slot; no longer counted once dropped (given
+/// the slot, or its reconcile cancelled).
+pub(crate) struct Waiting(Gauge);
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.dec();
     }
 }

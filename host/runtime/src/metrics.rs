@@ -33,10 +33,38 @@ fn call_buckets() -> Histogram {
     Histogram::new(exponential_buckets(0.000_05, 2.0, 17))
 }
 
+/// How many calls of one controller the status page is shown.
+const RECENT_CALLS: usize = 20;
+
+/// One call of a controller, for the status page.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RecentCall {
+    /// When it ended, in milliseconds since the Unix epoch.
+    pub ended_unix_ms: u64,
+    /// How long it took, in milliseconds.
+    pub millis: f64,
+    /// `ok`, or how it failed (the `outcome` label of the calls counter).
+    pub outcome: &'static str,
+}
+
+/// A controller's calls since the host started: counts, and the last few.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallHistory {
+    /// Calls made.
+    pub calls: u64,
+    /// Calls that did not end `ok`.
+    pub failures: u64,
+    /// The last calls, oldest first.
+    pub recent: std::collections::VecDeque<RecentCall>,
+}
+
 /// Controller calls by controller (registered by the admin, so a bounded
 /// set) and outcome.
 #[derive(Clone)]
 pub struct ControllerMetrics {
+    history: std::sync::Arc<std::sync::Mutex<std::collections::HashMap<String, CallHistory>>>,
     calls: Family<CallLabels, Counter>,
     invalid_edits: Family<ControllerLabel, Counter>,
     compile_cache: Family<CacheLabel, Counter>,
@@ -47,6 +75,7 @@ pub struct ControllerMetrics {
 impl Default for ControllerMetrics {
     fn default() -> Self {
         ControllerMetrics {
+            history: Default::default(),
             calls: Family::default(),
             invalid_edits: Family::default(),
             compile_cache: Family::default(),
@@ -134,5 +163,34 @@ impl ControllerMetrics {
                 controller: controller.to_owned(),
             })
             .observe(seconds);
+        let mut history = self
+            .history
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let of_controller = history.entry(controller.to_owned()).or_default();
+        of_controller.calls += 1;
+        of_controller.failures += u64::from(failure.is_some());
+        if of_controller.recent.len() == RECENT_CALLS {
+            of_controller.recent.pop_front();
+        }
+        of_controller.recent.push_back(RecentCall {
+            ended_unix_ms: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |since| {
+                    u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
+                }),
+            millis: seconds * 1e3,
+            outcome,
+        });
+    }
+
+    /// Each controller's calls since the host started, by name.
+    pub fn history(&self) -> std::collections::BTreeMap<String, CallHistory> {
+        self.history
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|(name, history)| (name.clone(), history.clone()))
+            .collect()
     }
 }

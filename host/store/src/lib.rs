@@ -13,6 +13,7 @@ pub mod conformance;
 pub mod db;
 mod etcd_store;
 pub mod hosts;
+pub mod metrics;
 pub mod secrets;
 mod sled_store;
 
@@ -138,6 +139,8 @@ pub trait KvStore: Send + Sync + 'static {
     }
     /// Bytes the store takes on disk.
     fn size_on_disk(&self) -> Result<u64, StoreError>;
+    /// How long its writes take to become durable.
+    fn metrics(&self) -> &metrics::StoreMetrics;
 }
 
 #[cfg(test)]

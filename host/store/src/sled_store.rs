@@ -10,6 +10,7 @@ use super::{BatchOp, Change, Expect, KvStore, OnChange, StoreError};
 #[derive(Clone)]
 pub struct SledStore {
     db: sled::Db,
+    metrics: crate::metrics::StoreMetrics,
 }
 
 fn io(operation: &'static str) -> impl Fn(sled::Error) -> StoreError {
@@ -29,11 +30,17 @@ impl SledStore {
                 path: dir.to_owned(),
                 reason: e.to_string(),
             })?;
-        Ok(SledStore { db })
+        Ok(SledStore {
+            db,
+            metrics: Default::default(),
+        })
     }
 
     fn durable(&self) -> Result<(), StoreError> {
-        self.db.flush().map(drop).map_err(io("flush"))
+        self.metrics
+            .flushed(|| self.db.flush())
+            .map(drop)
+            .map_err(io("flush"))
     }
 }
 
@@ -121,6 +128,10 @@ impl KvStore for SledStore {
                 operation: "watch",
                 reason: e.to_string(),
             })
+    }
+
+    fn metrics(&self) -> &crate::metrics::StoreMetrics {
+        &self.metrics
     }
 
     fn size_on_disk(&self) -> Result<u64, StoreError> {

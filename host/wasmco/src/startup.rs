@@ -267,8 +267,9 @@ pub fn open_state(
     } else {
         tracing::warn!("built without Helm support (no Go at build time): charts are refused");
     }
-    let contexts = ContextStore::new(store);
     let mut registry = prometheus_client::registry::Registry::default();
+    store.metrics().register(&mut registry);
+    let contexts = ContextStore::new(store);
     runtime.metrics().register(&mut registry);
     let engine: Arc<dyn wasmco_orchestrator::SyncEngine> = match sync {
         Some((handle, mut config)) => {

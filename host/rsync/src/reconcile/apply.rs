@@ -33,7 +33,7 @@ impl ClusterWork {
     /// Makes the cluster hold `app`'s resources, then waits (bounded) for
     /// them to be ready, recording status as it goes.
     pub(super) async fn sync(self, app: usize) -> Result<Outcome, RsyncError> {
-        let _permit = self.inner.parallel.clone().acquire_owned().await;
+        let _permit = self.inner.cluster_slot().await;
         let context = self.context.clone();
         let app = &context.apps[app];
         let mut resources = app.resources_on(&self.cluster);

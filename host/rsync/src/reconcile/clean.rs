@@ -27,7 +27,7 @@ impl ClusterWork {
         keep: HashSet<(String, String)>,
         terminated: bool,
     ) -> Result<Settled, RsyncError> {
-        let _permit = self.inner.parallel.clone().acquire_owned().await;
+        let _permit = self.inner.cluster_slot().await;
         let found = match self.list(&kinds, &labels(&self.key, None)).await {
             Ok(found) => found,
             Err(error) => {
@@ -92,8 +92,12 @@ impl ClusterWork {
                 };
                 let key = object.key.to_string();
                 match deleted {
-                    Ok(()) => self.applied.forget(&self.cluster, app, &key),
+                    Ok(()) => {
+                        self.inner.metrics.object("deleted");
+                        self.applied.forget(&self.cluster, app, &key);
+                    }
                     Err(error) => {
+                        self.inner.metrics.object("delete-failed");
                         settled = Settled::Incomplete;
                         failed.insert((app.clone(), key), error);
                     }

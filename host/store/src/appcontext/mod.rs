@@ -368,18 +368,24 @@ impl ContextStore {
         self.get_json(&format!("health/{cluster}"))
     }
 
-    /// Every cluster's recorded health, in one scan.
-    pub fn healths(&self) -> Result<Vec<ClusterHealth>, ContextError> {
+    /// Every cluster's recorded health, with the cluster it is for, in one
+    /// scan.
+    pub fn healths(&self) -> Result<Vec<(ClusterRef, ClusterHealth)>, ContextError> {
         let mut healths = Vec::new();
-        self.store.visit_prefix(
-            b"health/",
-            &mut |key, value| match serde_json::from_slice(value) {
-                Ok(health) => healths.push(health),
-                Err(error) => tracing::warn!(
+        self.store.visit_prefix(b"health/", &mut |key, value| {
+            let cluster = std::str::from_utf8(&key[b"health/".len()..])
+                .ok()
+                .and_then(ClusterRef::parse);
+            match (cluster, serde_json::from_slice(value)) {
+                (Some(cluster), Ok(health)) => healths.push((cluster, health)),
+                (None, _) => tracing::warn!(
+                    key = %String::from_utf8_lossy(key), "cluster health under an unreadable key skipped"
+                ),
+                (_, Err(error)) => tracing::warn!(
                     key = %String::from_utf8_lossy(key), %error, "unreadable cluster health skipped"
                 ),
-            },
-        )?;
+            }
+        })?;
         Ok(healths)
     }
 

@@ -44,6 +44,7 @@ pub struct EtcdOptions {
 #[derive(Clone)]
 pub struct EtcdStore {
     connection: Arc<Connection>,
+    metrics: crate::metrics::StoreMetrics,
 }
 
 /// The client and the runtime that drives it.
@@ -124,6 +125,7 @@ impl EtcdStore {
             .map_err(|e| refused(format!("etcd: {e}")))?;
         Ok(EtcdStore {
             connection: Arc::new(Connection { runtime, client }),
+            metrics: Default::default(),
         })
     }
 
@@ -186,7 +188,8 @@ impl EtcdStore {
     /// Runs `txn`; whether its conditions held.
     fn commit(&self, operation: &'static str, txn: Txn) -> Result<bool, StoreError> {
         let mut kv = self.kv();
-        self.run(async move { kv.txn(txn).await })
+        self.metrics
+            .flushed(|| self.run(async move { kv.txn(txn).await }))
             .map(|answer| answer.succeeded())
             .map_err(failed(operation))
     }
@@ -218,7 +221,8 @@ impl KvStore for EtcdStore {
     fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
         let mut kv = self.kv();
         let (key, value) = (key.to_vec(), value.to_vec());
-        self.run(async move { kv.put(key, value, None).await })
+        self.metrics
+            .flushed(|| self.run(async move { kv.put(key, value, None).await }))
             .map(drop)
             .map_err(failed("put"))
     }
@@ -226,7 +230,8 @@ impl KvStore for EtcdStore {
     fn delete(&self, key: &[u8]) -> Result<(), StoreError> {
         let mut kv = self.kv();
         let key = key.to_vec();
-        self.run(async move { kv.delete(key, None).await })
+        self.metrics
+            .flushed(|| self.run(async move { kv.delete(key, None).await }))
             .map(drop)
             .map_err(failed("delete"))
     }
@@ -305,6 +310,10 @@ impl KvStore for EtcdStore {
 
     fn max_batch(&self) -> usize {
         MAX_TXN_OPS
+    }
+
+    fn metrics(&self) -> &crate::metrics::StoreMetrics {
+        &self.metrics
     }
 
     fn size_on_disk(&self) -> Result<u64, StoreError> {

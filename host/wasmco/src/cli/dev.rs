@@ -140,6 +140,10 @@ pub async fn run(options: DevOptions, console: Console) -> Result<(), CliError> 
     let api_addr = listener.local_addr()?;
     let server = tokio::spawn(crate::startup::serve(state, listener));
     say(&console, format!("wasmco dev: API on http://{api_addr}"));
+    say(
+        &console,
+        format!("wasmco dev: status page on http://{api_addr}/ui (sign in with the admin token)"),
+    );
 
     let clusters = start_clusters(&options, &clusters_dir).await?;
     let kubeconfigs: Vec<PathBuf> = clusters.iter().map(|(_, k)| k.clone()).collect();
