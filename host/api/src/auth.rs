@@ -162,9 +162,10 @@ pub struct Gate {
 }
 
 /// The route template a request matched, handed from [`authorize`] to
-/// [`authenticate`] for the audit log.
+/// [`authenticate`] for the audit log and the metrics (axum's own, shared by
+/// the route's requests: nothing is copied per request).
 #[derive(Debug, Clone)]
-struct RouteTemplate(Arc<str>);
+struct RouteTemplate(MatchedPath);
 
 /// Lets a request through only with a bearer token the API accepts, and
 /// records every request but `/healthz` in the audit log.
@@ -212,7 +213,7 @@ pub async fn authenticate(State(gate): State<Gate>, mut request: Request, next: 
         .map(|r| r.0.clone());
     let seconds = started.elapsed().as_secs_f64();
     gate.http.record(
-        route.as_deref().unwrap_or_default(),
+        route.as_ref().map(MatchedPath::as_str),
         &method,
         response.status(),
         seconds,
@@ -230,10 +231,8 @@ pub async fn authenticate(State(gate): State<Gate>, mut request: Request, next: 
 
 /// Refuses what the request's principal may not do on the matched route.
 pub async fn authorize(request: Request, next: Next) -> Response {
-    let template: Arc<str> = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| Arc::from(""), |m| Arc::from(m.as_str()));
+    let matched = request.extensions().get::<MatchedPath>().cloned();
+    let template = matched.as_ref().map_or("", MatchedPath::as_str);
     // The admin, and `/healthz` (which has no principal), go straight on.
     let scoped = match request.extensions().get::<Principal>() {
         Some(principal @ Principal::Scoped(_)) => Some(principal.clone()),
@@ -247,8 +246,10 @@ pub async fn authorize(request: Request, next: Next) -> Response {
         path = %request.uri().path()
     );
     let mut response =
-        tracing::Instrument::instrument(answer(scoped, &template, request, next), span).await;
-    response.extensions_mut().insert(RouteTemplate(template));
+        tracing::Instrument::instrument(answer(scoped, template, request, next), span).await;
+    if let Some(matched) = matched {
+        response.extensions_mut().insert(RouteTemplate(matched));
+    }
     response
 }
 
@@ -350,7 +351,7 @@ pub fn permit(
 struct AuditEntry {
     who: String,
     method: Method,
-    route: Option<Arc<str>>,
+    route: Option<MatchedPath>,
     resource: String,
     status: StatusCode,
     millis: f64,
@@ -391,7 +392,7 @@ impl AuditLog {
 
     fn record(&self, entry: AuditEntry) {
         let resource = wasmco_core::limits::cut(&entry.resource, MAX_AUDITED_PATH);
-        let route = entry.route.as_deref().unwrap_or("");
+        let route = entry.route.as_ref().map_or("", MatchedPath::as_str);
         let status = entry.status.as_u16();
         tracing::info!(
             target: "wasmco::audit",

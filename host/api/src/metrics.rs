@@ -1,6 +1,9 @@
 //! `GET /metrics`: every layer's counters in the Prometheus (OpenMetrics)
 //! text format, with the API's own requests among them.
 
+use std::collections::HashMap;
+use std::sync::{Arc, PoisonError, RwLock};
+
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -19,7 +22,7 @@ use crate::{ApiError, AppState};
 /// objects), method and answer.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RequestLabels {
-    route: String,
+    route: Arc<str>,
     method: &'static str,
     status: u16,
 }
@@ -27,7 +30,7 @@ struct RequestLabels {
 /// A route template and method.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
-    route: String,
+    route: Arc<str>,
     method: &'static str,
 }
 
@@ -41,17 +44,42 @@ fn request_buckets() -> Histogram {
 pub struct HttpMetrics {
     requests: Family<RequestLabels, Counter>,
     duration: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    /// Each series' handles, found without hashing or copying the route's
+    /// text: axum keeps one allocation per route template and hands it to
+    /// every request of that route, so its address names the route.
+    series: Arc<RwLock<HashMap<SeriesKey, Series>>>,
+}
+
+/// More series than the API's routes, methods and statuses make.
+const MAX_CACHED_SERIES: usize = 4096;
+
+/// A route template's address, the method and the status.
+type SeriesKey = (usize, &'static str, u16);
+
+/// The counter and histogram of one series (clones share the values).
+struct Series {
+    /// The template, to tell a reused address from the one cached.
+    route: Arc<str>,
+    requests: Counter,
+    duration: Histogram,
 }
 
 impl HttpMetrics {
+    fn new() -> Self {
+        HttpMetrics {
+            requests: Family::default(),
+            duration: Family::new_with_constructor(request_buckets),
+            series: Arc::default(),
+        }
+    }
+
     /// Records one answered request. `route` is the matched template
-    /// (empty when none matched).
-    pub fn record(&self, route: &str, method: &Method, status: StatusCode, seconds: f64) {
-        let route = if route.is_empty() {
-            "(unmatched)"
-        } else {
-            route
-        };
+    /// (`None` when none matched).
+    pub fn record(&self, route: Option<&str>, method: &Method, status: StatusCode, seconds: f64) {
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
+        let route = route.unwrap_or("(unmatched)");
         // Bounded: anything but the methods the API serves is "other".
         let method = match *method {
             Method::GET => "GET",
@@ -63,19 +91,42 @@ impl HttpMetrics {
             Method::OPTIONS => "OPTIONS",
             _ => "other",
         };
-        self.requests
-            .get_or_create(&RequestLabels {
-                route: route.to_owned(),
-                method,
-                status: status.as_u16(),
-            })
-            .inc();
-        self.duration
-            .get_or_create(&RouteLabels {
-                route: route.to_owned(),
-                method,
-            })
-            .observe(seconds);
+        let key = (route.as_ptr() as usize, method, status.as_u16());
+        let cached = self.series.read().unwrap_or_else(PoisonError::into_inner);
+        if let Some(series) = cached.get(&key).filter(|s| *s.route == *route) {
+            series.requests.inc();
+            series.duration.observe(seconds);
+            return;
+        }
+        drop(cached);
+        let route: Arc<str> = Arc::from(route);
+        let series = Series {
+            requests: self
+                .requests
+                .get_or_create(&RequestLabels {
+                    route: route.clone(),
+                    method,
+                    status: key.2,
+                })
+                .clone(),
+            duration: self
+                .duration
+                .get_or_create(&RouteLabels {
+                    route: route.clone(),
+                    method,
+                })
+                .clone(),
+            route,
+        };
+        series.requests.inc();
+        series.duration.observe(seconds);
+        let mut cached = self.series.write().unwrap_or_else(PoisonError::into_inner);
+        // A nested router would give each request a template of its own
+        // (axum joins the prefix per request): never let that grow.
+        if cached.len() >= MAX_CACHED_SERIES {
+            cached.clear();
+        }
+        cached.insert(key, series);
     }
 }
 
@@ -98,10 +149,7 @@ impl Metrics {
     /// The API's families added to `registry` (which the other layers'
     /// already are in), over `db`'s store.
     pub fn new(mut registry: Registry, db: ResourceDb) -> Self {
-        let http = HttpMetrics {
-            requests: Family::default(),
-            duration: Family::new_with_constructor(request_buckets),
-        };
+        let http = HttpMetrics::new();
         registry.register(
             "wasmco_http_requests",
             "API requests by route template, method and status",

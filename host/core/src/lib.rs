@@ -8,6 +8,7 @@ pub mod controllers;
 pub mod document;
 pub mod files;
 pub mod hooks;
+pub mod instrumentation;
 pub mod kinds;
 pub mod limits;
 pub mod names;

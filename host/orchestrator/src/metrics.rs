@@ -43,6 +43,9 @@ impl OrchestratorMetrics {
     }
 
     pub(crate) fn stage(&self, action: &'static str, stage: &'static str, seconds: f64) {
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
         self.stages
             .get_or_create(&StageLabels { action, stage })
             .observe(seconds);

@@ -92,6 +92,9 @@ impl RsyncMetrics {
     }
 
     pub(crate) fn applied_in(&self, cluster: &wasmco_core::ClusterRef, seconds: f64) {
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
         self.apply_duration
             .get_or_create(&ClusterLabel {
                 cluster: cluster.to_string(),
@@ -100,14 +103,23 @@ impl RsyncMetrics {
     }
 
     pub(crate) fn retry(&self) {
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
         self.retries.inc();
     }
 
     pub(crate) fn drift_repaired(&self) {
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
         self.drift_repairs.inc();
     }
 
     pub(crate) fn object(&self, outcome: &'static str) {
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
         self.objects.get_or_create(&Outcome { outcome }).inc();
     }
 
@@ -116,7 +128,12 @@ impl RsyncMetrics {
     }
 
     pub(crate) fn reconcile_ended(&self, outcome: &'static str) {
+        // The gauge always: it must come back to zero whenever recording
+        // was switched.
         self.reconciling.dec();
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
         self.reconciles.get_or_create(&Outcome { outcome }).inc();
     }
 

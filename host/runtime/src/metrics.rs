@@ -118,6 +118,9 @@ impl ControllerMetrics {
     }
 
     pub(crate) fn compiled(&self, from_cache: bool) {
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
         let result = if from_cache { "hit" } else { "miss" };
         self.compile_cache
             .get_or_create(&CacheLabel { result })
@@ -125,6 +128,9 @@ impl ControllerMetrics {
     }
 
     pub(crate) fn instantiated(&self, controller: &str, seconds: f64) {
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
         self.instantiation
             .get_or_create(&ControllerLabel {
                 controller: controller.to_owned(),
@@ -134,6 +140,9 @@ impl ControllerMetrics {
 
     /// Records that `controller`'s last call returned edits the host refused.
     pub fn invalid_edit(&self, controller: &str) {
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
         self.invalid_edits
             .get_or_create(&ControllerLabel {
                 controller: controller.to_owned(),
@@ -143,6 +152,9 @@ impl ControllerMetrics {
 
     /// Records one call of `controller`.
     pub(crate) fn record(&self, controller: &str, seconds: f64, failure: Option<&CallFailure>) {
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
         let outcome = match failure {
             None => "ok",
             Some(CallFailure::DeadlineExceeded { .. }) => "deadline",

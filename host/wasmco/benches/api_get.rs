@@ -17,10 +17,8 @@ use serde_json::json;
 
 mod support;
 
-use support::{Phase, create, load};
+use support::{Phase, load};
 use wasmco::startup;
-use wasmco_core::Kind;
-use wasmco_store::db::ResourceDb;
 
 const CONNECTIONS: usize = 64;
 const PHASE: Duration = Duration::from_secs(5);
@@ -29,22 +27,6 @@ const TARGET_P99: Duration = Duration::from_millis(5);
 const TARGET_P99_UNDER_UPLOADS: Duration = Duration::from_millis(50);
 const UPLOADERS: usize = 4;
 const APPS: &str = "/v2/projects/p/composite-apps/ca/v1/apps";
-
-fn populate(db: &ResourceDb) {
-    create(db, Kind::ClusterProvider, &["edge"], json!({}), None);
-    for i in 0..100 {
-        let name = format!("cluster-{i:03}");
-        create(db, Kind::Cluster, &["edge", &name], json!({}), None);
-    }
-    create(db, Kind::Project, &["p"], json!({}), None);
-    create(
-        db,
-        Kind::CompositeApp,
-        &["p", "ca", "v1"],
-        json!({"compositeAppVersion": "v1"}),
-        None,
-    );
-}
 
 /// A `.tgz` of one file of `size` spaces: small, and huge unpacked.
 fn gzip_bomb(size: u64) -> Vec<u8> {
@@ -119,7 +101,7 @@ fn main() {
     let data = tempfile::tempdir().expect("temp dir");
     let state = startup::open_state(data.path(), None, Default::default()).expect("state");
     let state_token = state.admin_token.clone();
-    populate(&state.db);
+    support::populate_for_gets(&state.db);
 
     let (_server, addr) = support::serve(state);
 

@@ -35,6 +35,24 @@ pub fn create(db: &ResourceDb, kind: Kind, path: &[&str], spec: Value, file: Opt
     .expect("create");
 }
 
+/// What the GET benchmarks read: provider `edge` with 100 clusters
+/// (`cluster-000` …), project `p` with composite app `ca` v1.
+pub fn populate_for_gets(db: &ResourceDb) {
+    create(db, Kind::ClusterProvider, &["edge"], json!({}), None);
+    for i in 0..100 {
+        let name = format!("cluster-{i:03}");
+        create(db, Kind::Cluster, &["edge", &name], json!({}), None);
+    }
+    create(db, Kind::Project, &["p"], json!({}), None);
+    create(
+        db,
+        Kind::CompositeApp,
+        &["p", "ca", "v1"],
+        json!({"compositeAppVersion": "v1"}),
+        None,
+    );
+}
+
 /// Registers provider `edge` with one cluster per kubeconfig, `v00`, `v01`,
 /// …, each labelled `edge`.
 pub fn edge_clusters(db: &ResourceDb, kubeconfigs: &[String]) {

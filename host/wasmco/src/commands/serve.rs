@@ -97,6 +97,10 @@ pub struct Args {
     /// the token like every route.
     #[arg(long, env = "WASMCO_METRICS_LISTEN")]
     metrics_listen: Option<std::net::SocketAddr>,
+    /// Record no metrics: `/metrics` keeps its families, at zero (the
+    /// status page's controller calls stay empty too).
+    #[arg(long, conflicts_with = "metrics_listen")]
+    no_metrics: bool,
     /// Write deployments as YAML files under this directory (one folder
     /// per cluster) instead of applying them: dry runs and GitOps.
     #[arg(long)]
@@ -145,6 +149,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         etcd,
         listen,
         metrics_listen,
+        no_metrics,
         sync_to_directory,
         tls,
         tls_sans,
@@ -156,6 +161,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         probe_interval,
         helm_cache,
     } = args;
+    wasmco_core::instrumentation::set_recording(!no_metrics);
     let controller_limits = match controller_limits {
         None => wasmco_runtime::ControllerLimits::default(),
         Some(json) => {
