@@ -392,6 +392,19 @@ fn a_dig_action_and_its_reconciles_log_under_spans_naming_the_dig() {
                 .unwrap();
             assert_eq!(deploy["span"]["revision"], 1, "{deploy}");
             assert_eq!(deploy["span"]["action"], "instantiate", "{deploy}");
+            // Inside the request that asked for it, though it ran on a
+            // blocking thread.
+            let instantiate_route = "/v2/projects/{project}/composite-apps/{compositeApp}/{compositeAppVersion}/deployment-intent-groups/{deploymentIntentGroup}/instantiate";
+            assert!(
+                logged(
+                    &lines,
+                    "context built and stored",
+                    "request",
+                    "route",
+                    instantiate_route
+                ),
+                "{deploy}"
+            );
             break;
         }
         assert!(Instant::now() < deadline, "{lines:#?}");

@@ -75,13 +75,12 @@ pub async fn act(
     let set = network_set(&path);
     let orchestrator = state.orchestrator.clone();
     let target = set.clone();
-    let new_state = tokio::task::spawn_blocking(move || match action {
+    let new_state = crate::work::off_the_workers(move || match action {
         NetworkAction::Apply => orchestrator.apply_networks(&target),
         NetworkAction::Terminate => orchestrator.terminate_networks(&target),
         NetworkAction::Stop => orchestrator.stop_networks(&target),
     })
-    .await
-    .map_err(ApiError::internal)??;
+    .await??;
     Ok((
         StatusCode::ACCEPTED,
         axum::Json(header_of(&set, &new_state)),
@@ -102,7 +101,7 @@ pub async fn status(
     let orchestrator = state.orchestrator.clone();
     let set = network_set(&path);
     let (provider, cluster) = (set.provider.clone(), set.cluster.clone());
-    let (health, (networks, synced)) = tokio::task::spawn_blocking({
+    let (health, (networks, synced)) = crate::work::off_the_workers({
         let set = set.clone();
         move || {
             let health = orchestrator.cluster_health(&provider, &cluster)?;
@@ -112,8 +111,7 @@ pub async fn status(
             ))
         }
     })
-    .await
-    .map_err(ApiError::internal)??;
+    .await??;
     let mut body = header_of(&set, &networks);
     match health {
         None => body["state"] = json!("Unknown"),

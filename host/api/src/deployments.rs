@@ -210,7 +210,7 @@ pub async fn act(
     };
     let orchestrator = state.orchestrator.clone();
     let target = dig.clone();
-    let new_state = tokio::task::spawn_blocking(move || match action {
+    let new_state = crate::work::off_the_workers(move || match action {
         DigAction::Approve => orchestrator.approve(&target),
         DigAction::Instantiate => orchestrator.instantiate(&target),
         DigAction::Update => orchestrator.update(&target),
@@ -222,8 +222,7 @@ pub async fn act(
             orchestrator.migrate(&target, &version, &name)
         }
     })
-    .await
-    .map_err(ApiError::internal)??;
+    .await??;
     Ok((
         StatusCode::ACCEPTED,
         axum::Json(state_body(&answered, &new_state)),
@@ -253,9 +252,7 @@ pub async fn context(
     let target = dig.clone();
     let revision = query.revision;
     let (dig_state, context) =
-        tokio::task::spawn_blocking(move || orchestrator.context(&target, revision))
-            .await
-            .map_err(ApiError::internal)??;
+        crate::work::off_the_workers(move || orchestrator.context(&target, revision)).await??;
     let body = context_body(&dig, &dig_state, &context, &query.0);
     let wants_yaml = headers
         .get(header::ACCEPT)
@@ -443,9 +440,8 @@ pub async fn status(
     let dig: DigRef = path.0.into();
     let orchestrator = state.orchestrator.clone();
     let target = dig.clone();
-    let (dig_state, synced) = tokio::task::spawn_blocking(move || orchestrator.status(&target))
-        .await
-        .map_err(ApiError::internal)??;
+    let (dig_state, synced) =
+        crate::work::off_the_workers(move || orchestrator.status(&target)).await??;
     status_body(
         state_body(&dig, &dig_state),
         &dig_state,

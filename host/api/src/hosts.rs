@@ -10,9 +10,8 @@ use crate::{ApiError, AppState};
 pub async fn list(state: AppState) -> Result<Response, ApiError> {
     let me = state.hosts.me().id.clone();
     let (live, work) =
-        tokio::task::spawn_blocking(move || (state.hosts.live(), state.orchestrator.sync_work()))
-            .await
-            .map_err(ApiError::internal)?;
+        crate::work::off_the_workers(move || (state.hosts.live(), state.orchestrator.sync_work()))
+            .await?;
     let live = live.map_err(wasmco_store::db::DbError::from)?;
     let hosts: Vec<serde_json::Value> = live
         .iter()

@@ -96,14 +96,13 @@ pub async fn act(
     let lc: LogicalCloudRef = path.into();
     let orchestrator = state.orchestrator.clone();
     let target = lc.clone();
-    let new_state = tokio::task::spawn_blocking(move || match action {
+    let new_state = crate::work::off_the_workers(move || match action {
         CloudAction::Instantiate => orchestrator.instantiate_logical_cloud(&target),
         CloudAction::Terminate => orchestrator.terminate_logical_cloud(&target),
         CloudAction::Update => orchestrator.update_logical_cloud(&target),
         CloudAction::Stop => orchestrator.stop_logical_cloud(&target),
     })
-    .await
-    .map_err(ApiError::internal)??;
+    .await??;
     Ok((StatusCode::ACCEPTED, axum::Json(header_of(&lc, &new_state))).into_response())
 }
 
@@ -118,9 +117,7 @@ pub async fn status(
     let orchestrator = state.orchestrator.clone();
     let target = lc.clone();
     let (lc_state, synced) =
-        tokio::task::spawn_blocking(move || orchestrator.logical_cloud_status(&target))
-            .await
-            .map_err(ApiError::internal)??;
+        crate::work::off_the_workers(move || orchestrator.logical_cloud_status(&target)).await??;
     status_body(
         header_of(&lc, &lc_state),
         &lc_state,

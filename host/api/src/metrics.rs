@@ -228,9 +228,7 @@ impl Metrics {
 /// `GET /metrics`.
 pub async fn serve(state: AppState) -> Result<Response, ApiError> {
     let (metrics, orchestrator) = (state.metrics.clone(), state.orchestrator.clone());
-    let text = tokio::task::spawn_blocking(move || metrics.encode(&orchestrator))
-        .await
-        .map_err(ApiError::internal)??;
+    let text = crate::work::off_the_workers(move || metrics.encode(&orchestrator)).await??;
     let mut response = text.into_response();
     response.headers_mut().insert(
         header::CONTENT_TYPE,

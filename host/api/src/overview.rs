@@ -18,9 +18,7 @@ use crate::state::AppState;
 
 /// `GET /v2/overview`.
 pub async fn overview(state: AppState) -> Result<Response, ApiError> {
-    let body = tokio::task::spawn_blocking(move || gather(&state))
-        .await
-        .map_err(ApiError::internal)??;
+    let body = crate::work::off_the_workers(move || gather(&state)).await??;
     Ok(axum::Json(body).into_response())
 }
 

@@ -76,9 +76,7 @@ fn load(state: &AppState, path: &ClusterPath) -> Result<ClusterPki, ApiError> {
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(ApiError::internal)?
+    crate::work::off_the_workers(work).await?
 }
 
 #[derive(Debug, Default, Deserialize)]

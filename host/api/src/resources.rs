@@ -340,9 +340,8 @@ pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Res
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, wasmco_store::db::DbError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(ApiError::internal)?
+    crate::work::off_the_workers(work)
+        .await?
         .map_err(ApiError::from)
 }
 

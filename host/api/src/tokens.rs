@@ -55,9 +55,8 @@ pub async fn issue(state: AppState, body: bytes::Bytes) -> Result<Response, ApiE
     };
     let db = state.db.clone();
     let stored = record.clone();
-    tokio::task::spawn_blocking(move || db.create_token(&stored))
-        .await
-        .map_err(ApiError::internal)?
+    crate::work::off_the_workers(move || db.create_token(&stored))
+        .await?
         .map_err(|e| match e {
             TokenError::Exists(_) => {
                 ApiError::field(StatusCode::CONFLICT, "metadata.name", e.to_string())
@@ -91,9 +90,7 @@ pub async fn get_one(state: AppState, Path(name): Path<String>) -> Result<Respon
 pub async fn revoke(state: AppState, Path(name): Path<String>) -> Result<Response, ApiError> {
     let db = state.db.clone();
     let target = name.clone();
-    let deleted = tokio::task::spawn_blocking(move || db.delete_token(&target))
-        .await
-        .map_err(ApiError::internal)??;
+    let deleted = crate::work::off_the_workers(move || db.delete_token(&target)).await??;
     if !deleted {
         return Err(missing(&name));
     }

@@ -51,11 +51,21 @@ impl WorkPool {
                 )
             })?
             .map_err(ApiError::internal)?;
-        tokio::task::spawn_blocking(move || {
+        off_the_workers(move || {
             let _slot = slot;
             work()
         })
         .await
-        .map_err(ApiError::internal)
     }
+}
+
+/// Runs `work` on a blocking thread inside the span of the request that
+/// asked for it, so that what it logs names the request's route and path.
+pub(crate) async fn off_the_workers<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(work))
+        .await
+        .map_err(ApiError::internal)
 }
