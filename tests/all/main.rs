@@ -16,6 +16,8 @@ mod layers;
 mod logical_cloud;
 mod metrics;
 mod networks;
+#[cfg(feature = "otlp")]
+mod otlp;
 mod pki;
 mod rsync;
 mod scenario;

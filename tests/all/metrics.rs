@@ -411,3 +411,20 @@ fn a_dig_action_and_its_reconciles_log_under_spans_naming_the_dig() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+#[cfg(not(feature = "otlp"))]
+#[test]
+fn an_otlp_endpoint_needs_a_build_with_the_exporter() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_wasmco"))
+        .args([
+            "--otlp-endpoint",
+            "http://127.0.0.1:4318",
+            "get",
+            "clusters",
+        ])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("--features otlp"), "{stderr}");
+}

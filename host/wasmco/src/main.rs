@@ -10,6 +10,7 @@ use commands::{
     Connect, compile, controller, dev, dig, documents, get, helm, scenario, serve, token,
     virtual_cluster,
 };
+use wasmco::telemetry::{self, LogFormat};
 
 #[derive(Parser)]
 #[command(
@@ -24,15 +25,13 @@ struct Cli {
     /// object per line, with the span fields) for log collectors.
     #[arg(long, global = true, env = "WASMCO_LOG_FORMAT", default_value = "text")]
     log_format: LogFormat,
+    /// Export spans over OTLP (HTTP, protobuf) to this collector, e.g.
+    /// `http://127.0.0.1:4318` (its `/v1/traces`); builds with the `otlp`
+    /// feature only. `RUST_LOG` chooses which spans, as for the logs.
+    #[arg(long, global = true, env = "WASMCO_OTLP_ENDPOINT")]
+    otlp_endpoint: Option<String>,
     #[command(subcommand)]
     command: Command,
-}
-
-/// How logs are written.
-#[derive(Clone, Copy, clap::ValueEnum)]
-enum LogFormat {
-    Text,
-    Json,
 }
 
 #[derive(Subcommand)]
@@ -93,18 +92,17 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // The compiler child's stderr is its error message, nothing else.
-    if !matches!(cli.command, Command::CompileController(_)) {
-        let logs = tracing_subscriber::fmt()
-            .with_env_filter(
-                tracing_subscriber::EnvFilter::try_from_default_env()
-                    .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-            )
-            .with_writer(std::io::stderr);
-        match cli.log_format {
-            LogFormat::Text => logs.init(),
-            LogFormat::Json => logs.json().init(),
+    let _telemetry = if matches!(cli.command, Command::CompileController(_)) {
+        None
+    } else {
+        match telemetry::install(cli.log_format, cli.otlp_endpoint.as_deref()) {
+            Ok(telemetry) => Some(telemetry),
+            Err(error) => {
+                eprintln!("error: {error}");
+                return ExitCode::FAILURE;
+            }
         }
-    }
+    };
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
