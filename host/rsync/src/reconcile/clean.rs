@@ -148,6 +148,11 @@ impl ClusterWork {
                 return Ok(Settled::Incomplete);
             }
         };
+        let ours = crate::label_value(&self.key);
+        // One of this target's own objects still there was created after the
+        // clean-up listed the cluster (an apply of the reconcile this one
+        // superseded, in flight when it was stopped): delete again later.
+        let mut settled = Settled::Idle;
         for app in apps {
             let mut recorded = self.recorded(&app.name)?;
             let statuses: Vec<_> = app
@@ -160,6 +165,18 @@ impl ClusterWork {
                         .filter(|object| object.namespace == r.namespace || r.namespace.is_none());
                     let status = match (failed.get(&(app.name.clone(), key.clone())), still_there) {
                         (Some(error), _) => ResourceStatus::failed(r, error.clone()),
+                        (None, Some(object))
+                            if object.manifest["metadata"]["labels"][DIG_LABEL] == ours.as_str() =>
+                        {
+                            settled = Settled::Incomplete;
+                            ResourceStatus::failed(
+                                r,
+                                format!(
+                                    "{} {} is still on the cluster; deleting it again",
+                                    r.key.kind, r.key.name
+                                ),
+                            )
+                        }
                         (None, Some(object)) => {
                             let owner = object.manifest["metadata"]["labels"][DIG_LABEL]
                                 .as_str()
@@ -182,7 +199,7 @@ impl ClusterWork {
                 .collect();
             self.record(&app.name, &mut recorded, &statuses)?;
         }
-        Ok(Settled::Idle)
+        Ok(settled)
     }
 
     /// Deletes `object` and waits (bounded) until it is gone.

@@ -58,9 +58,11 @@ fn failed(operation: &'static str) -> impl Fn(etcd_client::Error) -> StoreError 
         let reason = format!("etcd: {error}");
         let unreachable = match &error {
             etcd_client::Error::TransportError(_) => true,
+            // Cancelled: the connection closed under a request in flight
+            // (etcd went away mid-call); this client cancels nothing itself.
             etcd_client::Error::GRpcStatus(status) => matches!(
                 status.code(),
-                tonic::Code::Unavailable | tonic::Code::DeadlineExceeded
+                tonic::Code::Unavailable | tonic::Code::DeadlineExceeded | tonic::Code::Cancelled
             ),
             _ => false,
         };
