@@ -489,11 +489,13 @@ fn bad_requests_get_clear_json_errors() {
         server.upload(
             controllers,
             placement("x"),
-            Some(wasm("guest_fs_import.wasm")),
+            Some(crate::support::importing(
+                "wasi:http/outgoing-handler@0.2.0",
+            )),
         ),
         422,
         Some("file"),
-        "wasi:filesystem",
+        "wasi:http/outgoing-handler",
     );
     refused(
         server.upload(controllers, placement("x"), Some(wasm("gac.wasm"))),

@@ -301,15 +301,19 @@ fn a_refused_component_is_not_compiled_or_cached() {
             .unwrap_or(0)
     };
     let before = cached();
-    for (file, kind, words) in [
-        ("guest_fs_import.wasm", "placement", "wasi:filesystem"),
-        ("gac.wasm", "placement", "must export"),
+    for (component, kind, words) in [
+        (
+            crate::support::importing("wasi:http/outgoing-handler@0.2.0"),
+            "placement",
+            "wasi:http",
+        ),
+        (wasm("gac.wasm"), "placement", "must export"),
     ] {
         let body = expect(
             server.upload(
                 "/v2/controllers",
                 doc("refused", json!({"type": kind, "priority": 1})),
-                Some(wasm(file)),
+                Some(component),
             ),
             422,
         );

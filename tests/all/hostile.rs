@@ -178,23 +178,52 @@ fn refused(kind: ControllerKind, wasm: &[u8]) -> RegistrationError {
         .expect_err("registration must fail")
 }
 
-#[test]
-fn a_filesystem_import_is_refused_at_registration() {
-    let err = refused(ControllerKind::Placement, &guest("guest_fs_import.wasm"));
-    assert!(
-        matches!(err, RegistrationError::ForbiddenImports(_)),
-        "{err}"
-    );
-    assert!(err.to_string().contains("wasi:filesystem/"), "{err}");
+/// What `controller` answers when its intent is `intent`: the message of
+/// the error it returns.
+fn refusal_of(controller: &Controller, intent: &str) -> String {
+    let request = draft().placement_request(intent.to_owned());
+    match controller.place(&request) {
+        Err(error) => match error.failure {
+            CallFailure::Refused { message } => message,
+            other => panic!("expected the controller's own error, got {other}"),
+        },
+        Ok(output) => panic!("expected an error, got {:?}", output.value),
+    }
 }
 
 #[test]
-fn a_socket_import_is_refused_at_registration() {
-    let err = refused(
+fn a_controller_has_no_file_to_read() {
+    // It imports wasi:filesystem, as Python's and JavaScript's runtimes
+    // do: registered, with no directory preopened behind it.
+    let controller = load("reads", ControllerKind::Placement, "guest_fs_import.wasm");
+    let secret = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(secret.path(), "the host's secret").unwrap();
+    for path in [secret.path().to_str().unwrap(), "/etc/passwd", "."] {
+        let message = refusal_of(&controller, path);
+        assert!(
+            !message.contains("secret") && !message.contains("root:"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
+fn a_controller_cannot_open_a_socket() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let controller = load(
+        "phones",
         ControllerKind::Placement,
-        &guest("guest_socket_import.wasm"),
+        "guest_socket_import.wasm",
     );
-    assert!(err.to_string().contains("wasi:sockets/"), "{err}");
+    let message = refusal_of(&controller, &listener.local_addr().unwrap().to_string());
+    assert!(!message.is_empty());
+    assert!(
+        listener.accept().is_err(),
+        "the controller reached a socket on the host"
+    );
+    // Nor resolve a name.
+    refusal_of(&controller, "localhost:80");
 }
 
 #[test]

@@ -68,3 +68,10 @@ pub fn cluster(provider: &str, name: &str, labels: &[&str], kv: &[(&str, &str)])
             .collect(),
     }
 }
+
+/// A component importing `interface` (an instance with nothing in it) and
+/// exporting nothing: refused for its import before anything else is read.
+pub fn importing(interface: &str) -> Vec<u8> {
+    wat::parse_str(format!("(component (import \"{interface}\" (instance)))"))
+        .expect("a component in the text format")
+}

@@ -45,7 +45,7 @@ pub enum RegistrationError {
     #[error("{0}")]
     Code(String),
     /// It imports interfaces the sandbox does not grant.
-    #[error("the component imports {}, which controllers may not use (allowed: wasi:cli stdio/environment/exit/terminal, wasi:io)", .0.join(", "))]
+    #[error("the component imports {}, which controllers may not use (allowed: wasi:cli, wasi:io, and wasi:clocks, wasi:random, wasi:filesystem and wasi:sockets, which give a controller nothing: no files, no network, a stopped clock, seeded random)", .0.join(", "))]
     ForbiddenImports(Vec<String>),
     /// It does not implement the world its kind names.
     #[error(

@@ -1,5 +1,5 @@
-//! A placement controller that reads a file: it imports `wasi:filesystem`,
-//! which the host must refuse at registration.
+//! A placement controller that reads the file its intent names: it imports
+//! `wasi:filesystem`, which the host links with no directory behind it.
 #![allow(missing_docs)]
 
 wit_bindgen::generate!({

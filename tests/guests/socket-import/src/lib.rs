@@ -1,5 +1,5 @@
-//! A placement controller that opens a socket: it imports `wasi:sockets`,
-//! which the host must refuse at registration.
+//! A placement controller that connects where its intent says: it imports
+//! `wasi:sockets`, which the host links with every address refused.
 #![allow(missing_docs)]
 
 wit_bindgen::generate!({
