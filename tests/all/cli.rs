@@ -12,12 +12,12 @@ use serde_json::Value;
 
 use crate::support::guest_path;
 
-fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// A `wasmco dev` process with its data in a temporary directory.
-struct Dev {
+pub(crate) struct Dev {
     child: Child,
     server: String,
     data: tempfile::TempDir,
@@ -25,7 +25,7 @@ struct Dev {
 }
 
 impl Dev {
-    fn start() -> Dev {
+    pub(crate) fn start() -> Dev {
         let data = tempfile::tempdir().unwrap();
         let data_dir = data.path().to_str().unwrap().to_owned();
         Self::spawn(data, &repo(), &["--data-dir", &data_dir])
@@ -84,13 +84,13 @@ impl Dev {
 
     /// Runs the CLI against this server from the repository's root, with
     /// the token `wasmco dev` wrote.
-    fn cli(&self, args: &[&str]) -> Output {
+    pub(crate) fn cli(&self, args: &[&str]) -> Output {
         let token = std::fs::read_to_string(self.data.path().join("admin.token")).unwrap();
         wasmco(&[&["--server", &self.server, "--token", token.trim()], args].concat())
     }
 
     /// [`Self::cli`], which must succeed; its stdout.
-    fn ok(&self, args: &[&str]) -> String {
+    pub(crate) fn ok(&self, args: &[&str]) -> String {
         let output = self.cli(args);
         let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
         assert!(
@@ -102,7 +102,7 @@ impl Dev {
     }
 
     /// The `kind` objects (`apis/apps/v1/deployments`) in dev cluster `n`.
-    fn objects(&self, n: u32, collection: &str) -> Vec<Value> {
+    pub(crate) fn objects(&self, n: u32, collection: &str) -> Vec<Value> {
         let kubeconfig = std::fs::read_to_string(
             self.data
                 .path()
@@ -122,7 +122,7 @@ impl Dev {
         list["items"].as_array().cloned().unwrap_or_default()
     }
 
-    fn names(&self, n: u32, collection: &str) -> Vec<String> {
+    pub(crate) fn names(&self, n: u32, collection: &str) -> Vec<String> {
         let mut names: Vec<String> = self
             .objects(n, collection)
             .iter()
@@ -133,7 +133,7 @@ impl Dev {
     }
 
     /// Every dev cluster holds no deployment, service or config map.
-    fn assert_clusters_empty(&self) {
+    pub(crate) fn assert_clusters_empty(&self) {
         for n in 1..=3 {
             for collection in [
                 "apis/apps/v1/deployments",
@@ -157,9 +157,29 @@ impl Drop for Dev {
     }
 }
 
-fn wasmco(args: &[&str]) -> Output {
+/// componentize-py's and componentize-js's paths, installed (pinned) by
+/// `tests/sdk/toolchains.sh` once per machine.
+pub(crate) fn toolchains() -> &'static [String; 2] {
+    static PATHS: std::sync::OnceLock<[String; 2]> = std::sync::OnceLock::new();
+    PATHS.get_or_init(|| {
+        let output = Command::new("bash")
+            .arg(repo().join("tests/sdk/toolchains.sh"))
+            .stderr(Stdio::inherit())
+            .output()
+            .expect("bash runs");
+        assert!(output.status.success(), "the controller toolchains install");
+        let text = String::from_utf8(output.stdout).unwrap();
+        let mut lines = text.lines().map(str::to_owned);
+        [lines.next().unwrap(), lines.next().unwrap()]
+    })
+}
+
+pub(crate) fn wasmco(args: &[&str]) -> Output {
+    let [componentize_py, componentize_js] = toolchains();
     Command::new(env!("CARGO_BIN_EXE_wasmco"))
         .args(args)
+        .env("WASMCO_COMPONENTIZE_PY", componentize_py)
+        .env("WASMCO_COMPONENTIZE_JS", componentize_js)
         .current_dir(repo())
         // Controller crates build beside the tests' own target dir, whose lock
         // the running `cargo test` may hold.

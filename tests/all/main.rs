@@ -12,6 +12,7 @@ mod hostile;
 mod hosts;
 mod http;
 mod kube_apiserver;
+mod languages;
 mod layers;
 mod logical_cloud;
 mod metrics;

@@ -15,6 +15,7 @@ use wasmco_runtime::{ControllerKind, LimitOverrides, Runtime};
 
 use super::CliError;
 use super::client::{ApiClient, Upload};
+pub use super::languages::Language;
 use super::scenario::{ScenarioApp, ScenarioCluster};
 
 /// The target controllers are built for.
@@ -50,17 +51,22 @@ fn controller_cargo_config() -> String {
     format!("{}\n", flags.trim_end())
 }
 
-/// Writes a new controller crate called `name` into `dir` (which must not
-/// exist yet): the contract, the guest SDK, an example controller of
-/// `kind`, and a fixture for `wasmco controller test`.
-pub fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), CliError> {
-    // Both a controller name (EMCO's rule) and a Rust package name.
+/// Writes a new controller project called `name` into `dir` (which must not
+/// exist yet): the contract, the guest SDK of `language`, an example
+/// controller of `kind`, and a fixture for `wasmco controller test`.
+pub fn new_project(
+    dir: &Path,
+    name: &str,
+    kind: ControllerKind,
+    language: Language,
+) -> Result<(), CliError> {
+    // A controller name (EMCO's rule), and a package name in every language.
     let usable = wasmco_core::names::is_valid_name(name)
         && !name.contains('.')
         && name.starts_with(|c: char| c.is_ascii_alphabetic());
     if !usable {
         return Err(CliError::Usage(format!(
-            "`{name}` cannot name a controller crate: use letters, digits, '-' and '_', \
+            "`{name}` cannot name a controller: use letters, digits, '-' and '_', \
              starting with a letter"
         )));
     }
@@ -70,6 +76,14 @@ pub fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), Cli
             dir.display()
         )));
     }
+    match language {
+        Language::Rust => new_crate(dir, name, kind),
+        _ => super::languages::new_project(dir, name, kind, language),
+    }
+}
+
+/// Writes the Rust crate of [`new_project`].
+fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), CliError> {
     let crate_name = name.replace('-', "_");
     let fill = |text: &str| {
         text.replace("__NAME__", name)
@@ -81,7 +95,7 @@ pub fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), Cli
         ControllerKind::Placement => (TEMPLATE_PLACEMENT, FIXTURE_PLACEMENT),
         ControllerKind::Action => (TEMPLATE_ACTION, FIXTURE_ACTION),
     };
-    let files: [(&str, String); 10] = [
+    let files = vec![
         ("Cargo.toml", fill(TEMPLATE_MANIFEST)),
         ("src/lib.rs", fill(source)),
         ("wit/controller.wit", CONTRACT.to_owned()),
@@ -93,6 +107,11 @@ pub fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), Cli
         (".gitignore", GITIGNORE.to_owned()),
         (".cargo/config.toml", controller_cargo_config()),
     ];
+    write_files(dir, files)
+}
+
+/// Writes each `(relative path, text)` under `dir`, making directories.
+pub(super) fn write_files(dir: &Path, files: Vec<(&str, String)>) -> Result<(), CliError> {
     for (relative, text) in files {
         let path = dir.join(relative);
         let write = || -> std::io::Result<()> {
@@ -196,10 +215,11 @@ fn ensure_wasm_target() -> Result<(), CliError> {
     }
 }
 
-/// A component to upload: a `.wasm` file, or a crate directory built first.
+/// A component to upload or try: a `.wasm` file, or a project directory
+/// (Rust, Python or JavaScript) built first.
 pub fn component_bytes(path: &Path) -> Result<(PathBuf, Vec<u8>), CliError> {
     let file = if path.is_dir() {
-        build_crate(path)?
+        super::languages::build(path)?
     } else {
         path.to_owned()
     };

@@ -6,6 +6,7 @@ pub mod client;
 pub mod controller;
 pub mod dev;
 pub mod emcoctl;
+pub mod languages;
 pub mod resources;
 pub mod scenario;
 pub mod status;

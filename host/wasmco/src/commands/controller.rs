@@ -13,24 +13,28 @@ use super::Connect;
 
 #[derive(clap::Subcommand)]
 pub enum ControllerCommand {
-    /// Write a new controller crate from the template; it builds as is.
+    /// Write a new controller project from the template; it builds as is.
     New {
-        /// The controller's (and crate's) name.
+        /// The controller's (and project's) name.
         name: String,
         /// Placement (chooses clusters) or action (changes resources).
         #[arg(long = "type", value_enum)]
         kind: KindArg,
+        /// The language: a Rust crate, or a Python or JavaScript project.
+        #[arg(long, value_enum, default_value = "rust")]
+        lang: LangArg,
         /// Where to write it (default: ./NAME).
         #[arg(long)]
         dir: Option<PathBuf>,
     },
-    /// Build a controller crate into a `.wasm` component and print its path.
+    /// Build a controller project (Rust, Python or JavaScript) into a
+    /// `.wasm` component with its language's toolchain and print its path.
     Build {
-        /// The crate's directory.
+        /// The project's directory.
         #[arg(default_value = ".")]
         dir: PathBuf,
     },
-    /// Register a controller (or replace it): a `.wasm`, or a crate
+    /// Register a controller (or replace it): a `.wasm`, or a project
     /// directory, built first.
     Upload {
         /// The component or crate.
@@ -50,7 +54,7 @@ pub enum ControllerCommand {
     /// Run a controller once against a fixture, with no server, and print
     /// its edits.
     Test {
-        /// The component.
+        /// The component, or a project directory, built first.
         wasm: PathBuf,
         /// The fixture (JSON or YAML): clusters, apps, optional placement, intent.
         #[arg(long)]
@@ -59,6 +63,23 @@ pub enum ControllerCommand {
         #[arg(long, env = "WASMCO_CACHE_DIR", default_value = ".wasmco/cache")]
         cache_dir: PathBuf,
     },
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum LangArg {
+    Rust,
+    Python,
+    Js,
+}
+
+impl From<LangArg> for controller::Language {
+    fn from(lang: LangArg) -> Self {
+        match lang {
+            LangArg::Rust => controller::Language::Rust,
+            LangArg::Python => controller::Language::Python,
+            LangArg::Js => controller::Language::JavaScript,
+        }
+    }
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -80,9 +101,14 @@ pub fn run(connect: &Connect, command: ControllerCommand) -> anyhow::Result<()> 
     let client = || connect.client();
     let out = &mut std::io::stdout().lock();
     match command {
-        ControllerCommand::New { name, kind, dir } => {
+        ControllerCommand::New {
+            name,
+            kind,
+            lang,
+            dir,
+        } => {
             let dir = dir.unwrap_or_else(|| PathBuf::from(&name));
-            controller::new_crate(&dir, &name, kind.into())?;
+            controller::new_project(&dir, &name, kind.into(), lang.into())?;
             writeln!(
                 out,
                 "wrote {}; next: `wasmco controller build {}`",
@@ -91,7 +117,7 @@ pub fn run(connect: &Connect, command: ControllerCommand) -> anyhow::Result<()> 
             )?;
         }
         ControllerCommand::Build { dir } => {
-            let wasm = controller::build_crate(&dir)?;
+            let wasm = wasmco::cli::languages::build(&dir)?;
             writeln!(out, "{}", wasm.display())?;
         }
         ControllerCommand::Upload {
@@ -137,8 +163,7 @@ pub fn run(connect: &Connect, command: ControllerCommand) -> anyhow::Result<()> 
             input,
             cache_dir,
         } => {
-            let bytes =
-                std::fs::read(&wasm).with_context(|| format!("reading {}", wasm.display()))?;
+            let (_, bytes) = controller::component_bytes(&wasm)?;
             let text = std::fs::read_to_string(&input)
                 .with_context(|| format!("reading {}", input.display()))?;
             let fixture: controller::Fixture = serde_norway::from_str(&text)

@@ -1,0 +1,169 @@
+// Write wasmco controllers in JavaScript.
+//
+//   import { placementController } from "./wasmco_controller.js";
+//
+//   export const placement = placementController((request) => {
+//     const avoid = new Set(request.intent.avoid ?? []);
+//     for (const app of request.apps) {
+//       request.place(app, request.clusters.filter((c) => !c.labels.some((l) => avoid.has(l))));
+//     }
+//   });
+//
+// The request arrives as plain objects (apps by name, clusters with `name`,
+// `provider`, `labels` and `kv`); the edits the function makes through it
+// are what the controller answers. On the wire it stays the columnar
+// contract of wit/controller.wit. Throw `new Refuse("why")` to fail the
+// deployment with that message. Build with `wasmco controller build`.
+
+/** Fails the deployment with this message, naming the controller. */
+export class Refuse extends Error {}
+
+const decoder = new TextDecoder();
+
+/** The request's strings: one UTF-8 text cut at byte offsets. */
+function stringsOf({ data, ends }) {
+  const bytes = new TextEncoder().encode(data);
+  const cache = new Map();
+  return (index) => {
+    let text = cache.get(index);
+    if (text === undefined) {
+      text = decoder.decode(bytes.subarray(index ? ends[index - 1] : 0, ends[index]));
+      cache.set(index, text);
+    }
+    return text;
+  };
+}
+
+function clustersOf(table, text) {
+  const clusters = [];
+  for (let i = 0; i < table.name.length; i++) {
+    const labels = [];
+    for (let j = table.labelStart[i]; j < table.labelStart[i + 1]; j++) labels.push(text(table.labels[j]));
+    const kv = {};
+    for (let j = table.kvStart[i]; j < table.kvStart[i + 1]; j++) kv[text(table.kvKey[j])] = text(table.kvValue[j]);
+    clusters.push({ index: i, provider: text(table.provider[i]), name: text(table.name[i]), labels, kv });
+  }
+  return clusters;
+}
+
+function intentOf(text) {
+  if (!text.trim()) return {};
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new Refuse(`the intent is not JSON: ${error.message}`);
+  }
+}
+
+const indices = (clusters) => Array.from(clusters, (c) => (typeof c === "number" ? c : c.index));
+
+class PlacementRequest {
+  constructor(request) {
+    const text = stringsOf(request.strings);
+    this.intent = intentOf(request.intent);
+    this.apps = Array.from(request.apps, text);
+    this.clusters = clustersOf(request.clusters, text);
+    /** What earlier placement controllers decided: app -> [{cluster, group}]. */
+    this.current = new Map(
+      request.current.map((placed) => [
+        text(placed.app),
+        placed.clusters.map((c) => ({
+          cluster: this.clusters[c.cluster],
+          group: c.group === undefined ? undefined : text(c.group),
+        })),
+      ]),
+    );
+    this.edits = [];
+  }
+
+  /** Places `app` on `clusters` (cluster objects or indices); with `group`,
+   * they are one anyOf group of which the host keeps one. */
+  place(app, clusters, group) {
+    this.edits.push({ tag: "place", val: { app, clusters: indices(clusters), group } });
+  }
+
+  /** Takes `app` off `clusters` an earlier controller placed it on. */
+  unplace(app, clusters) {
+    this.edits.push({ tag: "unplace", val: { app, clusters: indices(clusters) } });
+  }
+}
+
+function resourceOf(resource) {
+  let manifest;
+  return {
+    apiVersion: resource.apiVersion,
+    kind: resource.kind,
+    name: resource.name,
+    namespace: resource.namespace,
+    get manifest() {
+      return (manifest ??= JSON.parse(resource.manifest));
+    },
+  };
+}
+
+const scopeOf = (clusters) =>
+  clusters === undefined ? { tag: "all" } : { tag: "only", val: indices(clusters) };
+
+class ActionRequest {
+  constructor(request) {
+    const text = stringsOf(request.strings);
+    this.intent = intentOf(request.intent);
+    this.apps = Array.from(request.apps, text);
+    this.clusters = clustersOf(request.clusters, text);
+    this.placements = new Map(
+      request.placements.map((p) => [text(p.app), p.clusters.map((c) => this.clusters[c.cluster])]),
+    );
+    /** app -> the resources every placed cluster gets. */
+    this.resources = new Map(request.resources.map((a) => [text(a.app), a.base.map(resourceOf)]));
+    /** app -> Map(cluster index -> its whole resource list), where it differs. */
+    this.differing = new Map(
+      request.resources.map((a) => [
+        text(a.app),
+        new Map(a.differing.map((d) => [d.cluster, d.resources.map(resourceOf)])),
+      ]),
+    );
+    this.edits = [];
+  }
+
+  /** Adds `manifest` (an object) to `app`, on every cluster or `clusters`. */
+  add(app, manifest, clusters) {
+    this.edits.push({ tag: "add", val: { app, scope: scopeOf(clusters), manifest: JSON.stringify(manifest) } });
+  }
+
+  /** Changes `app`'s `kind`/`name` with `{merge}` (an object) or
+   * `{jsonPatch}` (a list of operations). */
+  patch(app, kind, name, { merge, jsonPatch, clusters } = {}) {
+    if ((merge === undefined) === (jsonPatch === undefined)) throw new Error("give one of merge and jsonPatch");
+    const patch =
+      merge !== undefined
+        ? { tag: "merge-patch", val: JSON.stringify(merge) }
+        : { tag: "json-patch", val: JSON.stringify(jsonPatch) };
+    this.edits.push({ tag: "patch", val: { app, scope: scopeOf(clusters), target: { kind, name }, patch } });
+  }
+
+  /** Removes `app`'s `kind`/`name`, everywhere or from `clusters`. */
+  remove(app, kind, name, clusters) {
+    this.edits.push({ tag: "remove", val: { app, scope: scopeOf(clusters), target: { kind, name } } });
+  }
+}
+
+function answer(fn, request) {
+  try {
+    fn(request);
+  } catch (error) {
+    // A thrown object with `message` is the call's controller-error.
+    if (error instanceof Refuse) throw { message: error.message };
+    throw error;
+  }
+  return request.edits;
+}
+
+/** The `placement` export of a controller whose logic is `fn(request)`. */
+export function placementController(fn) {
+  return { place: (request) => answer(fn, new PlacementRequest(request)) };
+}
+
+/** The `action` export of a controller whose logic is `fn(request)`. */
+export function actionController(fn) {
+  return { act: (request) => answer(fn, new ActionRequest(request)) };
+}

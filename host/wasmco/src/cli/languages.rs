@@ -1,0 +1,273 @@
+//! Controllers in Python and JavaScript: the projects `wasmco controller new
+//! --lang python|js` writes, and their builds with each language's own
+//! toolchain (componentize-py, ComponentizeJS). A Rust project is a crate,
+//! built with cargo (`controller.rs`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+use wasmco_runtime::ControllerKind;
+
+use super::CliError;
+
+/// The componentize-py the Python SDK is written and tested against.
+pub const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
+/// The ComponentizeJS a new JavaScript project pins.
+pub const COMPONENTIZE_JS_VERSION: &str = "0.23.0";
+
+/// What a Python or JavaScript project says of itself, in
+/// [`PROJECT_FILE`]; a Rust crate needs none (its exports say its kind).
+const PROJECT_FILE: &str = "controller.json";
+
+const CONTRACT: &str = include_str!("../../../../wit/controller.wit");
+const PYTHON_SDK: &str = include_str!("../../../../sdk/python/wasmco_controller/__init__.py");
+const PYTHON_PLACEMENT: &str = include_str!("../../templates/python/placement.py");
+const PYTHON_ACTION: &str = include_str!("../../templates/python/action.py");
+const PYTHON_README: &str = include_str!("../../templates/python/README.md");
+const PYTHON_GITIGNORE: &str = include_str!("../../templates/python/gitignore");
+const JS_SDK: &str = include_str!("../../../../sdk/js/wasmco_controller.js");
+const JS_PLACEMENT: &str = include_str!("../../templates/js/placement.js");
+const JS_ACTION: &str = include_str!("../../templates/js/action.js");
+const JS_PACKAGE: &str = include_str!("../../templates/js/package.json.in");
+const JS_README: &str = include_str!("../../templates/js/README.md");
+const JS_GITIGNORE: &str = include_str!("../../templates/js/gitignore");
+const FIXTURE_PLACEMENT: &str = include_str!("../../templates/controller/fixture-placement.json");
+const FIXTURE_ACTION: &str = include_str!("../../templates/controller/fixture-action.json");
+
+/// A language controllers are written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Language {
+    /// A crate on `wasmco-guest`, built with cargo.
+    Rust,
+    /// `app.py` on the `wasmco_controller` package, built with componentize-py.
+    Python,
+    /// `app.js` on `wasmco_controller.js`, built with ComponentizeJS.
+    #[serde(rename = "js")]
+    JavaScript,
+}
+
+/// [`PROJECT_FILE`]'s content.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Project {
+    name: String,
+    #[serde(rename = "type")]
+    kind: ControllerKind,
+    language: Language,
+}
+
+/// Writes a Python or JavaScript project called `name` into `dir` (checked
+/// by the caller): the controller, the SDK, the contract and a fixture.
+pub fn new_project(
+    dir: &Path,
+    name: &str,
+    kind: ControllerKind,
+    language: Language,
+) -> Result<(), CliError> {
+    let fill = |text: &str| {
+        text.replace("__NAME__", name)
+            .replace("__TYPE__", &kind.to_string())
+            .replace("__COMPONENTIZE_JS__", COMPONENTIZE_JS_VERSION)
+    };
+    let fixture = match kind {
+        ControllerKind::Placement => FIXTURE_PLACEMENT,
+        ControllerKind::Action => FIXTURE_ACTION,
+    };
+    let project = Project {
+        name: name.to_owned(),
+        kind,
+        language,
+    };
+    let manifest =
+        serde_json::to_string_pretty(&project).map_err(|e| CliError::Build(e.to_string()))?;
+    let mut files: Vec<(&str, String)> = vec![
+        (PROJECT_FILE, manifest + "\n"),
+        ("wit/controller.wit", CONTRACT.to_owned()),
+        ("fixture.json", fixture.to_owned()),
+    ];
+    match language {
+        Language::Python => files.extend([
+            (
+                "app.py",
+                fill(match kind {
+                    ControllerKind::Placement => PYTHON_PLACEMENT,
+                    ControllerKind::Action => PYTHON_ACTION,
+                }),
+            ),
+            ("wasmco_controller/__init__.py", PYTHON_SDK.to_owned()),
+            ("README.md", fill(PYTHON_README)),
+            (".gitignore", PYTHON_GITIGNORE.to_owned()),
+        ]),
+        Language::JavaScript => files.extend([
+            (
+                "app.js",
+                fill(match kind {
+                    ControllerKind::Placement => JS_PLACEMENT,
+                    ControllerKind::Action => JS_ACTION,
+                }),
+            ),
+            ("wasmco_controller.js", JS_SDK.to_owned()),
+            ("package.json", fill(JS_PACKAGE)),
+            ("README.md", fill(JS_README)),
+            (".gitignore", JS_GITIGNORE.to_owned()),
+        ]),
+        Language::Rust => {
+            return Err(CliError::Usage(
+                "a Rust controller is a crate: `wasmco controller new NAME --lang rust`".into(),
+            ));
+        }
+    }
+    super::controller::write_files(dir, files)
+}
+
+/// The language of the project in `dir`, and what its [`PROJECT_FILE`] says.
+fn project_in(dir: &Path) -> Result<(Language, Option<Project>), CliError> {
+    if dir.join("Cargo.toml").exists() {
+        return Ok((Language::Rust, None));
+    }
+    let path = dir.join(PROJECT_FILE);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            return Err(CliError::Usage(format!(
+                "{} is not a controller project (no Cargo.toml, no {PROJECT_FILE}); \
+                 `wasmco controller new NAME --type placement --lang rust|python|js` makes one",
+                dir.display()
+            )));
+        }
+        Err(source) => return Err(CliError::Io { path, source }),
+    };
+    let project: Project = serde_json::from_str(&text).map_err(|e| {
+        CliError::Usage(format!(
+            "{}: {e} (it says {{\"name\", \"type\": placement|action, \"language\": python|js}})",
+            path.display()
+        ))
+    })?;
+    Ok((project.language, Some(project)))
+}
+
+/// Builds the controller project in `dir`, whatever its language, and
+/// returns the component's path.
+pub fn build(dir: &Path) -> Result<PathBuf, CliError> {
+    match project_in(dir)? {
+        (Language::Rust, _) => super::controller::build_crate(dir),
+        (language, Some(project)) => {
+            // Relative to `dir`, where the tool runs.
+            let out = format!("{}.wasm", project.name);
+            let world = project.kind.world();
+            let mut command = match language {
+                Language::Python => python_build(world, &out),
+                _ => js_build(dir, world, &out)?,
+            };
+            let (tool, install) = match language {
+                Language::Python => (
+                    "componentize-py",
+                    format!(
+                        "install it with `pip install componentize-py=={COMPONENTIZE_PY_VERSION}` \
+                         (Python 3.10 or later), or set WASMCO_COMPONENTIZE_PY to it"
+                    ),
+                ),
+                _ => (
+                    "componentize-js",
+                    "run `npm install` in the project (Node.js 20 and npm), \
+                     or set WASMCO_COMPONENTIZE_JS to an installed componentize-js"
+                        .to_owned(),
+                ),
+            };
+            // What the tool says goes to stderr: stdout is the component's
+            // path (build) or the report (test).
+            let status = command
+                .current_dir(dir)
+                .stdout(Stdio::from(std::io::stderr()))
+                .status()
+                .map_err(|error| {
+                    CliError::Build(if error.kind() == std::io::ErrorKind::NotFound {
+                        format!("{tool} was not found: {install}")
+                    } else {
+                        format!("cannot run {tool}: {error}")
+                    })
+                })?;
+            if !status.success() {
+                return Err(CliError::Build(format!(
+                    "{tool} could not build {} (its errors are above)",
+                    dir.display()
+                )));
+            }
+            Ok(dir.join(out))
+        }
+        (language, None) => Err(CliError::Usage(format!(
+            "{} is a {language:?} project without {PROJECT_FILE}",
+            dir.display()
+        ))),
+    }
+}
+
+/// componentize-py, from `WASMCO_COMPONENTIZE_PY` or the PATH, making
+/// `out` from `app.py` and the packages beside it.
+fn python_build(world: &str, out: &str) -> Command {
+    let tool =
+        std::env::var_os("WASMCO_COMPONENTIZE_PY").unwrap_or_else(|| "componentize-py".into());
+    let mut command = Command::new(tool);
+    command
+        .args([
+            "-d",
+            "wit",
+            "-w",
+            world,
+            "componentize",
+            "app",
+            "-p",
+            ".",
+            "-o",
+        ])
+        .arg(out);
+    command
+}
+
+/// ComponentizeJS, from `WASMCO_COMPONENTIZE_JS` or the project's
+/// `node_modules` (installed with npm first when missing), making `out` from
+/// `app.js` and the modules it imports. wasi:http, which controllers may not
+/// import, is left out of the component.
+fn js_build(dir: &Path, world: &str, out: &str) -> Result<Command, CliError> {
+    let tool = match std::env::var_os("WASMCO_COMPONENTIZE_JS") {
+        Some(tool) => PathBuf::from(tool),
+        None => {
+            let installed = Path::new("node_modules/.bin/componentize-js");
+            if !dir.join(installed).exists() {
+                let status = Command::new("npm")
+                    .args(["install", "--no-audit", "--no-fund"])
+                    .current_dir(dir)
+                    .stdout(Stdio::from(std::io::stderr()))
+                    .status()
+                    .map_err(|error| {
+                        CliError::Build(if error.kind() == std::io::ErrorKind::NotFound {
+                            "npm was not found: install Node.js 20 and npm (Debian: \
+                             `apt-get install nodejs npm`), then build again"
+                                .into()
+                        } else {
+                            format!("cannot run npm: {error}")
+                        })
+                    })?;
+                if !status.success() {
+                    return Err(CliError::Build(format!(
+                        "`npm install` failed in {} (its errors are above)",
+                        dir.display()
+                    )));
+                }
+            }
+            installed.to_owned()
+        }
+    };
+    let mut command = Command::new(tool);
+    command.args(["app.js", "--wit", "wit", "-n", world]).args([
+        "-d",
+        "http",
+        "fetch-event",
+        "-o",
+        out,
+    ]);
+    Ok(command)
+}
