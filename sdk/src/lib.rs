@@ -15,6 +15,7 @@ extern crate alloc;
 
 use alloc::vec::Vec;
 
+pub mod records;
 pub mod testing;
 
 /// A request's string table.

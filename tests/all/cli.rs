@@ -493,6 +493,7 @@ fn examples_controller_is_the_template_unchanged() {
         "wit/controller.wit",
         "sdk/src/lib.rs",
         "sdk/src/testing.rs",
+        "sdk/src/records.rs",
         "fixture.json",
         ".cargo/config.toml",
     ] {

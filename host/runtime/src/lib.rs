@@ -265,6 +265,9 @@ pub struct CallOutput<T> {
     pub value: T,
     /// What the controller wrote to stdout and stderr.
     pub log: ControllerLog,
+    /// The bytes of linear memory the call ended with, all memories
+    /// together: its peak, as memories only grow.
+    pub memory_bytes: usize,
 }
 
 impl Controller {
@@ -389,7 +392,13 @@ impl Controller {
         let sandbox = store.into_data();
         let log = sandbox.log.take();
         let failure = match outcome {
-            Ok(Ok(value)) => return Ok(CallOutput { value, log }),
+            Ok(Ok(value)) => {
+                return Ok(CallOutput {
+                    value,
+                    log,
+                    memory_bytes: sandbox.limiter.memory_used(),
+                });
+            }
             Ok(Err(refusal)) => CallFailure::Refused {
                 message: wasmco_core::limits::bounded(refusal.message),
             },

@@ -137,6 +137,11 @@ impl CallLimiter {
             refused_memory: None,
         }
     }
+
+    /// Bytes of linear memory the call holds now, all memories together.
+    pub(super) fn memory_used(&self) -> usize {
+        self.memory_used
+    }
 }
 
 impl ResourceLimiter for CallLimiter {

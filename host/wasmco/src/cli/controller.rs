@@ -27,6 +27,7 @@ pub const WIT_BINDGEN_VERSION: &str = "0.61.1";
 const CONTRACT: &str = include_str!("../../../../wit/controller.wit");
 const SDK_LIB: &str = include_str!("../../../../sdk/src/lib.rs");
 const SDK_TESTING: &str = include_str!("../../../../sdk/src/testing.rs");
+const SDK_RECORDS: &str = include_str!("../../../../sdk/src/records.rs");
 const SDK_MANIFEST: &str = "[package]\nname = \"wasmco-guest\"\nversion = \"0.1.0\"\n\
     edition = \"2024\"\nrust-version = \"1.95\"\npublish = false\n";
 const TEMPLATE_MANIFEST: &str = include_str!("../../templates/controller/Cargo.toml.in");
@@ -102,6 +103,7 @@ fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), CliErro
         ("sdk/Cargo.toml", SDK_MANIFEST.to_owned()),
         ("sdk/src/lib.rs", SDK_LIB.to_owned()),
         ("sdk/src/testing.rs", SDK_TESTING.to_owned()),
+        ("sdk/src/records.rs", SDK_RECORDS.to_owned()),
         ("fixture.json", fixture.to_owned()),
         ("README.md", fill(TEMPLATE_README)),
         (".gitignore", GITIGNORE.to_owned()),
