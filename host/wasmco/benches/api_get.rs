@@ -18,7 +18,6 @@ use serde_json::json;
 mod support;
 
 use support::{Phase, load};
-use wasmco::startup;
 
 const CONNECTIONS: usize = 64;
 const PHASE: Duration = Duration::from_secs(5);
@@ -98,22 +97,13 @@ fn report(name: &str, phase: &Phase) {
 }
 
 fn main() {
-    let data = tempfile::tempdir().expect("temp dir");
-    let state = startup::open_state(data.path(), None, Default::default()).expect("state");
-    let state_token = state.admin_token.clone();
-    support::populate_for_gets(&state.db);
-
-    let (_server, addr) = support::serve(state);
-
-    let client = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("client runtime");
+    let target = support::serve_for_gets();
+    let (addr, client) = (target.addr, &target.client);
     println!(
         "REST API GET, {CONNECTIONS} connections, {}s per phase, server on 1 worker thread:",
         PHASE.as_secs()
     );
-    let token = format!("Bearer {}", state_token);
+    let token = target.token.clone();
     let one = client.block_on(load(
         CONNECTIONS,
         PHASE,

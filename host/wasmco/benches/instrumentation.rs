@@ -95,15 +95,12 @@ fn verdict(ratio: f64) -> &'static str {
 }
 
 fn api_get(switch: &Switch) {
-    let data = tempfile::tempdir().expect("temp dir");
-    let state = startup::open_state(data.path(), None, Default::default()).expect("state");
-    let token = format!("Bearer {}", state.admin_token);
-    support::populate_for_gets(&state.db);
-    let (_server, addr) = support::serve(state);
-    let client = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("client runtime");
+    let support::GetTarget {
+        addr,
+        token,
+        client,
+        ..
+    } = support::serve_for_gets();
     let mut p99s: [Vec<f64>; 3] = Default::default();
     let [off, on, info] = take_turns(switch, GET_ROUNDS, |mode| {
         let phase = client.block_on(support::load(

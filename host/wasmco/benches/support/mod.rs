@@ -464,3 +464,33 @@ pub fn serve(state: wasmco_api::AppState) -> (tokio::runtime::Runtime, std::net:
     server.spawn(async move { wasmco::startup::serve(state, listener).await });
     (server, addr)
 }
+
+/// A server over sled holding [`populate_for_gets`]' resources, serving
+/// from its own runtime, with a runtime for the client that loads it.
+pub struct GetTarget {
+    pub addr: std::net::SocketAddr,
+    /// `Bearer <admin token>`.
+    pub token: String,
+    pub client: tokio::runtime::Runtime,
+    _server: tokio::runtime::Runtime,
+    _data: tempfile::TempDir,
+}
+
+pub fn serve_for_gets() -> GetTarget {
+    let data = tempfile::tempdir().expect("temp dir");
+    let state = wasmco::startup::open_state(data.path(), None, Default::default()).expect("state");
+    let token = format!("Bearer {}", state.admin_token);
+    populate_for_gets(&state.db);
+    let (server, addr) = serve(state);
+    let client = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("client runtime");
+    GetTarget {
+        addr,
+        token,
+        client,
+        _server: server,
+        _data: data,
+    }
+}
