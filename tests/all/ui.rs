@@ -189,6 +189,16 @@ fn the_status_page_follows_a_deployment_and_a_cluster_going_away() {
     assert!(page.text().unwrap().contains("/ui/app.js"));
     let anonymous = reqwest::blocking::get(server.url("/v2/overview")).unwrap();
     assert_eq!(anonymous.status(), 401);
+    let viewer = expect(
+        server.post(
+            "/v2/tokens",
+            json!({"metadata": {"name": "viewer"}, "spec": {"projects": ["hello"], "role": "viewer", "expires": "1h"}}),
+        ),
+        201,
+    )["status"]["token"]
+        .as_str()
+        .unwrap()
+        .to_owned();
     let driver = Driver::start();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -208,6 +218,16 @@ fn the_status_page_follows_a_deployment_and_a_cluster_going_away() {
         )
         .await;
         assert!(refusal.as_str().unwrap().contains("token"), "{refusal}");
+
+        // A project's viewer token is refused too: the page reads the fleet.
+        sign_in(&browser, &viewer).await;
+        until(
+            &browser,
+            "the viewer's refusal",
+            "return document.getElementById('login-error').textContent;",
+            |text| text.as_str().is_some_and(|t| t.contains("admin token")),
+        )
+        .await;
 
         // The right one: a fresh server's useful empty state.
         sign_in(&browser, &server.token).await;

@@ -41,7 +41,11 @@ async function api(path) {
     headers: { Authorization: `Bearer ${sessionStorage.getItem(TOKEN_KEY)}` },
   });
   const body = await response.json().catch(() => ({}));
-  if (response.status === 401) throw Object.assign(new Error(body.message || "token refused"), { signedOut: true });
+  // 401: not a token the API takes; 403: a scoped token, and the page
+  // reads the whole fleet, which only the admin token may.
+  if (response.status === 401 || response.status === 403) {
+    throw Object.assign(new Error(body.message || "token refused"), { signedOut: true });
+  }
   if (!response.ok) throw new Error(body.message || `${response.status} ${response.statusText}`);
   return body;
 }

@@ -69,6 +69,8 @@ pub fn new_project(
 ) -> Result<(), CliError> {
     let fill = |text: &str| {
         text.replace("__NAME__", name)
+            // npm takes lower-case package names only.
+            .replace("__PACKAGE__", &name.to_ascii_lowercase())
             .replace("__TYPE__", &kind.to_string())
             .replace("__COMPONENTIZE_JS__", COMPONENTIZE_JS_VERSION)
     };
