@@ -167,6 +167,15 @@ fn the_examples_sdks_are_the_repositorys_and_the_toolchains_the_clis() {
             "tests/sdk/toolchains.sh does not pin {pinned}"
         );
     }
+    let package = std::fs::read_to_string(repo().join("tests/sdk/package.json")).unwrap();
+    let pin = format!(
+        "\"@bytecodealliance/componentize-js\": \"{}\"",
+        wasmco::cli::languages::COMPONENTIZE_JS_VERSION
+    );
+    assert!(
+        package.contains(&pin),
+        "tests/sdk/package.json does not pin {pin}"
+    );
     assert!(
         toolchains()
             .iter()

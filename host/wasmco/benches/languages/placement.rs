@@ -35,9 +35,12 @@ impl Guest for Controller {
         let view = wasmco_guest::view!(request);
         let edits = view.apps(&request.apps).filter_map(|app| {
             let rule = rules.get(app)?;
+            let (all, any): (Vec<_>, Vec<_>) = (
+                rule.all_of.iter().map(|l| view.label(l)).collect(),
+                rule.any_of.iter().map(|l| view.label(l)).collect(),
+            );
             let fits = |c: &Cluster| {
-                rule.all_of.iter().all(|l| c.has_label(l))
-                    && (rule.any_of.is_empty() || rule.any_of.iter().any(|l| c.has_label(l)))
+                all.iter().all(|&l| c.has(l)) && (any.is_empty() || any.iter().any(|&l| c.has(l)))
             };
             Some(wasmco_guest::place!(app, view.clusters().filter(fits)))
         });

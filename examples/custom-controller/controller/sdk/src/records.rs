@@ -34,6 +34,11 @@ macro_rules! view {
     };
 }
 
+/// A label looked up once in the request's strings, for [`Cluster::has`]:
+/// a label the request does not hold is on no cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Label(Option<u32>);
+
 /// One cluster of a request.
 #[derive(Debug, Clone, Copy)]
 pub struct Cluster<'a> {
@@ -64,6 +69,12 @@ impl<'a> View<'a> {
     pub fn cluster(&self, index: u32) -> Cluster<'a> {
         Cluster { index, view: *self }
     }
+
+    /// `text` as a [`Label`]: look a label up once, then test each cluster
+    /// with [`Cluster::has`] by number rather than by text.
+    pub fn label(&self, text: &str) -> Label {
+        Label(self.strings.find(text))
+    }
 }
 
 impl<'a> Cluster<'a> {
@@ -89,11 +100,16 @@ impl<'a> Cluster<'a> {
             .map(move |&label| strings.get(label))
     }
 
-    /// Whether it carries `label`.
+    /// Whether it carries `label` (looked up each time: in a loop over
+    /// clusters, [`View::label`] once and [`Self::has`]).
     pub fn has_label(&self, label: &str) -> bool {
-        self.view
-            .strings
-            .find(label)
+        self.has(self.view.label(label))
+    }
+
+    /// Whether it carries `label`.
+    pub fn has(&self, label: Label) -> bool {
+        label
+            .0
             .is_some_and(|id| self.view.clusters.labels(self.index).contains(&id))
     }
 
@@ -234,6 +250,7 @@ mod tests {
         assert_eq!(a.kv("cpu"), Some("8"));
         assert_eq!(a.kv("memory"), None);
         assert!(!a.has_label("nowhere"));
+        assert!(a.has(view.label("east")) && !view.cluster(1).has(view.label("east")));
         let edge: Vec<_> = view.clusters().filter(|c| c.has_label("edge")).collect();
         assert_eq!(
             crate::place!("web", &edge),
