@@ -125,10 +125,10 @@ pub fn new_project(
     super::controller::write_files(dir, files)
 }
 
-/// The language of the project in `dir`, and what its [`PROJECT_FILE`] says.
-fn project_in(dir: &Path) -> Result<(Language, Option<Project>), CliError> {
+/// What the [`PROJECT_FILE`] in `dir` says; `None` for a Rust crate.
+fn project_in(dir: &Path) -> Result<Option<Project>, CliError> {
     if dir.join("Cargo.toml").exists() {
-        return Ok((Language::Rust, None));
+        return Ok(None);
     }
     let path = dir.join(PROJECT_FILE);
     let text = match std::fs::read_to_string(&path) {
@@ -148,15 +148,15 @@ fn project_in(dir: &Path) -> Result<(Language, Option<Project>), CliError> {
             path.display()
         ))
     })?;
-    Ok((project.language, Some(project)))
+    Ok(Some(project))
 }
 
 /// Builds the controller project in `dir`, whatever its language, and
 /// returns the component's path.
 pub fn build(dir: &Path) -> Result<PathBuf, CliError> {
     match project_in(dir)? {
-        (Language::Rust, _) => super::controller::build_crate(dir),
-        (language, Some(project)) => {
+        Some(project) if project.language != Language::Rust => {
+            let language = project.language;
             // Relative to `dir`, where the tool runs.
             let out = format!("{}.wasm", project.name);
             let world = project.kind.world();
@@ -200,10 +200,9 @@ pub fn build(dir: &Path) -> Result<PathBuf, CliError> {
             }
             Ok(dir.join(out))
         }
-        (language, None) => Err(CliError::Usage(format!(
-            "{} is a {language:?} project without {PROJECT_FILE}",
-            dir.display()
-        ))),
+        // A crate; or a project file saying Rust, whose missing Cargo.toml
+        // the crate build names.
+        _ => super::controller::build_crate(dir),
     }
 }
 
