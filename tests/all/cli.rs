@@ -91,14 +91,7 @@ impl Dev {
 
     /// [`Self::cli`], which must succeed; its stdout.
     pub(crate) fn ok(&self, args: &[&str]) -> String {
-        let output = self.cli(args);
-        let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-        assert!(
-            output.status.success(),
-            "wasmco {args:?} failed\nstdout:\n{stdout}\nstderr:\n{}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        stdout
+        succeeded(args, self.cli(args))
     }
 
     /// The `kind` objects (`apis/apps/v1/deployments`) in dev cluster `n`.
@@ -172,6 +165,22 @@ pub(crate) fn toolchains() -> &'static [String; 2] {
         let mut lines = text.lines().map(str::to_owned);
         [lines.next().unwrap(), lines.next().unwrap()]
     })
+}
+
+/// The stdout of `wasmco args…`, which must have succeeded.
+fn succeeded(args: &[&str], output: Output) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "wasmco {args:?} failed\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// [`wasmco`], which must succeed; its stdout.
+pub(crate) fn wasmco_ok(args: &[&str]) -> String {
+    succeeded(args, wasmco(args))
 }
 
 pub(crate) fn wasmco(args: &[&str]) -> Output {

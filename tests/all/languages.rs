@@ -5,18 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::cli::{Dev, repo, toolchains, wasmco};
-
-/// Runs `wasmco args…`, which must succeed; its stdout.
-fn ok(args: &[&str]) -> String {
-    let output = wasmco(args);
-    assert!(
-        output.status.success(),
-        "wasmco {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
-}
+use crate::cli::{Dev, repo, toolchains, wasmco, wasmco_ok as ok};
 
 #[test]
 fn new_python_and_js_projects_build_and_answer_their_fixtures_as_rusts_do() {

@@ -105,6 +105,10 @@ async fn screenshot(browser: &Client, name: &str) {
     eprintln!("screenshot: {}", path.display());
 }
 
+async fn click(browser: &Client, target: Locator<'_>) {
+    browser.find(target).await.unwrap().click().await.unwrap();
+}
+
 async fn sign_in(browser: &Client, token: &str) {
     let field = browser
         .wait()
@@ -112,23 +116,15 @@ async fn sign_in(browser: &Client, token: &str) {
         .await
         .unwrap();
     field.send_keys(token).await.unwrap();
-    browser
-        .find(Locator::Css("#login button[type=submit]"))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(browser, Locator::Css("#login button[type=submit]")).await;
 }
 
 async fn open_tab(browser: &Client, tab: &str) {
-    browser
-        .find(Locator::Css(&format!("#tabs button[data-tab={tab}]")))
-        .await
-        .unwrap()
-        .click()
-        .await
-        .unwrap();
+    click(
+        browser,
+        Locator::Css(&format!("#tabs button[data-tab={tab}]")),
+    )
+    .await;
 }
 
 const CELLS: &str = "return [...document.querySelectorAll('#deployments td.cell')]
@@ -273,13 +269,7 @@ fn the_status_page_follows_a_deployment_and_a_cluster_going_away() {
         screenshot(&browser, "deployments-ready.png").await;
 
         // A cell opens its resources.
-        browser
-            .find(Locator::Css("td.cell[data-cluster='dev+dev-1']"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&browser, Locator::Css("td.cell[data-cluster='dev+dev-1']")).await;
         let resources = until(
             &browser,
             "the cell's resources",
@@ -291,13 +281,7 @@ fn the_status_page_follows_a_deployment_and_a_cluster_going_away() {
         assert!(resources.contains("Service/hello"), "{resources}");
         assert!(resources.contains("Applied"), "{resources}");
         screenshot(&browser, "cell-resources.png").await;
-        browser
-            .find(Locator::Id("detail-close"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&browser, Locator::Id("detail-close")).await;
 
         // Clusters: labels, version and placements; then dev-1 stops
         // answering and is shown Unreachable.
@@ -336,13 +320,7 @@ fn the_status_page_follows_a_deployment_and_a_cluster_going_away() {
         assert_eq!(calls, "1");
 
         // Signing out forgets the token.
-        browser
-            .find(Locator::Id("sign-out"))
-            .await
-            .unwrap()
-            .click()
-            .await
-            .unwrap();
+        click(&browser, Locator::Id("sign-out")).await;
         let kept = browser
             .execute("return sessionStorage.getItem('wasmco.token');", vec![])
             .await

@@ -179,7 +179,13 @@ impl ControllerMetrics {
             .history
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let of_controller = history.entry(controller.to_owned()).or_default();
+        // Allocates the name once per controller, not once per call.
+        if !history.contains_key(controller) {
+            history.insert(controller.to_owned(), CallHistory::default());
+        }
+        let Some(of_controller) = history.get_mut(controller) else {
+            return;
+        };
         of_controller.calls += 1;
         of_controller.failures += u64::from(failure.is_some());
         if of_controller.recent.len() == RECENT_CALLS {
