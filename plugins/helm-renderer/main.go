@@ -14,8 +14,10 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"runtime/debug"
 	"sort"
 	"strings"
+	"text/template/parse"
 	"unsafe"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -74,6 +76,17 @@ type response struct {
 }
 
 func main() {}
+
+// A template that includes itself without end (through include, template
+// or tpl) would grow the stack until the instance's memory runs out, and
+// the host could only say that memory ran out. Below that, Go stops with
+// "stack overflow", which the host reports naming the templates that can
+// recurse (see recursionSuspects).
+const maxStack = 64 << 20
+
+func init() {
+	debug.SetMaxStack(maxStack)
+}
 
 // The request, held here so the collector keeps it where the host wrote it.
 var requestBytes []byte
@@ -241,6 +254,10 @@ func renderChart(chrt *chart.Chart, vals map[string]interface{}, req *request, o
 	if want := chrt.Metadata.KubeVersion; want != "" && !chartutil.IsCompatibleRange(want, caps.KubeVersion.String()) {
 		return fmt.Errorf("chart requires kubeVersion: %s which is incompatible with Kubernetes %s", want, caps.KubeVersion.String())
 	}
+	if suspects := recursionSuspects(chrt); suspects != "" {
+		// Read by the host only if the render then overflows the stack.
+		fmt.Fprintf(os.Stderr, "wasmco-recursion: %s\n", suspects)
+	}
 	var e engine.Engine
 	files, err := e.Render(chrt, values)
 	if err != nil {
@@ -293,4 +310,181 @@ func renderChart(chrt *chart.Chart, vals map[string]interface{}, req *request, o
 		})
 	}
 	return nil
+}
+
+// recursionSuspects names the templates of the chart (and its subcharts)
+// through which rendering can recurse: a cycle of include or template
+// calls with constant names, else the templates that call tpl (whose text
+// can render itself again). Empty when there are none.
+func recursionSuspects(chrt *chart.Chart) string {
+	calls := map[string][]string{}   // template name -> names it includes
+	definedIn := map[string]string{} // template name -> its file
+	var usesTpl []string
+	var walk func(c *chart.Chart)
+	walk = func(c *chart.Chart) {
+		for _, t := range c.Templates {
+			file := path.Join(c.ChartFullPath(), t.Name)
+			// Helm's and Sprig's functions are not known here: only the
+			// shape of the calls matters.
+			trees := map[string]*parse.Tree{}
+			tree := parse.New(file)
+			tree.Mode = parse.SkipFuncCheck
+			if _, err := tree.Parse(string(t.Data), "", "", trees); err != nil {
+				// Helm reports it when it renders.
+				continue
+			}
+			for name, tree := range trees {
+				if tree == nil || tree.Root == nil {
+					continue
+				}
+				definedIn[name] = file
+				found := templateCalls(tree.Root)
+				calls[name] = append(calls[name], found.names...)
+				if found.tpl {
+					usesTpl = append(usesTpl, file)
+				}
+			}
+		}
+		for _, dependency := range c.Dependencies() {
+			walk(dependency)
+		}
+	}
+	walk(chrt)
+	if cycle := findCycle(calls); len(cycle) > 0 {
+		steps := make([]string, len(cycle))
+		for i, name := range cycle {
+			steps[i] = fmt.Sprintf("%q (%s)", name, definedIn[name])
+		}
+		return "template " + strings.Join(steps, " includes ")
+	}
+	if len(usesTpl) > 0 {
+		sort.Strings(usesTpl)
+		return "tpl, called in " + strings.Join(dedupe(usesTpl), ", ")
+	}
+	return ""
+}
+
+type calls struct {
+	names []string
+	tpl   bool
+}
+
+// templateCalls lists what a parse tree includes by a constant name, and
+// whether it calls tpl.
+func templateCalls(node parse.Node) calls {
+	var out calls
+	var visit func(parse.Node)
+	visit = func(node parse.Node) {
+		switch n := node.(type) {
+		case nil:
+		case *parse.ListNode:
+			if n == nil {
+				return
+			}
+			for _, child := range n.Nodes {
+				visit(child)
+			}
+		case *parse.TemplateNode:
+			out.names = append(out.names, n.Name)
+			visit(n.Pipe)
+		case *parse.ActionNode:
+			visit(n.Pipe)
+		case *parse.PipeNode:
+			if n == nil {
+				return
+			}
+			for _, cmd := range n.Cmds {
+				visit(cmd)
+			}
+		case *parse.CommandNode:
+			if len(n.Args) > 0 {
+				if ident, ok := n.Args[0].(*parse.IdentifierNode); ok {
+					switch ident.Ident {
+					case "include":
+						if len(n.Args) > 1 {
+							if name, ok := n.Args[1].(*parse.StringNode); ok {
+								out.names = append(out.names, name.Text)
+							}
+						}
+					case "tpl":
+						out.tpl = true
+					}
+				}
+			}
+			for _, arg := range n.Args {
+				visit(arg)
+			}
+		case *parse.IfNode:
+			visit(n.Pipe)
+			visit(n.List)
+			visit(n.ElseList)
+		case *parse.RangeNode:
+			visit(n.Pipe)
+			visit(n.List)
+			visit(n.ElseList)
+		case *parse.WithNode:
+			visit(n.Pipe)
+			visit(n.List)
+			visit(n.ElseList)
+		}
+	}
+	visit(node)
+	return out
+}
+
+// findCycle answers one cycle of the call graph (its names in order, the
+// first repeated at the end), or nothing.
+func findCycle(calls map[string][]string) []string {
+	const (
+		unseen = iota
+		open
+		done
+	)
+	state := map[string]int{}
+	var stack []string
+	var found []string
+	var visit func(string) bool
+	visit = func(name string) bool {
+		state[name] = open
+		stack = append(stack, name)
+		for _, next := range calls[name] {
+			switch state[next] {
+			case open:
+				for i, n := range stack {
+					if n == next {
+						found = append(append([]string{}, stack[i:]...), next)
+						return true
+					}
+				}
+			case unseen:
+				if _, known := calls[next]; known && visit(next) {
+					return true
+				}
+			}
+		}
+		stack = stack[:len(stack)-1]
+		state[name] = done
+		return false
+	}
+	names := make([]string, 0, len(calls))
+	for name := range calls {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if state[name] == unseen && visit(name) {
+			return found
+		}
+	}
+	return nil
+}
+
+func dedupe(sorted []string) []string {
+	out := sorted[:0]
+	for i, s := range sorted {
+		if i == 0 || s != sorted[i-1] {
+			out = append(out, s)
+		}
+	}
+	return out
 }

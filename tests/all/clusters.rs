@@ -19,6 +19,7 @@ use crate::http::{Server, Virtual, doc, expect};
 pub mod harness;
 
 use harness::{CA, Cluster, Deployment, all, config_map, config_maps, wait_for};
+use wasmco_rsync::owner_label;
 
 fn apply_update_and_terminate(cluster: Cluster) {
     let mut deployment = Deployment::new(&cluster);
@@ -38,7 +39,7 @@ fn apply_update_and_terminate(cluster: Cluster) {
     assert_eq!(a["data"]["k"], "1");
     assert_eq!(
         a["metadata"]["labels"]["wasmco.io/deployment-intent-group"],
-        format!("life{tag}.ca.v1.d")
+        owner_label(&format!("life{tag}/ca/v1/d"))
     );
     deployment.check_against(&dig, &cluster);
 
@@ -124,6 +125,22 @@ fn drift_is_repaired(cluster: Cluster) {
     deployment.check_against(&dig, &cluster);
 }
 
+/// The message of the DIG's only resource.
+fn only_message(deployment: &Deployment, dig: &str) -> String {
+    deployment.rows(dig)[0].detail["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// A ConfigMap manifest with the force-apply annotation.
+fn forced_config_map(name: &str, data: serde_json::Value) -> String {
+    format!(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {name}, namespace: default, \
+         annotations: {{wasmco.io/force-apply: \"true\"}}}}\ndata: {data}\n---\n"
+    )
+}
+
 fn a_conflict_is_reported_not_forced(cluster: Cluster) {
     let mut deployment = Deployment::new(&cluster);
     let tag = cluster.tag();
@@ -136,35 +153,54 @@ fn a_conflict_is_reported_not_forced(cluster: Cluster) {
         all(rows, "Applied", "Ready")
     });
 
+    // Another project's DIG wants the same object: refused, without
+    // learning whose it is; asking to force changes nothing.
     let second = deployment.instantiate(
         &format!("second{tag}"),
         &[("cfg", config_map(&shared, json!({"k": "2"})))],
     );
-    deployment.wait_until(&second, "the second DIG refused", |rows| {
+    let forcing = deployment.instantiate(
+        &format!("forcing{tag}"),
+        &[("cfg", forced_config_map(&shared, json!({"k": "3"})))],
+    );
+    for dig in [&second, &forcing] {
+        deployment.wait_until(dig, "the other project's DIG refused", |rows| {
+            rows.len() == 1 && rows[0].deployed == "Failed"
+        });
+        let message = only_message(&deployment, dig);
+        assert!(
+            message.contains("owned by another deployment") && !message.contains("first"),
+            "the owner is not named to another project: {message}"
+        );
+    }
+    // A DIG of the owner's own project learns which one has it.
+    let sibling = deployment.instantiate_in(
+        &format!("first{tag}"),
+        "other",
+        &[("cfg", config_map(&shared, json!({"k": "4"})))],
+    );
+    deployment.wait_until(&sibling, "the sibling DIG refused", |rows| {
         rows.len() == 1 && rows[0].deployed == "Failed"
     });
-    let message = deployment.rows(&second)[0].detail["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let message = only_message(&deployment, &sibling);
     assert!(
-        message.contains(&format!("first{tag}.ca.v1.d")),
-        "the message names the owner: {message}"
+        message.contains(&format!("first{tag}/ca/v1/d")),
+        "the owner is named within its project: {message}"
     );
     let held = cluster.get("configmap", &shared).unwrap();
     assert_eq!(held["data"]["k"], "1", "nothing was taken over");
     assert_eq!(
         held["metadata"]["labels"]["wasmco.io/deployment-intent-group"],
-        format!("first{tag}.ca.v1.d")
+        owner_label(&format!("first{tag}/ca/v1/d"))
     );
 
-    // An object someone else made, with other values: their fields are
-    // reported, not taken.
+    // An object someone else made: not taken unless the resource asks.
     let foreign = format!("foreign-{tag}");
     // From a file, as JSON: kubectl sends generated objects as protobuf,
     // which the virtual cluster does not read.
     let theirs = json!({"apiVersion": "v1", "kind": "ConfigMap",
-        "metadata": {"name": foreign, "namespace": "default"}, "data": {"k": "theirs"}});
+        "metadata": {"name": foreign, "namespace": "default", "labels": {"team": "ops"}},
+        "data": {"k": "theirs"}});
     // (The virtual cluster serves no OpenAPI document to validate against.)
     cluster.kubectl_with_input(
         &["create", "--validate=false", "--filename=-"],
@@ -177,18 +213,50 @@ fn a_conflict_is_reported_not_forced(cluster: Cluster) {
     deployment.wait_until(&third, "the foreign object refused", |rows| {
         rows.len() == 1 && rows[0].deployed == "Failed"
     });
-    let message = deployment.rows(&third)[0].detail["message"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let message = only_message(&deployment, &third);
     assert!(
-        message.contains("conflict") && message.contains("wasmco.io/force-apply"),
+        message.contains("not made by wasmco") && message.contains("wasmco.io/force-apply"),
         "{message}"
     );
     assert_eq!(
         cluster.get("configmap", &foreign).unwrap()["data"]["k"],
         "theirs"
     );
+    // Asked to, a DIG adopts it; its terminate gives it back, not deletes it.
+    let adopting = deployment.instantiate(
+        &format!("adopting{tag}"),
+        &[("cfg", forced_config_map(&foreign, json!({"k": "adopted"})))],
+    );
+    deployment.wait_until(&adopting, "the foreign object adopted", |rows| {
+        all(rows, "Applied", "Ready")
+    });
+    let adopted = cluster.get("configmap", &foreign).unwrap();
+    assert_eq!(adopted["data"]["k"], "adopted");
+    assert_eq!(
+        adopted["metadata"]["annotations"]["wasmco.io/adopted"],
+        "true"
+    );
+    expect(action(&deployment.server, &adopting, "terminate"), 202);
+    deployment.wait_until(&adopting, "the adopted object given back", |rows| {
+        rows.len() == 1 && rows[0].deployed == "Released"
+    });
+    let released = cluster
+        .get("configmap", &foreign)
+        .expect("an object that was there before wasmco stays");
+    let metadata = &released["metadata"];
+    assert_eq!(metadata["labels"]["team"], "ops", "{metadata}");
+    for mark in ["wasmco.io/deployment-intent-group", "wasmco.io/app"] {
+        assert!(
+            metadata["labels"][mark].is_null(),
+            "{mark} stays: {metadata}"
+        );
+    }
+    for mark in ["wasmco.io/owner", "wasmco.io/adopted"] {
+        assert!(
+            metadata["annotations"][mark].is_null(),
+            "{mark} stays: {metadata}"
+        );
+    }
 
     // Terminating the refused DIG leaves the first DIG's object alone, and
     // its status does not call that object Deleted.
@@ -203,6 +271,143 @@ fn a_conflict_is_reported_not_forced(cluster: Cluster) {
     assert!(cluster.get("configmap", &shared).is_some());
     deployment.check_against(&first, &cluster);
     deployment.check_against(&second, &cluster);
+}
+
+/// Two projects whose keys would read alike with `/` as `.` (`shop` /
+/// `staging.web` and `shop.staging` / `web`) deploy side by side, and
+/// each one's reconciles and terminate leave the other's objects alone.
+fn keys_that_read_alike_stay_apart(cluster: Cluster) {
+    let mut deployment = Deployment::new(&cluster);
+    let tag = cluster.tag();
+    let (one, two) = (format!("alike-{tag}-one"), format!("alike-{tag}-two"));
+    let first = deployment.instantiate_in(
+        &format!("shop{tag}"),
+        "staging.web",
+        &[("cfg", config_map(&one, json!({"k": "1"})))],
+    );
+    let second = deployment.instantiate_in(
+        &format!("shop{tag}.staging"),
+        "web",
+        &[("cfg", config_map(&two, json!({"k": "2"})))],
+    );
+    for dig in [&first, &second] {
+        deployment.wait_until(dig, "applied", |rows| all(rows, "Applied", "Ready"));
+    }
+    // Several resyncs of each (every second here).
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(
+        cluster.get("configmap", &one).is_some(),
+        "the first's object was taken"
+    );
+    assert!(
+        cluster.get("configmap", &two).is_some(),
+        "the second's object was taken"
+    );
+    expect(action(&deployment.server, &second, "terminate"), 202);
+    deployment.wait_until(&second, "the second terminated", |rows| {
+        all(rows, "Deleted", "NotReady")
+    });
+    assert!(cluster.get("configmap", &two).is_none());
+    assert!(
+        cluster.get("configmap", &one).is_some(),
+        "the other project's terminate deleted the first's object"
+    );
+    deployment.wait_until(&first, "the first untouched", |rows| {
+        all(rows, "Applied", "Ready")
+    });
+    deployment.check_against(&first, &cluster);
+    deployment.check_against(&second, &cluster);
+}
+
+/// A namespace made outside wasmco and listed in an app is not taken;
+/// adopted when the app asks, it is given back at terminate, never deleted
+/// (with everything in it).
+fn a_namespace_made_outside_wasmco_is_never_deleted(cluster: Cluster) {
+    let mut deployment = Deployment::new(&cluster);
+    let tag = cluster.tag();
+    let namespace = format!("outside-{tag}");
+    let theirs = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
+    cluster.kubectl_with_input(
+        &["create", "--validate=false", "--filename=-"],
+        &theirs.to_string(),
+    );
+    let listed = |annotations: &str| {
+        format!("apiVersion: v1\nkind: Namespace\nmetadata: {{name: {namespace}{annotations}}}\n")
+    };
+    let plain = deployment.instantiate(&format!("ns{tag}"), &[("ns", listed(""))]);
+    deployment.wait_until(&plain, "the namespace refused", |rows| {
+        rows.len() == 1 && rows[0].deployed == "Failed"
+    });
+    let adopting = deployment.instantiate(
+        &format!("nsforce{tag}"),
+        &[(
+            "ns",
+            listed(", annotations: {wasmco.io/force-apply: \"true\"}"),
+        )],
+    );
+    deployment.wait_until(&adopting, "the namespace adopted", |rows| {
+        all(rows, "Applied", "Ready")
+    });
+    for dig in [&plain, &adopting] {
+        expect(action(&deployment.server, dig, "terminate"), 202);
+    }
+    deployment.wait_until(&adopting, "the namespace given back", |rows| {
+        rows.len() == 1 && rows[0].deployed == "Released"
+    });
+    let held = cluster.kubectl(&["get", "namespace", &namespace, "--output=json"]);
+    let held: serde_json::Value = serde_json::from_str(&held).unwrap();
+    assert!(
+        held["metadata"]["deletionTimestamp"].is_null(),
+        "the namespace is being deleted: {held}"
+    );
+    assert!(held["metadata"]["labels"]["wasmco.io/deployment-intent-group"].is_null());
+}
+
+/// A watch sees an object deleted while the reconcile waits for another
+/// object of the DIG that never becomes ready: the object is back at once,
+/// not after the wait.
+fn drift_is_repaired_while_another_object_is_not_ready(cluster: Cluster) {
+    let mut deployment = Deployment::with_resync(&cluster, "10m");
+    let tag = cluster.tag();
+    let kept = format!("beside-{tag}");
+    let stuck = format!(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {{name: stuck-{tag}, namespace: default}}\n\
+         spec:\n  replicas: 1\n  selector: {{matchLabels: {{app: stuck}}}}\n  template:\n    \
+         metadata: {{labels: {{app: stuck}}}}\n    spec:\n      containers: [{{name: c, image: \
+         localhost/never:pulled}}]\n"
+    );
+    let dig = deployment.instantiate(
+        &format!("waits{tag}"),
+        &[(
+            "app",
+            [config_map(&kept, json!({"k": "1"})), stuck].concat(),
+        )],
+    );
+    deployment.wait_until(&dig, "the ConfigMap ready, the Deployment not", |rows| {
+        rows.len() == 2
+            && rows.iter().all(|r| r.deployed == "Applied")
+            && rows
+                .iter()
+                .any(|r| r.kind == "ConfigMap" && r.ready == "Ready")
+    });
+    // The reconcile is waiting on the Deployment now, for a minute.
+    std::thread::sleep(Duration::from_secs(1));
+    cluster.kubectl(&["delete", "configmap", &kept, "--namespace=default"]);
+    let deleted = std::time::Instant::now();
+    while cluster.get("configmap", &kept).is_none() {
+        assert!(
+            deleted.elapsed() < Duration::from_secs(2),
+            "not repaired within 2 s while the Deployment is not ready"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    deployment.wait_until(&dig, "the repair recorded", |rows| {
+        rows.iter().any(|r| {
+            r.kind == "ConfigMap"
+                && r.detail["drift"]["kind"] == "Deleted"
+                && r.detail["drift"]["repaired"].is_string()
+        })
+    });
 }
 
 fn a_crd_then_its_objects(cluster: Cluster) {
@@ -266,7 +471,7 @@ fn terminate_right_after_instantiate(cluster: Cluster) {
     deployment.wait_until(&dig, "everything deleted", |rows| {
         rows.len() == MANY && rows.iter().all(|r| r.deployed == "Deleted")
     });
-    let label = format!("{project}.ca.v1.d");
+    let label = format!("{project}/ca/v1/d");
     assert_eq!(cluster.labelled(&label), Vec::<String>::new());
     // Nothing superseded comes back later.
     std::thread::sleep(Duration::from_secs(2));
@@ -286,7 +491,7 @@ fn instantiate_right_after_terminate(cluster: Cluster) {
     deployment.wait_until(&dig, "applied again", |rows| {
         rows.len() == MANY && all(rows, "Applied", "Ready")
     });
-    let label = format!("{project}.ca.v1.d");
+    let label = format!("{project}/ca/v1/d");
     assert_eq!(cluster.labelled(&label).len(), MANY);
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(
@@ -316,7 +521,7 @@ fn killed_during_an_update_that_drops_objects(cluster: Cluster) {
     );
     expect(action(&deployment.server, &dig, "update"), 202);
     deployment.restart();
-    let label = format!("{project}.ca.v1.d");
+    let label = format!("{project}/ca/v1/d");
     wait_for("only the kept objects", || {
         cluster.labelled(&label).len() == kept
     });
@@ -386,7 +591,7 @@ fn a_cluster_that_restarts_empty_gets_everything_back() {
     };
     virtual_cluster.restart_empty("solo");
     wait_for("everything back", || {
-        cluster.labelled("empty.ca.v1.d").len() == MANY
+        cluster.labelled("empty/ca/v1/d").len() == MANY
     });
     deployment.wait_until(&dig, "all applied", |rows| all(rows, "Applied", "Ready"));
     deployment.check_against(&dig, &cluster);
@@ -399,16 +604,16 @@ fn stop_ends_the_work_in_progress_and_terminate_follows() {
     let mut deployment = Deployment::new(&cluster);
     let dig = deployment.instantiate("halt", &[("cfg", config_maps("halt", MANY))]);
     wait_for("some applied", || {
-        !cluster.labelled("halt.ca.v1.d").is_empty()
+        !cluster.labelled("halt/ca/v1/d").is_empty()
     });
     let stopped = expect(action(&deployment.server, &dig, "stop"), 202);
     assert_eq!(stopped["deployedStatus"], "InstantiateStopped");
     // An apply already sent may land; after that, nothing more.
     std::thread::sleep(Duration::from_millis(500));
-    let held = cluster.labelled("halt.ca.v1.d").len();
+    let held = cluster.labelled("halt/ca/v1/d").len();
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(
-        cluster.labelled("halt.ca.v1.d").len(),
+        cluster.labelled("halt/ca/v1/d").len(),
         held,
         "rsync went on"
     );
@@ -419,14 +624,22 @@ fn stop_ends_the_work_in_progress_and_terminate_follows() {
     deployment.wait_until(&dig, "everything deleted", |rows| {
         rows.iter().all(|r| r.deployed == "Deleted")
     });
-    assert!(cluster.labelled("halt.ca.v1.d").is_empty());
+    assert!(cluster.labelled("halt/ca/v1/d").is_empty());
     deployment.check_against(&dig, &cluster);
 }
 
 #[test]
 fn an_unreachable_cluster_says_so_and_since_when() {
     let cluster = Cluster::virtual_cluster();
-    let deployment = Deployment::new(&cluster);
+    let mut deployment = Deployment::new(&cluster);
+    let dig = deployment.instantiate("away", &[("cfg", config_map("away", json!({})))]);
+    deployment.wait_until(&dig, "applied", |rows| all(rows, "Applied", "Ready"));
+    let connectivity = || {
+        expect(deployment.server.get(&format!("{dig}/status")), 200)["apps"][0]["clusters"][0]
+            ["connectivity"]
+            .clone()
+    };
+    assert_eq!(connectivity(), "Available");
     let status = || {
         expect(
             deployment
@@ -449,6 +662,9 @@ fn an_unreachable_cluster_says_so_and_since_when() {
         down["version"], up["version"],
         "the last version seen is kept"
     );
+    // The DIG sends nothing to a settled cluster, yet it does not say
+    // Available of a cluster the probes cannot reach.
+    assert_eq!(connectivity(), "Retrying");
     // An unknown cluster is a 404, not Unknown.
     assert_eq!(
         deployment
@@ -541,7 +757,7 @@ fn a_migrate_hands_objects_to_the_next_version(cluster: Cluster) {
     );
     assert_eq!(
         kept["metadata"]["labels"]["wasmco.io/deployment-intent-group"],
-        format!("{project}.ca.v2.d")
+        owner_label(&format!("{project}/ca/v2/d"))
     );
     assert!(cluster.get("configmap", &name("added")).is_some());
     let source_state = expect(server.get(&format!("{source}/status")), 200);
@@ -606,6 +822,8 @@ on_both!(
     apply_update_and_terminate,
     drift_is_repaired,
     a_conflict_is_reported_not_forced,
+    keys_that_read_alike_stay_apart,
+    a_namespace_made_outside_wasmco_is_never_deleted,
     a_crd_then_its_objects,
     kinds_without_a_controller_are_ready_once_there,
     terminate_right_after_instantiate,
@@ -615,3 +833,22 @@ on_both!(
     a_certificate_request_is_approved,
     a_migrate_hands_objects_to_the_next_version,
 );
+
+/// On a virtual cluster whose workloads take an hour to become ready, and
+/// on the real API server, which runs no controller to make them ready.
+mod never_ready {
+    use super::{Cluster, Virtual, drift_is_repaired_while_another_object_is_not_ready};
+
+    #[test]
+    fn virtual_cluster() {
+        let hour = 3_600_000;
+        drift_is_repaired_while_another_object_is_not_ready(Cluster::Virtual(Virtual::start_with(
+            "solo", 0, hour,
+        )));
+    }
+
+    #[test]
+    fn api_server() {
+        drift_is_repaired_while_another_object_is_not_ready(Cluster::api_server());
+    }
+}

@@ -256,7 +256,10 @@ fn a_chart_and_a_plain_app_deploy_side_by_side_with_values_in_emco_order_and_hoo
     ]);
     assert!(widget.contains("\"large\""), "{widget}");
     let job = cluster.get("job", "r1-web-migrate").unwrap();
-    assert_eq!(job["metadata"]["labels"]["wasmco.io/hook-of"], "p.ca.v1.d");
+    assert_eq!(
+        job["metadata"]["labels"]["wasmco.io/hook-of"],
+        wasmco_rsync::owner_label("p/ca/v1/d")
+    );
     assert!(
         job["metadata"]["labels"]
             .get("wasmco.io/deployment-intent-group")
@@ -406,4 +409,185 @@ fn a_hostile_chart_fails_at_the_renderers_limits_and_the_next_render_works() {
     );
     let fine = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: fine\n";
     assert_eq!(render(&renderer, fine).unwrap(), 1);
+}
+
+/// A chart whose one template is `template` and whose values are
+/// `values`, with a helper that includes itself.
+fn chart_of(template: &str, values: &str) -> Vec<u8> {
+    tgz(&[
+        ("h/Chart.yaml", "apiVersion: v2\nname: h\nversion: 0.1.0\n"),
+        ("h/values.yaml", values),
+        (
+            "h/templates/_helpers.tpl",
+            "{{- define \"h.loop\" -}}{{ include \"h.loop\" . }}{{- end -}}",
+        ),
+        ("h/templates/t.yaml", template),
+    ])
+}
+
+/// A chart whose one template is `template`, with values `values`.
+fn plain_chart(template: &str, values: &str) -> Vec<u8> {
+    tgz(&[
+        ("h/Chart.yaml", "apiVersion: v2\nname: h\nversion: 0.1.0\n"),
+        ("h/values.yaml", values),
+        ("h/templates/t.yaml", template),
+    ])
+}
+
+#[test]
+fn templates_that_recurse_without_end_are_refused_naming_the_template() {
+    crate::support::helm_renderer();
+    let renderer = HelmRenderer::new(HelmConfig {
+        keep_warm: false,
+        ..HelmConfig::default()
+    });
+    let render = |chart: Vec<u8>| {
+        renderer.render(&RenderRequest {
+            chart,
+            release: "r1".into(),
+            ..RenderRequest::default()
+        })
+    };
+    // A define including itself: Helm's own guard or the stack's names it.
+    let error = render(chart_of("{{ include \"h.loop\" . }}", "")).unwrap_err();
+    let HelmError::Chart { message, .. } = &error else {
+        panic!("not Helm's refusal: {error:?}");
+    };
+    assert!(message.contains("h.loop"), "{message}");
+    // A value rendered with tpl that renders itself again.
+    let error = render(plain_chart(
+        "x: {{ tpl .Values.x . }}",
+        "x: '{{ tpl .Values.x . }}'",
+    ))
+    .unwrap_err();
+    let HelmError::Chart { message, .. } = &error else {
+        panic!("not Helm's refusal: {error:?}");
+    };
+    assert!(
+        message.contains("recurse") && message.contains("h/templates/t.yaml"),
+        "{message}"
+    );
+    // The next chart renders.
+    let fine = chart_of(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: fine}\n",
+        "",
+    );
+    assert_eq!(render(fine).unwrap().manifests.len(), 1);
+}
+
+#[test]
+fn a_chart_of_more_entries_than_any_archive_may_hold_is_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    crate::http::project_with_app(&server);
+    let mut files: Vec<(String, String)> = vec![(
+        "h/Chart.yaml".into(),
+        "apiVersion: v2\nname: h\nversion: 0.1.0\n".into(),
+    )];
+    files.extend((0..10_051).map(|i| (format!("h/files/f{i}.txt"), String::new())));
+    let files: Vec<(&str, &str)> = files
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.as_str()))
+        .collect();
+    crate::http::refused(
+        server.upload(
+            "/v2/projects/p/composite-apps/ca/v1/apps",
+            doc("many", json!({})),
+            Some(tgz(&files)),
+        ),
+        400,
+        Some("file"),
+        "more than 10000 entries",
+    );
+}
+
+/// A server with cluster `lab/solo`, and composite app `ca` of project
+/// `p` whose app `heavy` is a chart that grows every render to the
+/// renderer's 256 MiB cap, in `digs` DIGs; their paths.
+fn heavy_digs(server: &Server, cluster: &crate::http::Virtual, digs: usize) -> Vec<String> {
+    expect(
+        server.post("/v2/cluster-providers", doc("lab", json!({}))),
+        201,
+    );
+    server.register_cluster("lab", "solo", &cluster.kubeconfig);
+    crate::http::project_with_app(server);
+    let ca = format!("/v2/projects/p/{CA}");
+    let heavy = plain_chart(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: heavy}\ndata:\n  x: {{ repeat 400000000 \"x\" }}\n",
+        "",
+    );
+    expect(
+        server.upload(&format!("{ca}/apps"), doc("heavy", json!({})), Some(heavy)),
+        201,
+    );
+    expect(
+        server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
+        201,
+    );
+    (0..digs)
+        .map(|i| {
+            let name = format!("d{i}");
+            expect(
+                server.post(
+                    &format!("{ca}/deployment-intent-groups"),
+                    doc(&name, json!({"compositeProfile": "prof", "version": "r1"})),
+                ),
+                201,
+            );
+            let dig = format!("{ca}/deployment-intent-groups/{name}");
+            place_on_solo_and_approve(server, &dig, &["heavy"]);
+            dig
+        })
+        .collect()
+}
+
+/// Instantiates every DIG at once; the answers' status codes.
+fn instantiate_all(server: &Server, digs: &[String]) -> Vec<u16> {
+    std::thread::scope(|scope| {
+        let calls: Vec<_> = digs
+            .iter()
+            .map(|dig| scope.spawn(|| action(server, dig, "instantiate").status().as_u16()))
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    })
+}
+
+/// Charts that fill the renderer's memory, instantiated 24 at once: they
+/// take their turns at a bounded number of render slots, so the host
+/// stays small, and each refused one leaves its DIG as it was. A render
+/// that waits too long for its turn is a 503.
+#[test]
+fn concurrent_heavy_renders_take_turns_and_keep_the_host_small() {
+    let cluster = crate::http::Virtual::start("solo");
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_with(data.path(), &["--helm-renders", "2"]);
+    let digs = heavy_digs(&server, &cluster, 24);
+    let before = crate::http::peak_memory_kib(server.pid());
+    let answers = instantiate_all(&server, &digs);
+    let peak = crate::http::peak_memory_kib(server.pid());
+    assert!(
+        peak < 1 << 20,
+        "24 heavy renders took the host from {before} KiB to {peak} KiB"
+    );
+    assert!(answers.iter().all(|s| *s == 422), "{answers:?}");
+    for dig in &digs {
+        let state = expect(server.get(&format!("{dig}/status")), 200);
+        assert_eq!(state["deployedStatus"], "Approved", "{state}");
+    }
+
+    let data = tempfile::tempdir().unwrap();
+    let impatient = Server::start_with(
+        data.path(),
+        &["--helm-renders", "1", "--helm-queue-wait", "1ms"],
+    );
+    let digs = heavy_digs(&impatient, &cluster, 8);
+    let answers = instantiate_all(&impatient, &digs);
+    assert!(
+        answers.iter().all(|s| *s == 422 || *s == 503),
+        "{answers:?}"
+    );
+    assert!(
+        answers.contains(&503),
+        "a long wait is answered 503: {answers:?}"
+    );
 }

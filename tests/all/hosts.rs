@@ -580,3 +580,130 @@ fn hosts_ride_out_an_etcd_restart_under_load_with_503s_and_finish_their_work() {
     let ownership = hosts.ownership(0);
     assert_eq!(ownership.len(), 2, "both hosts are back: {ownership:?}");
 }
+
+/// `kill -STOP` or `-CONT` of a process.
+fn signal(pid: u32, signal: &str) {
+    let sent = std::process::Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success(), "kill {signal} {pid}");
+}
+
+/// A host stopped mid-action for longer than its lease (SIGSTOP past the
+/// time to live), then let go on (SIGCONT), writes nothing after the host
+/// that took the DIG's lock over: its writes carry the lock as a fence.
+#[test]
+fn a_host_that_lost_its_lease_mid_action_writes_nothing_after_the_next_holder() {
+    let etcd = Etcd::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let clusters = virtual_clusters(&runtime, 1, Duration::ZERO);
+    let limits = r#"{"deadlineMs": 120000}"#;
+    let hosts = Hosts::start(&etcd, 2, &["--controller-limits", limits]);
+    let (a, b) = (hosts.host(0), hosts.host(1));
+    lab_with(a, &clusters);
+    let dig = dig_on_every_cluster(a, 0);
+    // A placement controller that takes its time, named by the DIG.
+    expect(
+        a.upload(
+            "/v2/controllers",
+            doc("slow", json!({"type": "placement", "priority": 1})),
+            Some(crate::http::wasm("guest_hostile.wasm")),
+        ),
+        201,
+    );
+    let slow = format!("{dig}/controller-intents/slow");
+    expect(
+        a.post(
+            &format!("{dig}/controller-intents"),
+            doc("slow", json!({"do": "slow", "spins": 3_000_000_000u64})),
+        ),
+        201,
+    );
+    expect(
+        a.put(
+            &format!("{dig}/intents/intents"),
+            doc(
+                "intents",
+                json!({"intent": {"genericPlacementIntent": "gpi", "slow": "slow"}}),
+            ),
+        ),
+        200,
+    );
+    expect(action(a, &dig, "approve"), 202);
+
+    let stopped = std::thread::scope(|scope| {
+        let first = scope.spawn(|| action(a, &dig, "instantiate"));
+        // A takes the DIG's lock and runs the slow controller; it is stopped
+        // there for longer than its lease lasts (3 s).
+        std::thread::sleep(Duration::from_millis(500));
+        signal(a.pid(), "-STOP");
+        std::thread::sleep(Duration::from_secs(5));
+        // B takes the lock A lost and instantiates, quickly now.
+        expect(b.put(&slow, doc("slow", json!({"do": "ok"}))), 200);
+        expect(action(b, &dig, "instantiate"), 202);
+        let after_b = expect(
+            b.get(&format!("{dig}/status?status=deployed&output=summary")),
+            200,
+        );
+        signal(a.pid(), "-CONT");
+        let answer = first.join().unwrap();
+        (answer.status().as_u16(), answer.text().unwrap(), after_b)
+    });
+    let (status, body, after_b) = stopped;
+    assert_eq!(status, 503, "the stopped host's action is refused: {body}");
+    assert!(body.contains("lost its hold"), "{body}");
+    let now = expect(
+        b.get(&format!("{dig}/status?status=deployed&output=summary")),
+        200,
+    );
+    assert_eq!(
+        now["states"], after_b["states"],
+        "the stopped host wrote over the next holder's state"
+    );
+    assert_eq!(now["states"]["actions"].as_array().map(Vec::len), Some(3));
+}
+
+/// Hosts on one etcd share the probing: each cluster is probed by one of
+/// them, every host reads the record, and a cluster's record stays fresh
+/// when its prober dies.
+#[test]
+fn one_host_probes_each_cluster_and_the_others_read_its_record() {
+    let etcd = Etcd::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let clusters = virtual_clusters(&runtime, 4, Duration::ZERO);
+    let mut hosts = Hosts::start(&etcd, 3, &["--probe-interval", "1s"]);
+    lab_with(hosts.host(0), &clusters);
+    let reachable = |host: &Server, cluster: usize| {
+        let status = host.get(&format!(
+            "/v2/cluster-providers/lab/clusters/c{cluster:02}/status"
+        ));
+        status.status() == 200 && status.json::<Value>().unwrap()["state"] == "Reachable"
+    };
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(0..3).all(|h| (0..4).all(|c| reachable(hosts.host(h), c))) {
+        assert!(
+            Instant::now() < deadline,
+            "the records do not show every cluster reachable"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // Three hosts probing each cluster every second would make three
+    // probes a second; one prober makes one.
+    let probes = || -> Vec<u64> { clusters.iter().map(|c| c.requests().1).collect() };
+    let before = probes();
+    std::thread::sleep(Duration::from_secs(5));
+    for (after, before) in probes().iter().zip(&before) {
+        let rate = (after - before) as f64 / 5.0;
+        assert!(rate <= 1.6, "a cluster is probed {rate} times a second");
+        assert!(rate >= 0.4, "a cluster is not probed ({rate} a second)");
+    }
+    // Its prober gone, each cluster is probed by a survivor.
+    hosts.servers[0].take().unwrap().kill();
+    std::thread::sleep(Duration::from_secs(6));
+    let before = probes();
+    std::thread::sleep(Duration::from_secs(4));
+    for (after, before) in probes().iter().zip(&before) {
+        assert!(after > before, "a cluster is no longer probed");
+    }
+}

@@ -10,16 +10,30 @@ use serde_json::{Value, json};
 use crate::store_etcd::Etcd;
 use crate::support::guest_path;
 
-/// A `wasmco serve` process on a free loopback port.
+/// A `wasmco serve` process on a free loopback port; its requests (through
+/// [`Api`]) carry the admin token.
 pub struct Server {
     child: Child,
     /// Its own etcd, under its data directory, when the tests run on etcd
     /// (`WASMCO_TEST_STORE=etcd`); ends after the server.
     etcd: Option<Etcd>,
-    pub base: String,
-    /// A client that sends the admin token.
-    pub client: Client,
+    api: Api,
     pub token: String,
+}
+
+/// The API of a server, as one token's holder calls it.
+pub struct Api {
+    pub base: String,
+    /// A client that sends the token.
+    pub client: Client,
+}
+
+impl std::ops::Deref for Server {
+    type Target = Api;
+
+    fn deref(&self) -> &Api {
+        &self.api
+    }
 }
 
 /// A client sending `Authorization: Bearer <token>`.
@@ -95,12 +109,24 @@ impl Server {
         Server {
             child,
             etcd,
-            base,
-            client: authorised(token.trim()),
+            api: Api {
+                base,
+                client: authorised(token.trim()),
+            },
             token: token.trim().to_owned(),
         }
     }
 
+    /// The API as the holder of `token` calls it.
+    pub fn as_holder(&self, token: &str) -> Api {
+        Api {
+            base: self.base.clone(),
+            client: authorised(token),
+        }
+    }
+}
+
+impl Api {
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.base)
     }
@@ -166,7 +192,9 @@ impl Server {
             .send()
             .unwrap()
     }
+}
 
+impl Server {
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
@@ -283,6 +311,24 @@ pub fn expect(response: Response, status: u16) -> Value {
     } else {
         serde_json::from_str(&text).unwrap()
     }
+}
+
+/// Issues a scoped token through the admin's API; its secret.
+pub fn issue_token(
+    server: &Server,
+    name: &str,
+    projects: &[&str],
+    role: &str,
+    expires: &str,
+) -> String {
+    let body = expect(
+        server.post(
+            "/v2/tokens",
+            json!({"metadata": {"name": name}, "spec": {"projects": projects, "role": role, "expires": expires}}),
+        ),
+        201,
+    );
+    body["status"]["token"].as_str().unwrap().to_owned()
 }
 
 /// A 4xx whose JSON body names `field` and says something containing `words`.

@@ -46,6 +46,12 @@ pub struct ApiServer {
     _apiserver: Child,
     pub kubeconfig: Vec<u8>,
     pub kubeconfig_path: PathBuf,
+    /// Its certificates, kubeadm's names: `ca.crt` and `ca.key` among them.
+    #[allow(
+        dead_code,
+        reason = "the tests read it; the bench sharing this file does not"
+    )]
+    pub pki: PathBuf,
 }
 
 pub fn free_port() -> u16 {
@@ -145,6 +151,7 @@ impl ApiServer {
             _apiserver: apiserver,
             kubeconfig: kubeconfig.into_bytes(),
             kubeconfig_path,
+            pki: certs,
         };
         let started = Instant::now();
         loop {

@@ -25,6 +25,7 @@ mod scenario;
 mod security;
 mod store_etcd;
 mod support;
+mod tenancy;
 mod ui;
 mod vcluster;
 mod vcluster_behaviour;

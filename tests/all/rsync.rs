@@ -71,7 +71,7 @@ fn instantiate_deploys_to_the_right_clusters_and_terminate_removes_it() {
         assert_eq!(labels["wasmco.io/app"], "web");
         assert_eq!(
             labels["wasmco.io/deployment-intent-group"],
-            "shop.store.v1.live"
+            wasmco_rsync::owner_label("shop/store/v1/live")
         );
         assert!(cluster.object(WEB_SERVICE).is_some());
     }
@@ -135,7 +135,7 @@ fn update_and_rollback_converge() {
     // apply and its context's write would leave): the update finds it by
     // its labels and removes it.
     let orphan = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
-        "metadata": {"name": "orphan", "labels": {"wasmco.io/deployment-intent-group": "shop.store.v1.live", "wasmco.io/app": "web"}},
+        "metadata": {"name": "orphan", "labels": {"wasmco.io/deployment-intent-group": wasmco_rsync::owner_label("shop/store/v1/live"), "wasmco.io/app": "web"}},
         "spec": {"replicas": 1}});
     let created = Client::new()
         .post(format!(

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use crate::deploy::{DIG, action, set_up_with};
 use crate::http::{
-    Server, authorised, doc, expect, fixture, peak_memory_kib, project_with_app, refused,
+    Server, authorised, doc, expect, fixture, issue_token, peak_memory_kib, project_with_app,
+    refused,
 };
 
 const CLUSTERS: &str = "/v2/cluster-providers/edge/clusters";
@@ -376,23 +377,6 @@ fn nasty_uploads_are_refused_in_bounded_time_while_gets_stay_fast() {
     assert!(uploads >= 4, "{uploads}");
     let peak = peak_memory_kib(server.pid());
     assert!(peak < 700 << 10, "the server peaked at {peak} KiB");
-}
-
-fn issue_token(
-    server: &Server,
-    name: &str,
-    projects: &[&str],
-    role: &str,
-    expires: &str,
-) -> String {
-    let body = expect(
-        server.post(
-            "/v2/tokens",
-            json!({"metadata": {"name": name}, "spec": {"projects": projects, "role": role, "expires": expires}}),
-        ),
-        201,
-    );
-    body["status"]["token"].as_str().unwrap().to_owned()
 }
 
 #[test]

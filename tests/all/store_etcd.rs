@@ -133,6 +133,10 @@ fn an_etcd_store_behaves_as_every_store_must() {
     let store = etcd.store();
     wasmco_store::conformance::check_store(&store);
     assert!(store.size_on_disk().unwrap() > 0);
+    assert!(
+        store.scan_prefix(b"\0chunks/").unwrap().is_empty(),
+        "the big values' chunks went with them"
+    );
 }
 
 #[test]
@@ -215,29 +219,113 @@ fn while_etcd_is_away_the_api_answers_503_and_recovers_when_it_is_back() {
     assert_eq!(names, ["after", "before"]);
 }
 
+/// Values past what etcd takes in one request (1.5 MiB unless raised)
+/// are kept in chunks: a 10 MiB chart uploads, reads back whole, deploys,
+/// and what it replaces leaves no chunk behind.
 #[test]
-fn a_file_larger_than_etcd_takes_is_refused_with_413_and_nothing_kept() {
+fn a_chart_larger_than_etcd_takes_in_one_request_works_on_etcd() {
     use serde_json::json;
 
-    use crate::http::{Server, doc, expect, project_with_app, refused};
+    use crate::clusters::harness::place_on_solo_and_approve;
+    use crate::deploy::action;
+    use crate::http::{Server, Virtual, doc, expect, project_with_app};
     let etcd = Etcd::start();
-    drop(etcd.store());
+    let store = etcd.store();
     let data = tempfile::tempdir().unwrap();
     let server = Server::start_with(data.path(), &["--store", &etcd.location()]);
-    project_with_app(&server);
-    let apps = "/v2/projects/p/composite-apps/ca/v1/apps";
-    // 2 MiB of manifests: within the API's limit, past etcd's.
-    let mut manifests =
-        String::from("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n");
-    for i in 0..20_000 {
-        manifests.push_str(&format!("  k{i:05}: \"{}\"\n", "x".repeat(90)));
-    }
-    refused(
-        server.upload(apps, doc("big", json!({})), Some(manifests.into_bytes())),
-        413,
-        None,
-        "max-request-bytes",
+    let cluster = Virtual::start("solo");
+    expect(
+        server.post("/v2/cluster-providers", doc("lab", json!({}))),
+        201,
     );
-    let listed = expect(server.get(apps), 200);
-    assert_eq!(listed, json!([]), "nothing half-written");
+    server.register_cluster("lab", "solo", &cluster.kubeconfig);
+    project_with_app(&server);
+    let ca = "/v2/projects/p/composite-apps/ca/v1";
+    // 10 MiB of files the chart carries (`.Files`; Helm takes files of
+    // up to 5 MiB), hard to compress, and one template.
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut noise = || {
+        let mut text = String::with_capacity(4 << 20);
+        while text.len() < (7 << 20) / 2 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            text.push_str(&format!("{seed:016x}"));
+        }
+        text
+    };
+    let noise = [noise(), noise(), noise()];
+    let total: usize = noise.iter().map(String::len).sum();
+    let chart = crate::helm::tgz(&[
+        (
+            "big/Chart.yaml",
+            "apiVersion: v2\nname: big\nversion: 0.1.0\n",
+        ),
+        ("big/files/a.txt", &noise[0]),
+        ("big/files/b.txt", &noise[1]),
+        ("big/files/c.txt", &noise[2]),
+        (
+            "big/templates/cm.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\ndata:\n  size: \"{{ add (len (.Files.Get \"files/a.txt\")) (len (.Files.Get \"files/b.txt\")) (len (.Files.Get \"files/c.txt\")) }}\"\n",
+        ),
+    ]);
+    assert!(chart.len() > 4 << 20, "{}", chart.len());
+    expect(
+        server.upload(
+            &format!("{ca}/apps"),
+            doc("big", json!({})),
+            Some(chart.clone()),
+        ),
+        201,
+    );
+    let file_keys = || store.scan_prefix(b"\0chunks/").unwrap().len();
+    assert!(file_keys() >= 4, "the chart is kept in chunks");
+    expect(
+        server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
+        201,
+    );
+    let dig = format!("{ca}/deployment-intent-groups/d");
+    expect(
+        server.post(
+            &format!("{ca}/deployment-intent-groups"),
+            doc("d", json!({"compositeProfile": "prof", "version": "r1"})),
+        ),
+        201,
+    );
+    place_on_solo_and_approve(&server, &dig, &["big"]);
+    expect(action(&server, &dig, "instantiate"), 202);
+    let started = Instant::now();
+    while cluster
+        .object("/api/v1/namespaces/default/configmaps/big")
+        .is_none()
+    {
+        assert!(started.elapsed() < Duration::from_secs(60), "not deployed");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let deployed = cluster
+        .object("/api/v1/namespaces/default/configmaps/big")
+        .unwrap();
+    assert_eq!(deployed["data"]["size"], total.to_string());
+    // Replaced by a small app: its chunks go with it.
+    expect(action(&server, &dig, "terminate"), 202);
+    let small = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: small}\n".to_vec();
+    let started = Instant::now();
+    loop {
+        let answer = server.replace_upload(
+            &format!("{ca}/apps/big"),
+            doc("big", json!({})),
+            small.clone(),
+        );
+        if answer.status() == 200 {
+            break;
+        }
+        // Refused while the terminated DIG still deletes what it made.
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "{:?}",
+            answer.text()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(file_keys(), 0, "the replaced chart's chunks are gone");
 }

@@ -51,6 +51,15 @@ impl Principal {
     }
 }
 
+/// Who is behind `request`, as the orchestrator's tenancy rules see it:
+/// a scoped token's holder is a tenant; the admin is not confined.
+pub fn actor(request: &Request) -> wasmco_orchestrator::Actor {
+    match request.extensions().get::<Principal>() {
+        Some(Principal::Scoped(_)) => wasmco_orchestrator::Actor::Tenant,
+        _ => wasmco_orchestrator::Actor::Admin,
+    }
+}
+
 /// The tokens the API accepts; cheap to share.
 pub struct Tokens {
     admin: Arc<str>,
@@ -335,6 +344,10 @@ pub fn permit(
     if template == Kind::Project.item_route() && *method != Method::PUT {
         return Err(admin_only());
     }
+    // A project's tenancy policy is what bounds its tokens: the admin's to set.
+    if template.starts_with(&Kind::TenancyPolicy.collection_route()) {
+        return Err(admin_only());
+    }
     match record.role {
         Role::Editor => Ok(()),
         Role::Viewer => Err(ApiError::new(
@@ -500,6 +513,15 @@ mod tests {
         assert_eq!(
             status(permit(&editor, &Method::DELETE, project, Some("mine"))),
             Some(403)
+        );
+        let policy = "/v2/projects/{project}/tenancy-policies/{tenancyPolicy}";
+        assert_eq!(
+            status(permit(&editor, &Method::PUT, policy, Some("mine"))),
+            Some(403)
+        );
+        assert_eq!(
+            status(permit(&viewer, &Method::GET, policy, Some("mine"))),
+            None
         );
     }
 }

@@ -88,15 +88,21 @@ impl From<OrchestratorError> for ApiError {
             OrchestratorError::State { .. } | OrchestratorError::Deployed(_) => {
                 ApiError::new(StatusCode::CONFLICT, e.to_string())
             }
-            OrchestratorError::Input(_) | OrchestratorError::Controller(_) => {
+            OrchestratorError::Input(_)
+            | OrchestratorError::Controller(_)
+            | OrchestratorError::Tenancy(_) => {
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
             }
+            OrchestratorError::Busy(_) => ApiError::busy(e.to_string()),
             OrchestratorError::Context(wasmco_store::appcontext::ContextError::NoRevision(_)) => {
                 ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, "revision", e.to_string())
             }
-            OrchestratorError::Context(wasmco_store::appcontext::ContextError::Store(
-                wasmco_store::StoreError::Unavailable { .. },
-            )) => ApiError::unavailable(e.to_string()),
+            OrchestratorError::Context(
+                wasmco_store::appcontext::ContextError::Store(
+                    wasmco_store::StoreError::Unavailable { .. },
+                )
+                | wasmco_store::appcontext::ContextError::Fenced(_),
+            ) => ApiError::unavailable(e.to_string()),
             OrchestratorError::Context(_) => ApiError::internal(e),
         }
     }
@@ -186,6 +192,7 @@ pub async fn act(
     request: Request,
 ) -> Result<Response, ApiError> {
     let dig: DigRef = path.0.into();
+    let actor = crate::auth::actor(&request);
     let (revision, migrate_to) = match action {
         DigAction::Rollback | DigAction::Migrate => {
             let bytes = axum::body::to_bytes(request.into_body(), 1 << 16)
@@ -212,14 +219,14 @@ pub async fn act(
     let target = dig.clone();
     let new_state = crate::work::off_the_workers(move || match action {
         DigAction::Approve => orchestrator.approve(&target),
-        DigAction::Instantiate => orchestrator.instantiate(&target),
-        DigAction::Update => orchestrator.update(&target),
-        DigAction::Rollback => orchestrator.rollback(&target, revision.unwrap_or_default()),
+        DigAction::Instantiate => orchestrator.instantiate(&target, actor),
+        DigAction::Update => orchestrator.update(&target, actor),
+        DigAction::Rollback => orchestrator.rollback(&target, revision.unwrap_or_default(), actor),
         DigAction::Terminate => orchestrator.terminate(&target),
         DigAction::Stop => orchestrator.stop(&target),
         DigAction::Migrate => {
             let (version, name) = migrate_to.unwrap_or_default();
-            orchestrator.migrate(&target, &version, &name)
+            orchestrator.migrate(&target, &version, &name, actor)
         }
     })
     .await??;

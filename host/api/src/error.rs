@@ -65,6 +65,14 @@ impl ApiError {
         ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message)
     }
 
+    /// 503 while the host is busy (every render slot taken): the request
+    /// may be tried again as it is.
+    pub fn busy(message: impl Into<String>) -> Self {
+        let message = message.into();
+        tracing::info!(%message, "busy");
+        ApiError::new(StatusCode::SERVICE_UNAVAILABLE, message)
+    }
+
     /// 500 for a failure that is ours, not the client's.
     pub fn internal(error: impl std::fmt::Display) -> Self {
         let error = wasmco_core::limits::bounded(error.to_string());

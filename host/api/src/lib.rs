@@ -132,7 +132,9 @@ fn routes(state: AppState) -> Router {
     for action in logical_clouds::CloudAction::ALL {
         router = router.route(
             &format!("{lc}/{}", action.route()),
-            post(move |State(s): State<AppState>, path| logical_clouds::act(s, action, path)),
+            post(move |State(s): State<AppState>, path, request: Request| {
+                logical_clouds::act(s, action, path, request)
+            }),
         );
     }
     router = router

@@ -92,14 +92,16 @@ pub async fn act(
     state: AppState,
     action: CloudAction,
     Path(path): Path<LogicalCloudPath>,
+    request: axum::extract::Request,
 ) -> Result<Response, ApiError> {
     let lc: LogicalCloudRef = path.into();
+    let actor = crate::auth::actor(&request);
     let orchestrator = state.orchestrator.clone();
     let target = lc.clone();
     let new_state = crate::work::off_the_workers(move || match action {
-        CloudAction::Instantiate => orchestrator.instantiate_logical_cloud(&target),
+        CloudAction::Instantiate => orchestrator.instantiate_logical_cloud(&target, actor),
         CloudAction::Terminate => orchestrator.terminate_logical_cloud(&target),
-        CloudAction::Update => orchestrator.update_logical_cloud(&target),
+        CloudAction::Update => orchestrator.update_logical_cloud(&target, actor),
         CloudAction::Stop => orchestrator.stop_logical_cloud(&target),
     })
     .await??;

@@ -98,7 +98,7 @@ impl Grid {
                     match recorded.map_or(Deployed::Pending, |r| r.deployed) {
                         Deployed::Failed => failed += 1,
                         Deployed::Pending => pending += 1,
-                        Deployed::Deleted => deleted += 1,
+                        Deployed::Deleted | Deployed::Released => deleted += 1,
                         Deployed::Applied => {}
                     }
                     if recorded.is_some_and(|r| r.ready == Readiness::Ready) {

@@ -498,7 +498,7 @@ fn check_file(kind: FileKind, bytes: &[u8]) -> Result<(), FieldError> {
         FileKind::Kubeconfig => Ok(()),
         // A chart is loaded by Helm's own code in `prepare`.
         FileKind::Manifests => match wasmco_core::files::app_file_kind(bytes) {
-            AppFileKind::Chart => Ok(()),
+            AppFileKind::Chart => wasmco_core::files::check_chart_archive(bytes),
             AppFileKind::Manifests => wasmco_core::files::parse_manifests(bytes).map(drop),
         },
         FileKind::Profile => wasmco_core::files::check_profile(bytes),
@@ -567,6 +567,9 @@ fn prepare(
             {
                 state.orchestrator.helm().inspect(chart).map_err(|e| {
                     let reason = match e {
+                        busy @ HelmError::Busy { .. } => {
+                            return ApiError::busy(busy.to_string());
+                        }
                         HelmError::Chart { message, .. } => {
                             format!("Helm cannot install this chart: {message}")
                         }

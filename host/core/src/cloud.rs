@@ -21,3 +21,8 @@ pub const USER_CSR_SECRET: &str = "user-csr";
 
 /// The kind rsync approves and reads a certificate back from.
 pub const CSR_KIND: &str = "CertificateSigningRequest";
+
+/// The annotation that lets a resource take over an object on a cluster
+/// that wasmco did not make (rsync gives it back at the end instead of
+/// deleting it).
+pub const FORCE_ANNOTATION: &str = "wasmco.io/force-apply";

@@ -40,14 +40,32 @@ pub struct Metadata {
     /// The resource's name (EMCO's naming rule).
     pub name: String,
     /// Free text.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "text"
+    )]
     pub description: Option<String>,
     /// Free text for the user.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "text"
+    )]
     pub user_data1: Option<String>,
     /// Free text for the user.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "text"
+    )]
     pub user_data2: Option<String>,
+}
+
+/// A text field that may be left out but, when given, is a string: `null`
+/// is refused, as the schema says.
+fn text<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    String::deserialize(deserializer).map(Some)
 }
 
 /// A resource as stored and returned.
@@ -183,5 +201,19 @@ mod properties {
             prop_assert_eq!(&document.metadata.name, &name);
             prop_assert_eq!(&document.spec[&key], &serde_json::json!(value));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_text_field_is_left_out_or_a_string_never_null() {
+        let doc = parse_document(br#"{"metadata": {"name": "a"}}"#, "body").unwrap();
+        assert_eq!(doc.metadata.user_data2, None);
+        let error = parse_document(br#"{"metadata": {"name": "a", "userData2": null}}"#, "body")
+            .unwrap_err();
+        assert_eq!(error.field, "metadata.userData2");
     }
 }

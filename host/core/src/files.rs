@@ -46,6 +46,12 @@ pub fn app_file_kind(bytes: &[u8]) -> AppFileKind {
     AppFileKind::Manifests
 }
 
+/// Checks a chart's archive within the unpacking bounds before Helm reads
+/// it: at most [`MAX_ARCHIVE_ENTRIES`] entries, as for any other archive.
+pub fn check_chart_archive(bytes: &[u8]) -> Result<(), FieldError> {
+    archive_texts(bytes, |_| false).map(drop)
+}
+
 fn is_gzip(bytes: &[u8]) -> bool {
     bytes.starts_with(&[0x1f, 0x8b])
 }

@@ -52,6 +52,12 @@ pub enum Kind {
     ClusterNetwork,
     /// `…/clusters/{cluster}/provider-networks/{providerNetwork}`.
     ClusterProviderNetwork,
+    /// `/projects/{project}/tenancy-policies/{tenancyPolicy}`: what the
+    /// admin lets the project's deployments put on the clusters.
+    TenancyPolicy,
+    /// `/cluster-providers/{clusterProvider}/tenancy-policies/{tenancyPolicy}`:
+    /// the same for every project without its own, on the provider's clusters.
+    ProviderTenancyPolicy,
 }
 
 /// How a resource's create and update requests carry it.
@@ -107,7 +113,7 @@ pub const MANIFESTS_LIMIT: usize = 32 << 20;
 
 impl Kind {
     /// Every kind, parents before children.
-    pub const ALL: [Kind; 23] = [
+    pub const ALL: [Kind; 25] = [
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
@@ -116,6 +122,10 @@ impl Kind {
         Kind::ClusterProviderNetwork,
         Kind::Controller,
         Kind::Project,
+        // Before the provider's, which shares its segment: the word
+        // `tenancy-policies` means the project's.
+        Kind::TenancyPolicy,
+        Kind::ProviderTenancyPolicy,
         Kind::CompositeApp,
         Kind::App,
         Kind::AppDependency,
@@ -371,6 +381,26 @@ impl Kind {
                 Some(Kind::LogicalCloud),
                 "kv-pairs",
                 "logicalCloudKv",
+                Document,
+                true,
+                JSON_LIMIT
+            ),
+            Kind::TenancyPolicy => kind!(
+                "tenancy policy",
+                "tenancy-policy",
+                Some(Kind::Project),
+                "tenancy-policies",
+                "tenancyPolicy",
+                Document,
+                true,
+                JSON_LIMIT
+            ),
+            Kind::ProviderTenancyPolicy => kind!(
+                "cluster provider tenancy policy",
+                "provider-tenancy-policy",
+                Some(Kind::ClusterProvider),
+                "tenancy-policies",
+                "tenancyPolicy",
                 Document,
                 true,
                 JSON_LIMIT

@@ -15,6 +15,7 @@ pub mod names;
 pub mod network;
 pub mod resource;
 pub mod specs;
+pub mod tenancy;
 pub mod tokens;
 
 pub use document::{

@@ -88,8 +88,40 @@ fn skip_quoted(bytes: &[u8], start: usize) -> usize {
 /// reaches a response, a log line or the store.
 pub const MAX_MESSAGE_BYTES: usize = 64 << 10;
 
-/// `message` cut to [`MAX_MESSAGE_BYTES`], saying how much was cut.
+/// `text` with its control characters escaped (`\r` as `\\r`, an escape
+/// as `\\u{1b}`), newlines and tabs kept: what a controller or a cluster
+/// wrote cannot move a terminal's cursor or forge a line of a log.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    escaped(text, |c| c.is_control() && c != '\n' && c != '\t')
+}
+
+/// [`printable`] for one line: newlines escaped too.
+pub fn printable_line(text: &str) -> std::borrow::Cow<'_, str> {
+    escaped(text, |c| c.is_control() && c != '\t')
+}
+
+fn escaped(text: &str, escape: impl Fn(char) -> bool) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(&escape) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if escape(c) {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// `message` cut to [`MAX_MESSAGE_BYTES`], saying how much was cut, and
+/// made [`printable`].
 pub fn bounded(message: String) -> String {
+    let message = match printable(&message) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(escaped) => escaped,
+    };
     if message.len() <= MAX_MESSAGE_BYTES {
         return message;
     }
@@ -150,6 +182,19 @@ impl<R: Read> Read for Bounded<R> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_cannot_forge_a_line() {
+        let forged = "ok\r[INFO] all clusters ready\x1b[2K";
+        assert_eq!(
+            printable(forged),
+            "ok\\r[INFO] all clusters ready\\u{1b}[2K"
+        );
+        assert_eq!(printable("two\nlines\tkept"), "two\nlines\tkept");
+        assert_eq!(printable_line("two\nlines"), "two\\nlines");
+        assert!(matches!(printable("plain"), std::borrow::Cow::Borrowed(_)));
+        assert_eq!(bounded("a\rb".into()), "a\\rb");
+    }
 
     #[test]
     fn deep_flow_nesting_is_refused_and_ordinary_yaml_passes() {

@@ -94,6 +94,10 @@ pub fn check_spec(
         Kind::LogicalCloudClusterReference => checked::<ClusterReferenceSpec>(spec, &scope),
         Kind::LogicalCloudUserPermission => checked::<UserPermissionSpec>(spec, &scope),
         Kind::LogicalCloudQuota => checked::<QuotaSpec>(spec, &scope),
+        Kind::TenancyPolicy | Kind::ProviderTenancyPolicy => {
+            read_spec::<crate::tenancy::TenancyPolicySpec>(spec)?.check()?;
+            Ok(Vec::new())
+        }
         Kind::ClusterNetwork => {
             read_spec::<crate::network::NetworkSpec>(spec)?.check()?;
             Ok(Vec::new())

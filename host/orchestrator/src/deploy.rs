@@ -23,6 +23,7 @@ use super::inputs::{self, Inputs};
 use super::locks::{TargetGuard, TargetLocks};
 use super::pipeline::{Step, run_controllers};
 use super::registry::ControllerRegistry;
+use super::tenancy::Actor;
 use crate::draft::DraftContext;
 
 /// The states in which a DIG's context is deployed.
@@ -150,7 +151,7 @@ impl Orchestrator {
 
     /// Created -> Approved.
     pub fn approve(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
-        let (_guard, mut state) = self.begin(dig)?;
+        let (guard, mut state) = self.begin(dig)?;
         Self::allow(
             &dig.describe(),
             &state,
@@ -160,13 +161,14 @@ impl Orchestrator {
         )?;
         let revision = state.revision;
         state.enter(DeployState::Approved, revision);
-        self.contexts.put_state(&dig.key(), &state)?;
+        self.contexts.put_state(&dig.key(), &state, guard.fence())?;
         Ok(state)
     }
 
-    /// Approved, Terminated or TerminateStopped -> Instantiated, with a new context.
-    pub fn instantiate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
-        let (_guard, state) = self.begin(dig)?;
+    /// Approved, Terminated or TerminateStopped -> Instantiated, with a new
+    /// context; `actor`'s tenancy rules checked on it.
+    pub fn instantiate(&self, dig: &DigRef, actor: Actor) -> Result<DigState, OrchestratorError> {
+        let (guard, state) = self.begin(dig)?;
         Self::allow(
             &dig.describe(),
             &state,
@@ -178,12 +180,12 @@ impl Orchestrator {
             ],
             DeployState::Instantiated,
         )?;
-        self.build(dig, state, DeployState::Instantiated, None)
+        self.build(dig, state, DeployState::Instantiated, None, actor, &guard)
     }
 
     /// Instantiated or Updated -> Updated, with a new context from the current inputs.
-    pub fn update(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
-        let (_guard, state) = self.begin(dig)?;
+    pub fn update(&self, dig: &DigRef, actor: Actor) -> Result<DigState, OrchestratorError> {
+        let (guard, state) = self.begin(dig)?;
         Self::allow(
             &dig.describe(),
             &state,
@@ -191,7 +193,7 @@ impl Orchestrator {
             DEPLOYED,
             DeployState::Updated,
         )?;
-        self.build(dig, state, DeployState::Updated, None)
+        self.build(dig, state, DeployState::Updated, None, actor, &guard)
     }
 
     /// EMCO's migrate: the deployed DIG's objects move to `target_dig` of
@@ -204,6 +206,7 @@ impl Orchestrator {
         source: &DigRef,
         target_version: &str,
         target_dig: &str,
+        actor: Actor,
     ) -> Result<DigState, OrchestratorError> {
         let target = DigRef {
             version: target_version.to_owned(),
@@ -221,14 +224,19 @@ impl Orchestrator {
         } else {
             (&target, source)
         };
-        let _first = self
+        let first_guard = self
             .actions
             .lock(&first.key())
             .map_err(ContextError::from)?;
-        let _second = self
+        let second_guard = self
             .actions
             .lock(&second.key())
             .map_err(ContextError::from)?;
+        let (source_guard, target_guard) = if source.key() < target.key() {
+            (&first_guard, &second_guard)
+        } else {
+            (&second_guard, &first_guard)
+        };
         self.db.get(&source.id())?;
         let mut source_state = self.contexts.state(&source.key())?;
         Self::allow(
@@ -261,18 +269,27 @@ impl Orchestrator {
             target_state,
             DeployState::Instantiated,
             Some(source.key()),
+            actor,
+            target_guard,
         )?;
         let revision = source_state.revision;
         source_state.enter(DeployState::Terminated, revision);
         source_state.handed_over_to = Some(target.key());
-        self.contexts.put_state(&source.key(), &source_state)?;
+        self.contexts
+            .put_state(&source.key(), &source_state, source_guard.fence())?;
         self.sync.changed(&source.key());
         Ok(target_state)
     }
 
-    /// Instantiated or Updated -> Updated, back to a kept revision.
-    pub fn rollback(&self, dig: &DigRef, revision: u64) -> Result<DigState, OrchestratorError> {
-        let (_guard, mut state) = self.begin(dig)?;
+    /// Instantiated or Updated -> Updated, back to a kept revision, which
+    /// `actor`'s tenancy rules must allow as they are now.
+    pub fn rollback(
+        &self,
+        dig: &DigRef,
+        revision: u64,
+        actor: Actor,
+    ) -> Result<DigState, OrchestratorError> {
+        let (guard, mut state) = self.begin(dig)?;
         Self::allow(
             &dig.describe(),
             &state,
@@ -280,9 +297,12 @@ impl Orchestrator {
             DEPLOYED,
             DeployState::Updated,
         )?;
-        self.contexts.read(&dig.key(), revision)?;
+        let kept = self.contexts.read(&dig.key(), revision)?;
+        if actor == Actor::Tenant {
+            self.confine(&dig.project, &kept.meta.access, &kept.apps)?;
+        }
         state.enter(DeployState::Updated, revision);
-        self.contexts.put_state(&dig.key(), &state)?;
+        self.contexts.put_state(&dig.key(), &state, guard.fence())?;
         self.sync.changed(&dig.key());
         Ok(state)
     }
@@ -292,8 +312,8 @@ impl Orchestrator {
     /// TerminateStopped. Nothing more is applied or deleted until the next
     /// action (terminate, or instantiate after a stopped terminate).
     pub fn stop(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
-        let (_guard, state) = self.begin(dig)?;
-        self.mark_stopped(&dig.describe(), &dig.key(), state)
+        let (guard, state) = self.begin(dig)?;
+        self.mark_stopped(&dig.describe(), &dig.key(), state, &guard)
     }
 
     /// [`Self::stop`] for what is stored under `key` (a DIG's or a logical
@@ -303,6 +323,7 @@ impl Orchestrator {
         target: &str,
         key: &str,
         mut state: DigState,
+        guard: &TargetGuard,
     ) -> Result<DigState, OrchestratorError> {
         let next = if state.state == DeployState::Terminated {
             DeployState::TerminateStopped
@@ -322,7 +343,7 @@ impl Orchestrator {
         )?;
         let revision = state.revision;
         state.enter(next, revision);
-        self.contexts.put_state(key, &state)?;
+        self.contexts.put_state(key, &state, guard.fence())?;
         // The worker looks at the state and ends what it is doing.
         self.sync.changed(key);
         Ok(state)
@@ -331,8 +352,8 @@ impl Orchestrator {
     /// Instantiated, Updated or InstantiateStopped -> Terminated; the
     /// context is marked for removal.
     pub fn terminate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
-        let (_guard, state) = self.begin(dig)?;
-        self.mark_terminated(&dig.describe(), &dig.key(), state)
+        let (guard, state) = self.begin(dig)?;
+        self.mark_terminated(&dig.describe(), &dig.key(), state, &guard)
     }
 
     /// Instantiated or Updated -> Terminated for what is stored under `key`
@@ -343,6 +364,7 @@ impl Orchestrator {
         target: &str,
         key: &str,
         mut state: DigState,
+        guard: &TargetGuard,
     ) -> Result<DigState, OrchestratorError> {
         Self::allow(
             target,
@@ -357,7 +379,7 @@ impl Orchestrator {
         )?;
         let revision = state.revision;
         state.enter(DeployState::Terminated, revision);
-        self.contexts.put_state(key, &state)?;
+        self.contexts.put_state(key, &state, guard.fence())?;
         self.sync.changed(key);
         Ok(state)
     }
@@ -436,6 +458,8 @@ impl Orchestrator {
         mut state: DigState,
         next: DeployState,
         adopt_from: Option<String>,
+        actor: Actor,
+        guard: &TargetGuard,
     ) -> Result<DigState, OrchestratorError> {
         let action = match next {
             DeployState::Updated => "update",
@@ -490,6 +514,11 @@ impl Orchestrator {
                 tracing::info!(controller = %run.controller, "{line}");
             }
         }
+        let apps = draft.into_stored();
+        let confinement = match actor {
+            Actor::Admin => None,
+            Actor::Tenant => Some(self.confine(&dig.project, &access, &apps)?),
+        };
         let meta = ContextMeta {
             project: dig.project.clone(),
             composite_app: dig.composite_app.clone(),
@@ -502,11 +531,12 @@ impl Orchestrator {
             dependencies,
             access,
             adopt_from,
+            confinement,
         };
         state.enter(next, revision);
         let writing = std::time::Instant::now();
         self.contexts
-            .write(&dig.key(), &meta, &draft.into_stored(), &state)?;
+            .write(&dig.key(), &meta, &apps, &state, guard.fence())?;
         self.metrics
             .stage(action, "store", writing.elapsed().as_secs_f64());
         tracing::info!(
@@ -538,7 +568,20 @@ impl Orchestrator {
         }
         let context = self.contexts.read(key, state.revision)?;
         let statuses = self.contexts.statuses(key, state.revision)?;
-        let connectivity = self.contexts.connectivity(key, state.revision)?;
+        let mut connectivity = self.contexts.connectivity(key, state.revision)?;
+        // A settled DIG sends nothing to its clusters, so what it recorded
+        // last may be old: a cluster the probes find unreachable now is
+        // being retried, whatever the DIG last saw.
+        let placed: std::collections::BTreeSet<&ClusterRef> = context
+            .apps
+            .iter()
+            .flat_map(|app| app.placement.iter().map(|p| &p.cluster))
+            .collect();
+        for (cluster, health) in self.contexts.healths()? {
+            if health.state == stored::Reachability::Unreachable && placed.contains(&cluster) {
+                connectivity.insert(cluster, Connectivity::Retrying);
+            }
+        }
         Ok((
             state,
             Some(SyncedContext {

@@ -96,9 +96,17 @@ pub enum OrchestratorError {
     /// A controller failed; nothing was changed.
     #[error("instantiate failed: {0}")]
     Controller(#[from] CallError),
+    /// What a project asked for would reach past what its tenancy policy
+    /// allows on the clusters; nothing was changed.
+    #[error("{0}")]
+    Tenancy(String),
     /// The context store failed.
     #[error(transparent)]
     Context(#[from] ContextError),
+    /// The host is too busy to do it now (every chart render slot taken);
+    /// nothing was changed, and trying again shortly may succeed.
+    #[error("{0}")]
+    Busy(String),
 }
 
 /// `A`, `A or B`, `A, B or C`.

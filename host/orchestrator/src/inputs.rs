@@ -26,13 +26,13 @@ use wasmco_core::specs::{
     KvPairSpec,
 };
 use wasmco_core::{ClusterRef, Kind};
-use wasmco_runtime::helm::{HelmRenderer, RenderRequest};
+use wasmco_runtime::helm::{HelmError, HelmRenderer, RenderRequest};
 use wasmco_runtime::{Controller, ControllerKind};
 use wasmco_store::appcontext::{Access, AppDependency};
 use wasmco_store::db::{DbError, ResourceDb, ResourceId};
 
 use super::dig::{DigRef, OrchestratorError};
-use super::registry::ControllerRegistry;
+use super::registry::{ControllerRegistry, LoadError};
 use crate::draft::{AppDraft, ClusterInfo};
 
 /// A controller to run, with its intent and priority.
@@ -252,9 +252,10 @@ fn render_chart(
         namespace: release.namespace.clone(),
         kube_version: None,
     };
-    let rendered = helm
-        .render(&request)
-        .map_err(|e| input(format!("app {name}: Helm could not render the chart: {e}")))?;
+    let rendered = helm.render(&request).map_err(|e| match e {
+        busy @ HelmError::Busy { .. } => OrchestratorError::Busy(busy.to_string()),
+        e => input(format!("app {name}: Helm could not render the chart: {e}")),
+    })?;
     let mut resources = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for manifest in &rendered.manifests {
@@ -466,8 +467,12 @@ fn steps(
     let mut action = Vec::new();
     for (name, intent_name) in intents {
         let controller = registry
-            .get(&name)
-            .ok_or_else(|| input(format!("controller {name} is not loaded; upload it again")))?;
+            .current(&name, db)
+            .map_err(|error| match error {
+                LoadError::Db(error) => OrchestratorError::Db(error),
+                error => input(error.to_string()),
+            })?
+            .ok_or_else(|| input(format!("controller {name} is not stored; upload it")))?;
         let priority = db
             .spec::<ControllerSpec>(&ResourceId::new(Kind::Controller, vec![name.clone()]))?
             .priority;

@@ -14,6 +14,7 @@ pub mod metrics;
 mod network;
 pub mod pipeline;
 mod registry;
+mod tenancy;
 
 pub use deploy::{Orchestrator, SyncedContext};
 pub use dig::{DigRef, OrchestratorError};
@@ -21,4 +22,5 @@ pub use logical_cloud::LogicalCloudRef;
 pub use network::NetworkSetRef;
 pub use pipeline::{ControllerRun, Step, run_controllers};
 pub use registry::ControllerRegistry;
+pub use tenancy::Actor;
 pub use wasmco_store::appcontext::{NoSync, SyncEngine};

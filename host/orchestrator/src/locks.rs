@@ -13,8 +13,16 @@ use wasmco_store::hosts::{HostGroup, HostLock};
 /// Held for the length of one action on one target.
 pub struct TargetGuard {
     // Dropped first: the other hosts' turn comes after this host's.
-    _hosts: HostLock,
+    hosts: HostLock,
     _local: tokio::sync::OwnedMutexGuard<()>,
+}
+
+impl TargetGuard {
+    /// What every write of the action carries, so that it lands only
+    /// while this host still holds the lock across hosts.
+    pub fn fence(&self) -> Option<&wasmco_store::Expect> {
+        self.hosts.fence()
+    }
 }
 
 /// The locks of the targets that have an action under way.
@@ -42,7 +50,7 @@ impl TargetLocks {
             None => HostLock::local(),
         };
         Ok(TargetGuard {
-            _hosts: hosts,
+            hosts,
             _local: local,
         })
     }

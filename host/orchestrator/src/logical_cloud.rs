@@ -24,6 +24,8 @@ use wasmco_store::db::ResourceId;
 
 use super::deploy::{DEPLOYED, Orchestrator};
 use super::dig::OrchestratorError;
+use super::locks::TargetGuard;
+use super::tenancy::Actor;
 use crate::draft::{AppDraft, ClusterInfo, DraftContext};
 
 /// The app of a logical cloud's context that makes its namespace and roles.
@@ -76,8 +78,9 @@ impl Orchestrator {
     pub fn instantiate_logical_cloud(
         &self,
         lc: &LogicalCloudRef,
+        actor: Actor,
     ) -> Result<DigState, OrchestratorError> {
-        let (_guard, state) = self.begin_at(&lc.key(), &lc.id())?;
+        let (guard, state) = self.begin_at(&lc.key(), &lc.id())?;
         Self::allow(
             &lc.describe(),
             &state,
@@ -89,7 +92,7 @@ impl Orchestrator {
             ],
             DeployState::Instantiated,
         )?;
-        self.build_logical_cloud(lc, state, DeployState::Instantiated)
+        self.build_logical_cloud(lc, state, DeployState::Instantiated, actor, &guard)
     }
 
     /// Instantiated or Updated -> Updated: the cloud as its references,
@@ -97,8 +100,9 @@ impl Orchestrator {
     pub fn update_logical_cloud(
         &self,
         lc: &LogicalCloudRef,
+        actor: Actor,
     ) -> Result<DigState, OrchestratorError> {
-        let (_guard, state) = self.begin_at(&lc.key(), &lc.id())?;
+        let (guard, state) = self.begin_at(&lc.key(), &lc.id())?;
         Self::allow(
             &lc.describe(),
             &state,
@@ -106,23 +110,35 @@ impl Orchestrator {
             DEPLOYED,
             DeployState::Updated,
         )?;
-        self.build_logical_cloud(lc, state, DeployState::Updated)
+        self.build_logical_cloud(lc, state, DeployState::Updated, actor, &guard)
     }
 
     /// Tells rsync to stop working on the cloud (see [`Self::stop`]).
     pub fn stop_logical_cloud(&self, lc: &LogicalCloudRef) -> Result<DigState, OrchestratorError> {
-        let (_guard, state) = self.begin_at(&lc.key(), &lc.id())?;
-        self.mark_stopped(&lc.describe(), &lc.key(), state)
+        let (guard, state) = self.begin_at(&lc.key(), &lc.id())?;
+        self.mark_stopped(&lc.describe(), &lc.key(), state, &guard)
     }
 
-    /// Makes the cloud's context and enters `next` with it.
+    /// Makes the cloud's context and enters `next` with it; a project's
+    /// member's cloud is checked against its tenancy rules first.
     fn build_logical_cloud(
         &self,
         lc: &LogicalCloudRef,
         mut state: DigState,
         next: DeployState,
+        actor: Actor,
+        guard: &TargetGuard,
     ) -> Result<DigState, OrchestratorError> {
         let spec: LogicalCloudSpec = self.db.spec(&lc.id())?;
+        let permissions: Vec<UserPermissionSpec> = self
+            .db
+            .list_specs(Kind::LogicalCloudUserPermission, &lc.path())?
+            .into_iter()
+            .map(|(_, permission)| permission)
+            .collect();
+        if actor == Actor::Tenant {
+            self.check_cloud(lc, &spec, &permissions)?;
+        }
         let references = self.logical_cloud_clusters(lc)?;
         if references.is_empty() {
             return Err(OrchestratorError::Input(format!(
@@ -153,7 +169,7 @@ impl Orchestrator {
         let resources = if spec.is_admin() {
             Vec::new()
         } else {
-            self.manifests(lc, &spec)?
+            self.manifests(lc, &spec, permissions, actor)?
         };
         let mut apps = vec![AppDraft::new(APP, resources)];
         let mut placements = vec![PlacementEdit::Place(PlaceApp {
@@ -192,10 +208,16 @@ impl Orchestrator {
             // Its own objects (namespace, roles) need the cluster's rights.
             access: Access::default(),
             adopt_from: None,
+            confinement: None,
         };
         state.enter(next, revision);
-        self.contexts
-            .write(&lc.key(), &meta, &draft.into_stored(), &state)?;
+        self.contexts.write(
+            &lc.key(),
+            &meta,
+            &draft.into_stored(),
+            &state,
+            guard.fence(),
+        )?;
         for (reference, kubeconfig) in kubeconfigs {
             self.db
                 .put_secret(&reference, KUBECONFIG_SECRET, kubeconfig.as_bytes())?;
@@ -282,8 +304,8 @@ impl Orchestrator {
         &self,
         lc: &LogicalCloudRef,
     ) -> Result<DigState, OrchestratorError> {
-        let (_guard, state) = self.begin_at(&lc.key(), &lc.id())?;
-        self.mark_terminated(&lc.describe(), &lc.key(), state)
+        let (guard, state) = self.begin_at(&lc.key(), &lc.id())?;
+        self.mark_terminated(&lc.describe(), &lc.key(), state, &guard)
     }
 
     /// The logical cloud's state and what rsync did with its context.
@@ -328,20 +350,23 @@ impl Orchestrator {
     /// Namespace, Role and RoleBinding (one pair per namespace the user's
     /// permissions name; a ClusterRole and ClusterRoleBinding for `""`, the
     /// whole cluster) and, when quotas are set, ResourceQuota.
+    ///
+    /// The admin's cloud takes over a namespace that is on a cluster
+    /// already (and gives it back at terminate); a project's member's
+    /// cloud does not.
     fn manifests(
         &self,
         lc: &LogicalCloudRef,
         spec: &LogicalCloudSpec,
+        permissions: Vec<UserPermissionSpec>,
+        actor: Actor,
     ) -> Result<Vec<Resource>, OrchestratorError> {
         let parent = lc.path();
         let namespace = &spec.namespace;
         // Rules by where they apply: the cloud's namespace, another one
         // (kube-system, say), or the whole cluster ("").
         let mut rules: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-        let permissions: Vec<(ResourceId, UserPermissionSpec)> = self
-            .db
-            .list_specs(Kind::LogicalCloudUserPermission, &parent)?;
-        for (_, permission) in permissions {
+        for permission in permissions {
             let target = permission
                 .namespace
                 .clone()
@@ -368,8 +393,13 @@ impl Orchestrator {
         let name = &lc.name;
         let subjects = json!([{"kind": "User", "name": spec.user_name(),
                                "apiGroup": "rbac.authorization.k8s.io"}]);
-        let mut manifests =
-            vec![json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})];
+        let mut namespace_manifest =
+            json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
+        if actor == Actor::Admin {
+            namespace_manifest["metadata"]["annotations"] =
+                json!({wasmco_core::cloud::FORCE_ANNOTATION: "true"});
+        }
+        let mut manifests = vec![namespace_manifest];
         for (target, rules) in rules {
             if target.is_empty() {
                 // Cluster-scoped names are shared by every project's clouds.

@@ -16,6 +16,7 @@ use wasmco_store::db::ResourceId;
 
 use super::deploy::{DEPLOYED, Orchestrator, SyncedContext};
 use super::dig::OrchestratorError;
+use super::locks::TargetGuard;
 use crate::draft::{AppDraft, ClusterInfo, DraftContext};
 
 /// The app of a cluster's network context, as EMCO names it.
@@ -59,7 +60,7 @@ impl Orchestrator {
     /// Created, Terminated or TerminateStopped -> Instantiated (EMCO's
     /// Applied); an applied set is applied again as it is now (Updated).
     pub fn apply_networks(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
-        let (_guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
+        let (guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
         let next = if DEPLOYED.contains(&state.state) {
             DeployState::Updated
         } else {
@@ -78,19 +79,19 @@ impl Orchestrator {
             ],
             next,
         )?;
-        self.build_networks(set, state, next)
+        self.build_networks(set, state, next, &guard)
     }
 
     /// Applied -> Terminated: rsync removes the cluster's network objects.
     pub fn terminate_networks(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
-        let (_guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
-        self.mark_terminated(&set.describe(), &set.key(), state)
+        let (guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
+        self.mark_terminated(&set.describe(), &set.key(), state, &guard)
     }
 
     /// Stops rsync's work on the cluster's networks (see [`Self::stop`]).
     pub fn stop_networks(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
-        let (_guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
-        self.mark_stopped(&set.describe(), &set.key(), state)
+        let (guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
+        self.mark_stopped(&set.describe(), &set.key(), state, &guard)
     }
 
     /// The network set's state and what rsync did with it.
@@ -123,6 +124,7 @@ impl Orchestrator {
         set: &NetworkSetRef,
         mut state: DigState,
         next: DeployState,
+        guard: &TargetGuard,
     ) -> Result<DigState, OrchestratorError> {
         let resources = self.network_manifests(set)?;
         let cluster = ClusterInfo {
@@ -154,10 +156,16 @@ impl Orchestrator {
             dependencies: BTreeMap::new(),
             access: Access::default(),
             adopt_from: None,
+            confinement: None,
         };
         state.enter(next, revision);
-        self.contexts
-            .write(&set.key(), &meta, &draft.into_stored(), &state)?;
+        self.contexts.write(
+            &set.key(),
+            &meta,
+            &draft.into_stored(),
+            &state,
+            guard.fence(),
+        )?;
         self.sync.changed(&set.key());
         Ok(state)
     }

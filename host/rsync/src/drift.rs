@@ -9,6 +9,7 @@
 use std::collections::HashMap;
 use std::hash::Hasher;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::Value;
 
@@ -50,9 +51,22 @@ impl Fingerprint {
 #[derive(Default)]
 pub(crate) struct Applied {
     fingerprints: Mutex<HashMap<(ClusterRef, String, String), Fingerprint>>,
+    /// Repairs recorded so far: a reconcile that began before one reads
+    /// the statuses again before it writes its own over them.
+    repairs: AtomicU64,
 }
 
 impl Applied {
+    /// How many repairs were recorded.
+    pub(crate) fn repairs(&self) -> u64 {
+        self.repairs.load(Ordering::SeqCst)
+    }
+
+    /// Notes that a repair recorded a status.
+    pub(crate) fn repaired(&self) {
+        self.repairs.fetch_add(1, Ordering::SeqCst);
+    }
+
     /// The fingerprint of `app`'s object `key` on `cluster`, when known.
     pub(crate) fn get(&self, cluster: &ClusterRef, app: &str, key: &str) -> Option<Fingerprint> {
         self.lock()

@@ -77,7 +77,9 @@ async fn probe_loop(engine: Weak<Inner>, cluster: ClusterRef) {
                 .as_ref()
                 .is_some_and(|l| l.state == Reachability::Unreachable);
         if last.as_ref() != Some(&health) {
-            if let Err(error) = inner.contexts.put_health(&cluster, &health) {
+            // One host probes a cluster; should two for a moment (while
+            // hosts come and go), the later record is as true as the other.
+            if let Err(error) = inner.contexts.put_health(&cluster, &health, None) {
                 tracing::warn!(%cluster, %error, "could not record cluster health");
             }
             match &answer {
@@ -86,7 +88,7 @@ async fn probe_loop(engine: Weak<Inner>, cluster: ClusterRef) {
             }
         }
         if came_back {
-            inner.nudge_all();
+            inner.cluster_back(&cluster);
         }
         let pause = match answer {
             Ok(_) => {

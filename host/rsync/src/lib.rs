@@ -24,6 +24,7 @@ mod credentials;
 mod drift;
 mod health;
 pub mod metrics;
+mod owner;
 mod ownership;
 mod reconcile;
 pub mod target;
@@ -43,19 +44,11 @@ use wasmco_store::appcontext::{Access, ContextMeta, ContextStore, DeployState, S
 use wasmco_store::db::{ResourceDb, ResourceId};
 use wasmco_store::hosts::HostGroup;
 
+pub use owner::{
+    ADOPTED_ANNOTATION, APP_LABEL, DIG_LABEL, FORCE_ANNOTATION, HOOK_LABEL, OWNER_ANNOTATION,
+    owner_label,
+};
 pub use target::{ApplyAs, DirectoryTarget, KubeTarget, Labels, SyncError, SyncTarget};
-
-/// The label naming the DIG (or logical cloud) an object belongs to.
-pub const DIG_LABEL: &str = "wasmco.io/deployment-intent-group";
-/// The label of a Helm hook's object, naming the target it ran for (not
-/// the DIG label: hooks are not part of what a reconcile keeps in place).
-pub const HOOK_LABEL: &str = "wasmco.io/hook-of";
-/// The label naming the app an object belongs to.
-pub const APP_LABEL: &str = "wasmco.io/app";
-/// An annotation with the value `"true"` lets a resource take fields other
-/// field managers own on a pre-existing object, instead of failing with
-/// the conflict.
-pub const FORCE_ANNOTATION: &str = "wasmco.io/force-apply";
 
 /// How rsync paces itself.
 #[derive(Debug, Clone)]
@@ -183,12 +176,13 @@ impl Rsync {
     /// With other hosts on the store, it takes up the targets that fall to
     /// this host, now and as hosts come and go.
     pub fn resume(&self) -> Result<usize, RsyncError> {
-        for cluster in self.clusters()? {
-            self.inner.probe(cluster);
-        }
         if self.inner.ownership.group.shared() {
+            // Probes are shared out with the targets.
             ownership::start(&self.inner)?;
             return Ok(0);
+        }
+        for cluster in self.inner.all_clusters()? {
+            self.inner.probe(cluster);
         }
         let mut resumed = 0;
         for (key, state) in self.inner.contexts.states()? {
@@ -205,12 +199,14 @@ impl Rsync {
         }
         Ok(resumed)
     }
+}
 
+impl Inner {
     /// Every cluster of every provider.
-    fn clusters(&self) -> Result<Vec<ClusterRef>, RsyncError> {
+    fn all_clusters(&self) -> Result<Vec<ClusterRef>, RsyncError> {
         let mut clusters = Vec::new();
-        for (provider, _) in self.inner.db.list(Kind::ClusterProvider, &[])? {
-            for (cluster, _) in self.inner.db.list(Kind::Cluster, &provider.path)? {
+        for (provider, _) in self.db.list(Kind::ClusterProvider, &[])? {
+            for (cluster, _) in self.db.list(Kind::Cluster, &provider.path)? {
                 if let [provider, cluster] = cluster.path.as_slice() {
                     clusters.push(ClusterRef::new(provider, cluster));
                 }
@@ -257,9 +253,15 @@ impl Inner {
             vec![cluster.provider.clone(), cluster.cluster.clone()],
         );
         if matches!(self.db.file(&id), Ok(Some(_))) {
-            self.probe(cluster.clone());
-        } else if let Err(error) = self.contexts.forget_health(cluster) {
-            tracing::warn!(%cluster, %error, "could not forget a deleted cluster's health");
+            self.ownership.known_cluster(cluster, true);
+            if self.ownership.probes_here(cluster) {
+                self.probe(cluster.clone());
+            }
+        } else {
+            self.ownership.known_cluster(cluster, false);
+            if let Err(error) = self.contexts.forget_health(cluster) {
+                tracing::warn!(%cluster, %error, "could not forget a deleted cluster's health");
+            }
         }
     }
 }
@@ -276,45 +278,6 @@ pub enum RsyncError {
     /// The other hosts could not be reached through the store.
     #[error(transparent)]
     Store(#[from] wasmco_store::StoreError),
-}
-
-/// A label value for `key` (a DIG's `project/app/version/dig`): label values
-/// are at most 63 characters of `[A-Za-z0-9._-]`, so a longer key keeps its
-/// start and gets a hash of the whole for the rest.
-fn label_value(key: &str) -> String {
-    let value: String = key
-        .chars()
-        .map(|c| match c {
-            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
-            _ => '.',
-        })
-        .collect();
-    if value.len() <= 63 {
-        return value;
-    }
-    let hash = drift::stable_hash(key.as_bytes());
-    format!("{}-{hash:016x}", &value[..46])
-}
-
-/// The labels that find `key`'s objects (and, with `app`, one app's).
-fn labels(key: &str, app: Option<&str>) -> Labels {
-    let mut labels = BTreeMap::from([(DIG_LABEL.to_owned(), label_value(key))]);
-    if let Some(app) = app {
-        labels.insert(APP_LABEL.to_owned(), app.to_owned());
-    }
-    labels
-}
-
-/// The server-side apply field manager of `key`'s objects: one per target,
-/// so that a second DIG applying an object the first one manages is a
-/// conflict the cluster reports. At most 128 characters.
-fn field_manager(key: &str) -> String {
-    let manager = format!("wasmco/{key}");
-    if manager.len() <= 128 {
-        manager
-    } else {
-        format!("wasmco/{}", label_value(key))
-    }
 }
 
 /// A cluster as one context reaches it: with whose credentials, and the
@@ -431,22 +394,5 @@ impl Inner {
         // last saw traffic.
         config.reset_reader_on_write = true;
         Ok(config)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn label_values_fit_what_kubernetes_accepts() {
-        assert_eq!(label_value("p/ca/v1/dig"), "p.ca.v1.dig");
-        let long = format!("p/{}/v1/dig", "a".repeat(80));
-        let value = label_value(&long);
-        assert_eq!(value.len(), 63);
-        assert!(value.starts_with("p.aaa"));
-        assert_ne!(value, label_value(&format!("p/{}/v1/dig2", "a".repeat(80))));
-        assert!(field_manager(&long).len() <= 128);
-        assert!(field_manager(&format!("p/{}", "b".repeat(200))).len() <= 128);
     }
 }

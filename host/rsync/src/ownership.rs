@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use wasmco_core::ClusterRef;
-use wasmco_store::hosts::{HostEvent, HostGroup, preferred_host};
+use wasmco_store::hosts::{HostEvent, HostGroup, HostInfo, preferred_host};
 
 use crate::{Inner, RsyncError};
 
@@ -35,6 +35,9 @@ const RESCAN_TICKS: u32 = 15;
 
 const TARGET_TOPIC: &str = "target/";
 const CLUSTER_TOPIC: &str = "cluster/";
+/// A cluster answers again after being away: every host's workers that
+/// deploy there reconcile at once.
+const BACK_TOPIC: &str = "back/";
 
 /// What this host knows of the other hosts' work.
 pub(crate) struct Ownership {
@@ -44,6 +47,10 @@ pub(crate) struct Ownership {
     /// Since when each target has had no owner: past [`ORPHAN_AFTER`] any
     /// host takes it, should the host it falls to not.
     unowned_since: Mutex<HashMap<String, Instant>>,
+    /// The hosts alive at the last look, which share the probing.
+    live: Mutex<Vec<HostInfo>>,
+    /// Every cluster, as of the last scan.
+    clusters: Mutex<BTreeSet<ClusterRef>>,
 }
 
 impl Ownership {
@@ -52,7 +59,34 @@ impl Ownership {
             group,
             known: Mutex::default(),
             unowned_since: Mutex::default(),
+            live: Mutex::default(),
+            clusters: Mutex::default(),
         }
+    }
+
+    /// Notes that `cluster` exists (or, with `false`, no longer does).
+    pub(crate) fn known_cluster(&self, cluster: &ClusterRef, exists: bool) {
+        let mut clusters = self.clusters.lock().unwrap_or_else(|p| p.into_inner());
+        if exists {
+            clusters.insert(cluster.clone());
+        } else {
+            clusters.remove(cluster);
+        }
+    }
+
+    /// Whether this host probes `cluster`: alone, every one; sharing the
+    /// store, those that fall to it as targets do, so that each cluster is
+    /// probed once and every host reads the record.
+    pub(crate) fn probes_here(&self, cluster: &ClusterRef) -> bool {
+        if !self.group.shared() {
+            return true;
+        }
+        if !self.group.holds_lease() {
+            return false;
+        }
+        let live = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        preferred_host(&live, &format!("probe/{cluster}"))
+            .is_some_and(|host| host.id == self.group.me().id)
     }
 
     fn known(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
@@ -72,6 +106,47 @@ impl Inner {
         }
     }
 
+    /// Tells every host that `cluster` answers again.
+    pub(crate) fn cluster_back(self: &Arc<Self>, cluster: &ClusterRef) {
+        if !self.ownership.group.shared() {
+            self.nudge_all();
+            return;
+        }
+        let topic = format!("{BACK_TOPIC}{}/{}", cluster.provider, cluster.cluster);
+        if let Err(error) = self.ownership.group.tell(&topic) {
+            tracing::warn!(%cluster, %error, "could not tell the other hosts a cluster is back");
+            self.nudge_all();
+        }
+    }
+
+    /// Starts the probes of the clusters that fall to this host and stops
+    /// the others'; with `rescan`, after reading the clusters again.
+    pub(crate) fn share_probes(self: &Arc<Self>, rescan: bool) -> Result<(), RsyncError> {
+        if rescan {
+            *self
+                .ownership
+                .clusters
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()) = self.all_clusters()?.into_iter().collect();
+        }
+        let clusters: Vec<ClusterRef> = self
+            .ownership
+            .clusters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect();
+        for cluster in clusters {
+            if self.ownership.probes_here(&cluster) {
+                self.probe(cluster);
+            } else {
+                self.probes.stop(|probed| *probed == cluster);
+            }
+        }
+        Ok(())
+    }
+
     /// Tells every host that `cluster` changed.
     pub(crate) fn shared_cluster_changed(self: &Arc<Self>, cluster: &ClusterRef) {
         let topic = format!("{CLUSTER_TOPIC}{}/{}", cluster.provider, cluster.cluster);
@@ -86,6 +161,7 @@ impl Inner {
     fn rebalance(self: &Arc<Self>, rescan: bool) -> Result<(), RsyncError> {
         let group = &self.ownership.group;
         if !group.holds_lease() {
+            self.probes.stop(|_| true);
             let stopped = self.workers.stop_all();
             if stopped > 0 {
                 tracing::warn!(
@@ -101,6 +177,12 @@ impl Inner {
             *self.ownership.known() = keys.collect();
         }
         let live = group.live()?;
+        *self
+            .ownership
+            .live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner()) = live.clone();
+        self.share_probes(rescan)?;
         let owners = group.owners()?;
         let me = &group.me().id;
         let known: Vec<String> = self.ownership.known().iter().cloned().collect();
@@ -232,6 +314,8 @@ async fn coordinate(engine: Weak<Inner>, mut heard: mpsc::UnboundedReceiver<Host
                         .and_then(|c| c.split_once('/'))
                     {
                         clusters.push(ClusterRef::new(provider, cluster));
+                    } else if topic.starts_with(BACK_TOPIC) {
+                        inner.nudge_all();
                     }
                 }
             }

@@ -16,7 +16,7 @@ use wasmco_store::appcontext::{
 
 use crate::drift::Applied;
 use crate::target::{Labels, SyncError, SyncTarget};
-use crate::worker::Settled;
+use crate::worker::{Current, Drifted, Settled};
 use crate::{Inner, RsyncError};
 
 mod apply;
@@ -30,7 +30,9 @@ impl Inner {
         self: &Arc<Self>,
         key: &str,
         applied: &Arc<Applied>,
+        current: &Current,
     ) -> Result<Settled, RsyncError> {
+        *current.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let state = self.contexts.state(key)?;
         let deployed = match state.state {
             _ if state.revision == 0 => return Ok(Settled::Idle),
@@ -50,6 +52,9 @@ impl Inner {
             return Ok(Settled::Incomplete);
         }
         let context = Arc::new(self.contexts.read(key, state.revision)?);
+        if deployed {
+            *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(context.clone());
+        }
         let mut settled = if deployed {
             self.deploy(key, &context, applied).await?
         } else {
@@ -60,6 +65,38 @@ impl Inner {
                 .await?,
         );
         Ok(settled)
+    }
+
+    /// Repairs the object `drifted` reports, if `context` (the revision
+    /// being deployed) puts it there; whether it needs a reconcile after.
+    pub(crate) async fn repair(
+        self: &Arc<Self>,
+        key: &str,
+        context: &Arc<StoredContext>,
+        applied: &Arc<Applied>,
+        drifted: Drifted,
+    ) -> Result<bool, RsyncError> {
+        let Drifted {
+            cluster,
+            api_version,
+            kind,
+            change,
+        } = drifted;
+        let Some(app) = context.apps.iter().find(|app| {
+            change.app.as_deref() == Some(crate::owner::app_label(&app.name).as_str())
+                && app.placement.iter().any(|p| p.cluster == cluster)
+        }) else {
+            // Not this revision's: the next reconcile removes it.
+            return Ok(change.live.is_some());
+        };
+        let resources = app.resources_on(&cluster);
+        let Some(resource) = resources.iter().find(|r| {
+            r.key.name == change.name && r.key.kind == kind && r.api_version == api_version
+        }) else {
+            return Ok(change.live.is_some());
+        };
+        let work = ClusterWork::new(self, key, context, &cluster, applied);
+        work.repair(&app.name, resource, change.live).await
     }
 
     /// Whether `heir` (a DIG a migrate handed objects to) has applied, or
@@ -144,7 +181,7 @@ impl Inner {
                     wanted.entry(placement.cluster.clone()).or_default().extend(
                         app.resources_on(&placement.cluster)
                             .iter()
-                            .map(|r| (app.name.clone(), r.key.to_string())),
+                            .map(|r| (crate::owner::app_label(&app.name), r.key.to_string())),
                     );
                 }
             }
@@ -186,6 +223,11 @@ struct ClusterWork {
     /// The connectivity last recorded, so that each request does not
     /// read the store to find it unchanged.
     reported: std::sync::Mutex<Option<Connectivity>>,
+    /// The worker's repair count when this work began.
+    repairs_seen: u64,
+    /// What every write about the target carries: that this host still
+    /// owns its reconcile (see `Fence`).
+    fence: Option<wasmco_store::Expect>,
 }
 
 impl ClusterWork {
@@ -214,6 +256,8 @@ impl ClusterWork {
             cluster: cluster.clone(),
             applied: applied.clone(),
             reported: std::sync::Mutex::default(),
+            repairs_seen: applied.repairs(),
+            fence: inner.ownership.group.ownership_fence(key),
         }
     }
 
@@ -249,16 +293,34 @@ impl ClusterWork {
 
     /// Writes the statuses that differ from what is `recorded`, and
     /// notes them there.
+    ///
+    /// A repair may have recorded a drift since this work read the
+    /// statuses: then they are read again, and a later drift kept.
     fn record(
         &self,
         app: &str,
         recorded: &mut HashMap<String, ResourceStatus>,
         statuses: &[(String, ResourceStatus)],
     ) -> Result<(), RsyncError> {
+        if self.applied.repairs() != self.repairs_seen {
+            *recorded = self.recorded(app)?;
+        }
         let changed: Vec<(String, ResourceStatus)> = statuses
             .iter()
+            .map(|(key, status)| {
+                let mut status = status.clone();
+                let stored = recorded.get(key).and_then(|r| r.drift.as_ref());
+                if stored.is_some_and(|stored| {
+                    status
+                        .drift
+                        .as_ref()
+                        .is_none_or(|d| d.detected < stored.detected)
+                }) {
+                    status.drift = stored.cloned();
+                }
+                (key.clone(), status)
+            })
             .filter(|(key, status)| recorded.get(key) != Some(status))
-            .cloned()
             .collect();
         if !changed.is_empty() {
             self.inner.contexts.put_statuses(
@@ -267,6 +329,7 @@ impl ClusterWork {
                 app,
                 &self.cluster,
                 &changed,
+                self.fence.as_ref(),
             )?;
             recorded.extend(changed);
         }
@@ -325,11 +388,13 @@ impl ClusterWork {
         if reported.replace(state) == Some(state) {
             return;
         }
-        if let Err(error) =
-            self.inner
-                .contexts
-                .put_connectivity(&self.key, self.revision(), &self.cluster, state)
-        {
+        if let Err(error) = self.inner.contexts.put_connectivity(
+            &self.key,
+            self.revision(),
+            &self.cluster,
+            state,
+            self.fence.as_ref(),
+        ) {
             tracing::warn!(cluster = %self.cluster, %error, "could not record connectivity");
         }
     }

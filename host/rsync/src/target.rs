@@ -9,7 +9,7 @@ use futures_util::stream::BoxStream;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::ResourceExt;
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, Preconditions};
 use kube::core::{ApiResource, GroupVersionKind, Selector};
 use kube::discovery::{ApiCapabilities, Scope};
 use kube::runtime::wait::{Condition, conditions};
@@ -90,6 +90,21 @@ fn classify(error: kube::Error) -> SyncError {
 /// Labels, as rsync sets and selects them.
 pub type Labels = BTreeMap<String, String>;
 
+/// One object a watch saw changed by someone else, or deleted.
+#[derive(Debug, Clone)]
+pub struct Changed {
+    /// The value of the watched label: whose object it is.
+    pub owner: String,
+    /// Its app label, when it has one.
+    pub app: Option<String>,
+    /// Its name.
+    pub name: String,
+    /// Its namespace, for a namespaced kind.
+    pub namespace: Option<String>,
+    /// The object as it is now; `None` once it was deleted.
+    pub live: Option<Value>,
+}
+
 /// How one apply is to be made.
 #[derive(Debug, Clone, Copy)]
 pub struct ApplyAs<'a> {
@@ -113,8 +128,14 @@ pub trait SyncTarget: Send + Sync {
     ) -> Result<Value, SyncError>;
     /// The object as the cluster holds it, if it does.
     async fn get(&self, resource: &Resource) -> Result<Option<Value>, SyncError>;
-    /// Deletes `resource`; `Ok(true)` once it is gone.
-    async fn delete(&self, resource: &Resource) -> Result<bool, SyncError>;
+    /// Deletes `resource`, but only the object with `uid` when it is
+    /// given (another object since made under that name is left alone);
+    /// `Ok(true)` once the object is gone.
+    async fn delete(&self, resource: &Resource, uid: Option<&str>) -> Result<bool, SyncError>;
+    /// Gives an adopted object back: takes rsync's labels and annotations
+    /// off it (and this target's field manager out of its managed fields)
+    /// and leaves the rest as it is.
+    async fn release(&self, resource: &Resource, manager: &str) -> Result<(), SyncError>;
     /// The objects of one kind, in every namespace, carrying all of `labels`.
     /// A kind the cluster does not serve has none.
     async fn list_labelled(
@@ -127,16 +148,25 @@ pub trait SyncTarget: Send + Sync {
     async fn version(&self) -> Result<String, SyncError>;
 
     /// Objects of one kind carrying `label` that someone other than rsync
-    /// changed or that were deleted, as that label's values, for as long
-    /// as the stream is read; `None` when the target cannot watch.
+    /// changed or that were deleted, for as long as the stream is read;
+    /// `None` when the target cannot watch.
     async fn changes(
         &self,
         api_version: &str,
         kind: &str,
         label: &str,
-    ) -> Result<Option<BoxStream<'static, String>>, SyncError> {
+    ) -> Result<Option<BoxStream<'static, Changed>>, SyncError> {
         let _ = (api_version, kind, label);
         Ok(None)
+    }
+
+    /// Whether the cluster serves `kind` cluster-wide rather than in
+    /// namespaces; a target that cannot tell goes by Kubernetes' own kinds.
+    async fn cluster_scoped(&self, api_version: &str, kind: &str) -> Result<bool, SyncError> {
+        Ok(wasmco_core::tenancy::is_cluster_scoped(
+            wasmco_core::tenancy::group_of(api_version),
+            kind,
+        ))
     }
 
     /// Approves a CertificateSigningRequest, as `kubectl certificate
@@ -308,20 +338,59 @@ impl SyncTarget for KubeTarget {
             .collect())
     }
 
-    async fn delete(&self, resource: &Resource) -> Result<bool, SyncError> {
+    async fn delete(&self, resource: &Resource, uid: Option<&str>) -> Result<bool, SyncError> {
         let api = self.api(resource).await?;
-        match api
-            .delete(&resource.key.name, &DeleteParams::default())
-            .await
-        {
+        let params = DeleteParams {
+            preconditions: uid.map(|uid| Preconditions {
+                uid: Some(uid.to_owned()),
+                resource_version: None,
+            }),
+            ..DeleteParams::default()
+        };
+        match api.delete(&resource.key.name, &params).await {
             Ok(_) => Ok(api
                 .get_opt(&resource.key.name)
                 .await
                 .map_err(classify)?
-                .is_none()),
+                .is_none_or(|now| uid.is_some_and(|uid| now.metadata.uid.as_deref() != Some(uid)))),
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(true),
+            // The precondition failed: what holds the name is another object.
+            Err(kube::Error::Api(status)) if status.code == 409 && uid.is_some() => Ok(true),
             Err(error) => Err(classify(error)),
         }
+    }
+
+    async fn release(&self, resource: &Resource, manager: &str) -> Result<(), SyncError> {
+        let api = self.api(resource).await?;
+        let Some(live) = api.get_opt(&resource.key.name).await.map_err(classify)? else {
+            return Ok(());
+        };
+        let mut patch = release_patch();
+        // The field manager's entry goes too, so that whoever applies the
+        // object next does not find wasmco still owning its fields.
+        let others: Vec<_> = live
+            .metadata
+            .managed_fields
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|entry| entry.manager.as_deref() != Some(manager))
+            .collect();
+        if !others.is_empty() {
+            patch["metadata"]["managedFields"] = serde_json::to_value(others).unwrap_or_default();
+        }
+        api.patch(
+            &resource.key.name,
+            &PatchParams::default(),
+            &Patch::Merge(&patch),
+        )
+        .await
+        .map(drop)
+        .map_err(classify)
+    }
+
+    async fn cluster_scoped(&self, api_version: &str, kind: &str) -> Result<bool, SyncError> {
+        let (_, capabilities) = self.kind_of(api_version, kind).await?;
+        Ok(capabilities.scope == Scope::Cluster)
     }
 
     async fn approve(&self, resource: &Resource) -> Result<(), SyncError> {
@@ -358,18 +427,18 @@ impl SyncTarget for KubeTarget {
         api_version: &str,
         kind: &str,
         label: &str,
-    ) -> Result<Option<BoxStream<'static, String>>, SyncError> {
+    ) -> Result<Option<BoxStream<'static, Changed>>, SyncError> {
         let (api_resource, capabilities) = self.kind_of(api_version, kind).await?;
         let all = self.listing(&self.watching, &api_resource, &capabilities);
         let label = label.to_owned();
         let changes = watcher::watcher(all, watcher::Config::default().labels(&label))
             .default_backoff()
             .filter_map(move |event| {
-                let owner = match event {
+                let changed = match event {
                     Ok(watcher::Event::Apply(object)) if !written_by_rsync(&object) => {
-                        object.labels().get(&label).cloned()
+                        changed(&label, object, false)
                     }
-                    Ok(watcher::Event::Delete(object)) => object.labels().get(&label).cloned(),
+                    Ok(watcher::Event::Delete(object)) => changed(&label, object, true),
                     // The initial list and restarts: what was there, not a change.
                     Ok(_) => None,
                     Err(error) => {
@@ -377,7 +446,7 @@ impl SyncTarget for KubeTarget {
                         None
                     }
                 };
-                std::future::ready(owner)
+                std::future::ready(changed)
             })
             .boxed();
         Ok(Some(changes))
@@ -408,13 +477,28 @@ fn written_by_rsync(object: &DynamicObject) -> bool {
         })
 }
 
-/// `resource`'s manifest with `labels` added.
-pub(crate) fn labelled(resource: &Resource, labels: &Labels) -> Value {
-    let mut manifest = resource.manifest.clone();
-    for (key, value) in labels {
-        manifest["metadata"]["labels"][key] = Value::String(value.clone());
+/// What a watch saw of `object`, when it carries `label`.
+fn changed(label: &str, object: DynamicObject, deleted: bool) -> Option<Changed> {
+    let labels = object.labels();
+    Some(Changed {
+        owner: labels.get(label)?.clone(),
+        app: labels.get(crate::APP_LABEL).cloned(),
+        name: object.name_any(),
+        namespace: object.namespace(),
+        live: (!deleted).then(|| to_value(object)),
+    })
+}
+
+/// The merge patch that takes rsync's marks off an object.
+pub(crate) fn release_patch() -> Value {
+    let mut patch = serde_json::json!({"metadata": {"labels": {}, "annotations": {}}});
+    for label in [crate::DIG_LABEL, crate::APP_LABEL] {
+        patch["metadata"]["labels"][label] = Value::Null;
     }
-    manifest
+    for annotation in [crate::OWNER_ANNOTATION, crate::ADOPTED_ANNOTATION] {
+        patch["metadata"]["annotations"][annotation] = Value::Null;
+    }
+    patch
 }
 
 /// Whether objects of `kind` are ready as soon as they exist (no status to wait for).

@@ -1,9 +1,9 @@
 //! Drift found as it happens. Each cluster gets a watch per kind rsync has
 //! applied there (kube-runtime's watcher, with bookmarks), over objects
-//! carrying a DIG label. A change someone else made, or a deletion, asks
-//! that DIG's worker for a reconcile soon: without stopping the one it is
-//! in, and at most one more however many events arrive. The periodic
-//! resync stays as the safety net for a watch that missed something.
+//! carrying a DIG label. A change someone else made, or a deletion, goes
+//! to that DIG's worker, which repairs the object at once, beside any
+//! reconcile it is in. The periodic resync stays as the safety net for a
+//! watch that missed something.
 
 use std::sync::{Arc, Weak};
 
@@ -12,6 +12,7 @@ use futures_util::StreamExt;
 use wasmco_core::ClusterRef;
 
 use crate::tasks::KeyedTasks;
+use crate::worker::Drifted;
 use crate::{DIG_LABEL, Inner};
 
 /// The running watches, by cluster and kind (`apiVersion`, `kind`).
@@ -59,11 +60,16 @@ async fn watch_loop(engine: Weak<Inner>, cluster: ClusterRef, api_version: Strin
         let pause = inner.config.backoff.1;
         drop(inner);
         tracing::debug!(%cluster, %kind, "watching for drift");
-        while let Some(owner) = changes.next().await {
+        while let Some(change) = changes.next().await {
             let Some(inner) = engine.upgrade() else {
                 return;
             };
-            inner.resync_soon(&owner);
+            inner.drifted(Drifted {
+                cluster: cluster.clone(),
+                api_version: api_version.clone(),
+                kind: kind.clone(),
+                change,
+            });
         }
         // kube-runtime's watcher restarts by itself; an end is odd.
         tokio::time::sleep(pause).await;

@@ -6,11 +6,15 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use backon::BackoffBuilder;
-use tokio::sync::{Notify, watch};
+use tokio::sync::{Notify, mpsc, watch};
 use tokio::task::JoinSet;
+
+use wasmco_core::ClusterRef;
+use wasmco_store::appcontext::StoredContext;
 
 use crate::Inner;
 use crate::drift::Applied;
+use crate::target::Changed;
 
 /// What a finished reconcile leaves to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -28,10 +32,22 @@ pub(crate) enum Settled {
 struct Signals {
     /// Start again from the latest state, now.
     nudge: watch::Sender<()>,
-    /// Reconcile once more when done (something drifted): a stored permit,
-    /// so any number of asks before then make one reconcile.
-    soon: Arc<Notify>,
+    /// Objects a watch saw drift, repaired at once.
+    drifts: mpsc::UnboundedSender<Drifted>,
 }
+
+/// An object of a target that a watch saw changed or deleted.
+#[derive(Debug)]
+pub(crate) struct Drifted {
+    pub(crate) cluster: ClusterRef,
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
+    pub(crate) change: Changed,
+}
+
+/// The revision a worker works towards, once its reconcile has read it;
+/// `None` while it deploys nothing. Repairs read it.
+pub(crate) type Current = Arc<Mutex<Option<Arc<StoredContext>>>>;
 
 /// The workers, by target key.
 #[derive(Default)]
@@ -57,20 +73,14 @@ impl Inner {
             return;
         }
         let (nudge, nudged) = watch::channel(());
-        let soon = Arc::new(Notify::new());
-        signals.insert(
-            key.to_owned(),
-            Signals {
-                nudge,
-                soon: soon.clone(),
-            },
-        );
+        let (drifts, drifted) = mpsc::unbounded_channel();
+        signals.insert(key.to_owned(), Signals { nudge, drifts });
         drop(signals);
         self.workers
             .by_label
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(crate::label_value(key), key.to_owned());
+            .insert(crate::owner::owner_label(key), key.to_owned());
         let mut tasks = self.workers.tasks.lock().unwrap_or_else(|p| p.into_inner());
         // Reap the workers that ended (only a panic ends one early).
         while let Some(ended) = tasks.try_join_next() {
@@ -79,7 +89,7 @@ impl Inner {
             }
         }
         tasks.spawn_on(
-            work(Arc::downgrade(self), key.to_owned(), nudged, soon),
+            work(Arc::downgrade(self), key.to_owned(), nudged, drifted),
             &self.runtime,
         );
     }
@@ -118,15 +128,15 @@ impl Workers {
 }
 
 impl Inner {
-    /// Asks the worker of the target whose objects carry DIG label value
-    /// `label` for one more reconcile, without stopping the one under way.
-    pub(crate) fn resync_soon(&self, label: &str) {
+    /// Hands an object a watch saw drift to the worker of the target whose
+    /// label it carries, which repairs it at once.
+    pub(crate) fn drifted(&self, drifted: Drifted) {
         let key = self
             .workers
             .by_label
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(label)
+            .get(&drifted.change.owner)
             .cloned();
         let Some(key) = key else {
             return;
@@ -138,7 +148,8 @@ impl Inner {
             .unwrap_or_else(|p| p.into_inner())
             .get(&key)
         {
-            signals.soon.notify_one();
+            // The worker ends only with its sender: a send cannot fail here.
+            let _ = signals.drifts.send(drifted);
         }
     }
 
@@ -185,29 +196,39 @@ fn ended(outcome: &Result<Settled, crate::RsyncError>) -> &'static str {
 
 /// The worker of `key`. It holds the engine only while reconciling, and
 /// ends when the engine is dropped (its nudge sender goes with it).
+///
+/// Drift a watch reports is repaired beside the reconcile, at once, with
+/// the revision the reconcile read: not after it, since a reconcile may
+/// wait a long time for a workload to become ready.
 async fn work(
     engine: Weak<Inner>,
     key: String,
     mut nudged: watch::Receiver<()>,
-    soon: Arc<Notify>,
+    mut drifts: mpsc::UnboundedReceiver<Drifted>,
 ) {
+    // Reconcile once more when done (a repaired object to wait for): a
+    // stored permit, so any number of asks before then make one reconcile.
+    let soon = Arc::new(Notify::new());
     let mut retries: Option<backon::ExponentialBackoff> = None;
     let applied = Arc::new(Applied::default());
+    let current: Current = Arc::default();
     loop {
         nudged.borrow_and_update();
         let Some(inner) = engine.upgrade() else {
             return;
         };
-        // A task of its own, so that a panic in it is a failed reconcile
-        // rather than the end of this worker; dropping the set aborts it.
+        // Tasks of their own, so that a panic in one is a failed reconcile
+        // rather than the end of this worker; dropping a set aborts it.
         let mut reconcile = JoinSet::new();
+        let mut repairs = JoinSet::new();
         reconcile.spawn({
-            let (inner, key, applied) = (inner.clone(), key.clone(), applied.clone());
+            let (inner, key, applied, current) =
+                (inner.clone(), key.clone(), applied.clone(), current.clone());
             // Its logs carry the target, which a DIG action's span names too.
             let span = tracing::info_span!("reconcile", target = %key);
             tracing::Instrument::instrument(
                 async move {
-                    let outcome = inner.reconcile(&key, &applied).await;
+                    let outcome = inner.reconcile(&key, &applied, &current).await;
                     tracing::info!(outcome = ended(&outcome), "reconcile ended");
                     outcome
                 },
@@ -215,17 +236,26 @@ async fn work(
             )
         });
         inner.metrics.reconcile_started();
-        let outcome = tokio::select! {
-            // Superseded: start again from the latest state.
-            changed = nudged.changed() => {
-                inner.metrics.reconcile_ended("superseded");
-                if changed.is_err() {
-                    return;
+        let outcome = loop {
+            tokio::select! {
+                // Superseded: start again from the latest state.
+                changed = nudged.changed() => {
+                    inner.metrics.reconcile_ended("superseded");
+                    if changed.is_err() {
+                        return;
+                    }
+                    tracing::debug!(target = %key, "reconcile superseded");
+                    break None;
                 }
-                tracing::debug!(target = %key, "reconcile superseded");
-                continue;
+                Some(drifted) = drifts.recv() => {
+                    repair(&inner, &key, &applied, &current, &soon, &mut repairs, drifted);
+                }
+                Some(_) = repairs.join_next(), if !repairs.is_empty() => {}
+                Some(outcome) = reconcile.join_next() => break Some(outcome),
             }
-            Some(outcome) = reconcile.join_next() => outcome,
+        };
+        let Some(outcome) = outcome else {
+            continue;
         };
         inner.metrics.reconcile_ended(match &outcome {
             Ok(outcome) => ended(outcome),
@@ -247,20 +277,54 @@ async fn work(
                 retries.next()
             }
         };
-        drop(inner);
-        let changed = match pause {
-            Some(pause) => tokio::select! {
-                changed = nudged.changed() => changed,
-                () = soon.notified() => Ok(()),
-                () = tokio::time::sleep(pause) => Ok(()),
-            },
-            None => tokio::select! {
-                changed = nudged.changed() => changed,
-                () = soon.notified() => Ok(()),
-            },
+        let wake = tokio::time::sleep(pause.unwrap_or(Duration::MAX));
+        tokio::pin!(wake);
+        let changed = loop {
+            tokio::select! {
+                changed = nudged.changed() => break changed,
+                () = soon.notified() => break Ok(()),
+                () = &mut wake, if pause.is_some() => break Ok(()),
+                Some(drifted) = drifts.recv() => {
+                    repair(&inner, &key, &applied, &current, &soon, &mut repairs, drifted);
+                }
+                Some(_) = repairs.join_next(), if !repairs.is_empty() => {}
+            }
         };
+        drop(inner);
         if changed.is_err() {
             return;
         }
     }
+}
+
+/// Starts repairing what `drifted` reports, with the revision the worker
+/// works towards; with none read yet (or nothing deployed), the next
+/// reconcile sees to it.
+fn repair(
+    inner: &Arc<Inner>,
+    key: &str,
+    applied: &Arc<Applied>,
+    current: &Current,
+    soon: &Arc<Notify>,
+    repairs: &mut JoinSet<()>,
+    drifted: Drifted,
+) {
+    let context = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let Some(context) = context else {
+        soon.notify_one();
+        return;
+    };
+    let (inner, key, applied, soon) =
+        (inner.clone(), key.to_owned(), applied.clone(), soon.clone());
+    repairs.spawn(async move {
+        match inner.repair(&key, &context, &applied, drifted).await {
+            // Ready only later, or not done: a reconcile waits for it.
+            Ok(true) => soon.notify_one(),
+            Ok(false) => {}
+            Err(error) => {
+                tracing::warn!(target = %key, %error, "could not repair drift");
+                soon.notify_one();
+            }
+        }
+    });
 }

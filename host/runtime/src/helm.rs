@@ -12,7 +12,7 @@
 mod guest;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -27,14 +27,22 @@ pub struct HelmConfig {
     pub limits: HelmLimits,
     /// Keep an initialised instance ready for the next render.
     pub keep_warm: bool,
+    /// Renders (and chart checks) at once: each may use the memory cap,
+    /// so this bounds what charts can take of the host together.
+    pub concurrent_renders: usize,
+    /// How long a render waits for its turn before it is refused as busy.
+    pub queue_wait: Duration,
 }
 
 impl Default for HelmConfig {
     fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
         HelmConfig {
             cache_dir: default_cache_dir(),
             limits: HelmLimits::default(),
             keep_warm: true,
+            concurrent_renders: cores.clamp(1, 4),
+            queue_wait: Duration::from_secs(30),
         }
     }
 }
@@ -101,6 +109,16 @@ pub enum HelmError {
     /// The renderer failed in a way Helm does not report.
     #[error("the Helm renderer failed: {0}")]
     Crashed(String),
+    /// Every render slot stayed taken for as long as a render waits.
+    #[error(
+        "the server is busy rendering other charts (none of its {slots} render slots freed up in {waited:?}); try again shortly"
+    )]
+    Busy {
+        /// Renders at once.
+        slots: usize,
+        /// How long this one waited.
+        waited: Duration,
+    },
 }
 
 /// A chart to render, with EMCO's inputs.
@@ -199,14 +217,64 @@ pub struct Timings {
 #[derive(Clone)]
 pub struct HelmRenderer {
     inner: Option<Arc<guest::Renderer>>,
+    slots: Arc<Slots>,
+}
+
+/// Turns at rendering, a bounded number at a time.
+struct Slots {
+    free: Mutex<usize>,
+    freed: Condvar,
+    size: usize,
+    wait: Duration,
+}
+
+/// One turn at rendering; the next waiting render goes when it is dropped.
+struct Turn<'a>(&'a Slots);
+
+impl Drop for Turn<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.0.freed.notify_one();
+    }
+}
+
+impl Slots {
+    fn new(size: usize, wait: Duration) -> Self {
+        let size = size.max(1);
+        Slots {
+            free: Mutex::new(size),
+            freed: Condvar::new(),
+            size,
+            wait,
+        }
+    }
+
+    /// Waits (bounded) for a turn.
+    fn take(&self) -> Result<Turn<'_>, HelmError> {
+        let free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        let (mut free, waited) = self
+            .freed
+            .wait_timeout_while(free, self.wait, |free| *free == 0)
+            .unwrap_or_else(|p| p.into_inner());
+        if waited.timed_out() && *free == 0 {
+            return Err(HelmError::Busy {
+                slots: self.size,
+                waited: self.wait,
+            });
+        }
+        *free -= 1;
+        Ok(Turn(self))
+    }
 }
 
 impl HelmRenderer {
     /// The renderer this build embeds (refusing every chart when it has
     /// none). Nothing is compiled yet: see [`HelmRenderer::start`].
     pub fn new(config: HelmConfig) -> Self {
+        let slots = Arc::new(Slots::new(config.concurrent_renders, config.queue_wait));
         HelmRenderer {
             inner: guest::EMBEDDED.map(|embedded| Arc::new(guest::Renderer::new(embedded, config))),
+            slots,
         }
     }
 
@@ -259,6 +327,7 @@ impl HelmRenderer {
     fn call(&self, request: &guest::Request) -> Result<Rendered, HelmError> {
         let inner = self.inner.as_ref().ok_or(HelmError::Unavailable)?;
         let body = serde_json::to_vec(request).map_err(|e| HelmError::Crashed(e.to_string()))?;
+        let _turn = self.slots.take()?;
         inner.run(&body)
     }
 }
@@ -268,5 +337,31 @@ impl std::fmt::Debug for HelmRenderer {
         f.debug_struct("HelmRenderer")
             .field("available", &self.available())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renders_take_turns_and_a_long_wait_is_refused() {
+        let slots = Arc::new(Slots::new(2, Duration::from_millis(50)));
+        let first = slots.take().unwrap();
+        let _second = slots.take().unwrap();
+        let refused = slots.take().err().unwrap();
+        assert!(
+            matches!(refused, HelmError::Busy { slots: 2, .. }),
+            "{refused}"
+        );
+        let waiter = {
+            let slots = slots.clone();
+            std::thread::spawn(move || slots.take().map(drop).is_ok())
+        };
+        drop(first);
+        assert!(
+            waiter.join().unwrap(),
+            "a freed slot goes to the one waiting"
+        );
     }
 }

@@ -73,8 +73,11 @@ impl LogSink {
     pub(super) fn take(&self) -> ControllerLog {
         let mut buffer = self.lock();
         let bytes = std::mem::take(&mut buffer.bytes);
+        // Escaped once here, so that no reader of the log (the host's own,
+        // `wasmco controller test`) shows a controller's control characters.
+        let text = String::from_utf8_lossy(&bytes);
         ControllerLog {
-            text: String::from_utf8_lossy(&bytes).into_owned(),
+            text: wasmco_core::limits::printable(&text).into_owned(),
             dropped_bytes: std::mem::take(&mut buffer.dropped),
         }
     }

@@ -15,6 +15,7 @@ use crate::{BatchOp, Change, Expect, KvStore};
 pub fn check_store(store: &dyn KvStore) {
     check_conditional_batches(store);
     check_watches(store);
+    check_big_values(store);
     assert_eq!(store.get(b"a").unwrap(), None);
     store.put(b"a/1", b"one").unwrap();
     store.put(b"a/2", b"two").unwrap();
@@ -140,4 +141,51 @@ fn check_watches(store: &dyn KvStore) {
     }
     assert_eq!(keys, vec![b"w/a".to_vec(), b"w/a".to_vec()]);
     store.delete(b"v/outside").unwrap();
+}
+
+/// Values of any size the API takes (tens of MiB) are kept and read back
+/// whole, alone or several in one batch, in scans too; a value that looks
+/// like a store's own bookkeeping is kept as written.
+fn check_big_values(store: &dyn KvStore) {
+    let big = |seed: u8, len: usize| -> Vec<u8> {
+        (0..len)
+            .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+            .collect()
+    };
+    let ten = big(1, 10 << 20);
+    store.put(b"big/one", &ten).unwrap();
+    assert!(
+        store.get(b"big/one").unwrap().as_deref() == Some(&ten[..]),
+        "a 10 MiB value"
+    );
+    let (a, b) = (big(2, 3 << 20), big(3, 700 << 10));
+    store
+        .batch(vec![
+            BatchOp::Put(b"big/a".to_vec(), a.clone()),
+            BatchOp::Put(b"big/b".to_vec(), b.clone()),
+            BatchOp::Put(b"big/c".to_vec(), b"small".to_vec()),
+        ])
+        .unwrap();
+    let scanned = store.scan_prefix(b"big/").unwrap();
+    let keys: Vec<&[u8]> = scanned.iter().map(|(k, _)| k.as_slice()).collect();
+    assert_eq!(keys, [&b"big/a"[..], b"big/b", b"big/c", b"big/one"]);
+    assert!(scanned[0].1 == a && scanned[1].1 == b && scanned[3].1 == ten);
+    // Replaced by a small value, then deleted.
+    store.put(b"big/one", b"small now").unwrap();
+    assert_eq!(
+        store.get(b"big/one").unwrap().as_deref(),
+        Some(&b"small now"[..])
+    );
+    let forged = b"\xffwasmco-chunked\0{\"id\":\"x\",\"count\":1,\"len\":1}".to_vec();
+    store.put(b"big/forged", &forged).unwrap();
+    assert_eq!(store.get(b"big/forged").unwrap(), Some(forged));
+    store
+        .batch(
+            ["big/a", "big/b", "big/c", "big/one", "big/forged"]
+                .iter()
+                .map(|k| BatchOp::Delete(k.as_bytes().to_vec()))
+                .collect(),
+        )
+        .unwrap();
+    assert!(store.scan_prefix(b"big/").unwrap().is_empty());
 }

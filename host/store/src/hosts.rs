@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::StoreError;
+use crate::{Expect, StoreError};
 
 /// One host, as the others see it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,19 +41,33 @@ pub type OnHostEvent = Arc<dyn Fn(HostEvent) + Send + Sync>;
 /// A lock held across hosts until dropped.
 pub struct HostLock {
     release: Option<Box<dyn FnOnce() + Send>>,
+    fence: Option<Expect>,
 }
 
 impl HostLock {
-    /// A lock that `release` gives up.
-    pub fn new(release: impl FnOnce() + Send + 'static) -> Self {
+    /// A lock that `release` gives up; it is held exactly while `fence`
+    /// holds in the store.
+    pub fn new(release: impl FnOnce() + Send + 'static, fence: Expect) -> Self {
         HostLock {
             release: Some(Box::new(release)),
+            fence: Some(fence),
         }
     }
 
     /// A lock with nothing to give up (a host alone on its store).
     pub fn local() -> Self {
-        HostLock { release: None }
+        HostLock {
+            release: None,
+            fence: None,
+        }
+    }
+
+    /// The fencing token: the condition a write made under the lock must
+    /// carry, so that a host that lost the lock (its lease ran out while it
+    /// was stopped, say) cannot write after the next holder did. `None`
+    /// for a host alone on its store.
+    pub fn fence(&self) -> Option<&Expect> {
+        self.fence.as_ref()
     }
 }
 
@@ -85,6 +99,12 @@ pub trait HostGroup: Send + Sync {
     fn claim(&self, work: &str) -> Result<bool, StoreError>;
     /// Gives `work` up, if this host owns it.
     fn release(&self, work: &str) -> Result<(), StoreError>;
+    /// The condition under which this host still owns `work`, for its
+    /// writes about it to carry; `None` for a host alone on its store.
+    fn ownership_fence(&self, work: &str) -> Option<Expect> {
+        let _ = work;
+        None
+    }
     /// Waits until this host holds the lock `name` (from a blocking
     /// thread); a host that dies holding it loses it with its lease.
     fn lock(&self, name: &str) -> Result<HostLock, StoreError>;

@@ -107,6 +107,16 @@ impl VirtualCluster {
         self.shared.objects().writes()
     }
 
+    /// How many requests it has served: all of them, and those for
+    /// `/version` (what a health probe asks).
+    pub fn requests(&self) -> (u64, u64) {
+        use std::sync::atomic::Ordering;
+        (
+            self.shared.requests.load(Ordering::Relaxed),
+            self.shared.version_requests.load(Ordering::Relaxed),
+        )
+    }
+
     /// The CA its approved client CertificateSigningRequests are signed by,
     /// as PEM.
     pub fn ca_certificate(&self) -> Option<String> {

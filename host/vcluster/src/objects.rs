@@ -511,14 +511,33 @@ impl Objects {
         Ok(self.store_update(ty, namespace, name, current, next))
     }
 
-    /// DELETE: removes the object and answers it.
+    /// DELETE: removes the object and answers it; with `uid`, only if it
+    /// is that object (the API server's precondition).
     pub fn delete(
         &mut self,
         ty: &ResourceType,
         namespace: &str,
         name: &str,
+        uid: Option<&str>,
     ) -> Result<(Value, Event), KubeError> {
         let key = Self::key(ty, namespace, name);
+        let current = self
+            .objects
+            .get(&key)
+            .ok_or_else(|| KubeError::not_found(ty, name))?;
+        if let Some(uid) = uid
+            && current["metadata"]["uid"].as_str() != Some(uid)
+        {
+            return Err(KubeError::new(
+                409,
+                "Conflict",
+                format!(
+                    "Operation cannot be fulfilled on {} \"{name}\": Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    qualified(ty),
+                    current["metadata"]["uid"].as_str().unwrap_or_default()
+                ),
+            ));
+        }
         let object = self
             .objects
             .remove(&key)

@@ -27,6 +27,9 @@ pub(super) struct Shared {
     behaviour: Mutex<Behaviour>,
     /// Made on first use: most virtual clusters never sign anything.
     signer: std::sync::OnceLock<Option<Signer>>,
+    /// Requests served, all and `/version` (a health probe's) alone.
+    pub(super) requests: std::sync::atomic::AtomicU64,
+    pub(super) version_requests: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -37,6 +40,8 @@ impl Shared {
             address,
             behaviour: Mutex::new(behaviour),
             signer: std::sync::OnceLock::new(),
+            requests: Default::default(),
+            version_requests: Default::default(),
         }
     }
 
@@ -176,6 +181,11 @@ async fn dispatch(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    use std::sync::atomic::Ordering;
+    shared.requests.fetch_add(1, Ordering::Relaxed);
+    if uri.path() == "/version" {
+        shared.version_requests.fetch_add(1, Ordering::Relaxed);
+    }
     let (latency, fail_with) = {
         let behaviour = shared.behaviour();
         (behaviour.latency, behaviour.fail_with)
@@ -477,7 +487,10 @@ async fn handle(
             )
         }
         ("DELETE", Some(name)) => {
-            let (object, event) = shared.objects().delete(ty, namespace, name)?;
+            // DeleteOptions, when sent: only its uid precondition matters here.
+            let options: Value = serde_json::from_slice(body).unwrap_or_default();
+            let uid = options["preconditions"]["uid"].as_str();
+            let (object, event) = shared.objects().delete(ty, namespace, name, uid)?;
             shared.publish(event);
             ok(StatusCode::OK, object)
         }

@@ -108,7 +108,10 @@ fn measure(data: &Path, store: StoreLocation) -> Figures {
     let state = startup::open_state(data, None, options).expect("state");
     let dig = support::approved_dig_at_scale(&state, CLUSTERS);
     let started = Instant::now();
-    state.orchestrator.instantiate(&dig).expect("instantiate");
+    state
+        .orchestrator
+        .instantiate(&dig, wasmco_orchestrator::Actor::Admin)
+        .expect("instantiate");
     let instantiate = started.elapsed();
 
     create(
@@ -272,7 +275,7 @@ fn takeovers(etcd: &Etcd, master_key: &Path) -> Vec<Duration> {
         let mut state = wasmco_store::appcontext::DigState::created();
         state.enter(wasmco_store::appcontext::DeployState::Approved, 0);
         contexts
-            .put_state(&format!("bench/takeover/v1/t{i:02}"), &state)
+            .put_state(&format!("bench/takeover/v1/t{i:02}"), &state, None)
             .expect("a target");
     }
     // With the DIG the side-by-side run left.

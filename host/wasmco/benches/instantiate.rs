@@ -24,7 +24,10 @@ fn run(clusters: usize) {
     let dig = support::approved_dig_at_scale(&state, clusters);
 
     let started = Instant::now();
-    state.orchestrator.instantiate(&dig).expect("instantiate");
+    state
+        .orchestrator
+        .instantiate(&dig, wasmco_orchestrator::Actor::Admin)
+        .expect("instantiate");
     let took = started.elapsed().as_secs_f64();
 
     let mut context_bytes = 0usize;

@@ -137,7 +137,10 @@ fn instantiate(switch: &Switch) {
     let dig = support::approved_dig_at_scale(&state, CLUSTERS);
     let [off, on, info] = take_turns(switch, INSTANTIATE_ROUNDS, |_| {
         let started = Instant::now();
-        state.orchestrator.instantiate(&dig).expect("instantiate");
+        state
+            .orchestrator
+            .instantiate(&dig, wasmco_orchestrator::Actor::Admin)
+            .expect("instantiate");
         let took = started.elapsed().as_secs_f64() * 1e3;
         state.orchestrator.terminate(&dig).expect("terminate");
         took

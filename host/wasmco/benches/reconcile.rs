@@ -94,7 +94,10 @@ fn update_storm(runtime: &tokio::runtime::Runtime, state: &AppState, clusters: &
         "virtual",
         config_maps("storm", STORM_OBJECTS, &json!({"rev": "0"})),
     );
-    state.orchestrator.instantiate(&dig).expect("instantiate");
+    state
+        .orchestrator
+        .instantiate(&dig, wasmco_orchestrator::Actor::Admin)
+        .expect("instantiate");
     let total = CLUSTERS * STORM_OBJECTS;
     wait_applied(&state.orchestrator, &dig, total);
     let writes = || clusters.iter().map(VirtualCluster::writes).sum::<u64>();
@@ -108,7 +111,10 @@ fn update_storm(runtime: &tokio::runtime::Runtime, state: &AppState, clusters: &
             "storm",
             config_maps("storm", STORM_OBJECTS, &data),
         );
-        state.orchestrator.update(&dig).expect("update");
+        state
+            .orchestrator
+            .update(&dig, wasmco_orchestrator::Actor::Admin)
+            .expect("update");
     }
     let burst = started.elapsed();
     let last = UPDATES.to_string();
@@ -175,7 +181,10 @@ fn drift(runtime: &tokio::runtime::Runtime, state: &AppState, clusters: &[Virtua
         "virtual",
         config_maps("drift", DRIFT_OBJECTS, &json!({"k": "v"})),
     );
-    state.orchestrator.instantiate(&dig).expect("instantiate");
+    state
+        .orchestrator
+        .instantiate(&dig, wasmco_orchestrator::Actor::Admin)
+        .expect("instantiate");
     wait_applied(&state.orchestrator, &dig, CLUSTERS * DRIFT_OBJECTS);
     // The watches start once a cluster's applies are done; let them list.
     std::thread::sleep(Duration::from_secs(2));
@@ -255,7 +264,10 @@ fn against_kubectl(state: &AppState, real: &kube_apiserver::ApiServer) {
         config_maps("rsync", REAL_OBJECTS, &json!({"payload": "x".repeat(200)})),
     );
     let started = Instant::now();
-    state.orchestrator.instantiate(&dig).expect("instantiate");
+    state
+        .orchestrator
+        .instantiate(&dig, wasmco_orchestrator::Actor::Admin)
+        .expect("instantiate");
     wait_applied(&state.orchestrator, &dig, REAL_OBJECTS);
     let rsync = REAL_OBJECTS as f64 / started.elapsed().as_secs_f64();
 

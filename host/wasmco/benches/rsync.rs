@@ -60,7 +60,10 @@ fn main() {
 
     // rsync: from the instantiate request until every object is recorded Applied.
     let started = Instant::now();
-    state.orchestrator.instantiate(&dig).expect("instantiate");
+    state
+        .orchestrator
+        .instantiate(&dig, wasmco_orchestrator::Actor::Admin)
+        .expect("instantiate");
     wait_applied(&state.orchestrator, &dig, total);
     let rsync = total as f64 / started.elapsed().as_secs_f64();
 

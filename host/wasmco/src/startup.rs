@@ -248,7 +248,7 @@ pub fn open_state(
     runtime_config.default_limits = options.controller_limits;
     let runtime = Runtime::new(runtime_config)?;
     let db = ResourceDb::with_master_key(store.clone(), master_key);
-    let controllers = ControllerRegistry::default();
+    let controllers = ControllerRegistry::with_runtime(runtime.clone());
     let loaded = controllers.load_stored(&db, &runtime)?;
     tracing::info!(controllers = loaded, data_dir = %data_dir.display(), "state loaded");
     let generic = builtin::builtin("generic-placement").ok_or(ServeError::Builtin)?;

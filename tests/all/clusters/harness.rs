@@ -138,13 +138,29 @@ impl Deployment {
 
     /// Project `project` with the apps (name, manifests), instantiated.
     pub fn instantiate(&mut self, project: &str, apps: &[(&str, String)]) -> String {
+        self.instantiate_in(project, "ca", apps)
+    }
+
+    /// Composite app `composite_app` (version v1) of project `project`
+    /// (made unless it is there) with the apps, instantiated as DIG `d`.
+    pub fn instantiate_in(
+        &mut self,
+        project: &str,
+        composite_app: &str,
+        apps: &[(&str, String)],
+    ) -> String {
         let server = &self.server;
-        expect(server.post("/v2/projects", doc(project, json!({}))), 201);
-        let ca = format!("/v2/projects/{project}/{CA}");
+        let made = server.post("/v2/projects", doc(project, json!({})));
+        assert!(
+            [201, 409].contains(&made.status().as_u16()),
+            "{:?}",
+            made.text()
+        );
+        let ca = format!("/v2/projects/{project}/composite-apps/{composite_app}/v1");
         expect(
             server.post(
                 &format!("/v2/projects/{project}/composite-apps"),
-                doc("ca", json!({"compositeAppVersion": "v1"})),
+                doc(composite_app, json!({"compositeAppVersion": "v1"})),
             ),
             201,
         );
@@ -322,8 +338,10 @@ pub fn config_maps(prefix: &str, count: usize) -> String {
 }
 
 impl Cluster {
-    /// The names of the ConfigMaps carrying `dig`'s label.
-    pub fn labelled(&self, dig_label: &str) -> Vec<String> {
+    /// The names of the ConfigMaps carrying the label of the DIG whose key
+    /// (`project/app/version/dig`) is `dig`.
+    pub fn labelled(&self, dig: &str) -> Vec<String> {
+        let dig_label = wasmco_rsync::owner_label(dig);
         let mut names: Vec<String> = self
             .kubectl(&[
                 "get",

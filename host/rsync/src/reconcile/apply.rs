@@ -13,20 +13,21 @@ use wasmco_store::appcontext::{
 };
 
 use super::{ClusterWork, Outcome};
+use crate::RsyncError;
 use crate::drift::{self, Fingerprint};
+use crate::owner::{self, FORCE_ANNOTATION, Holder, field_manager, labels};
 use crate::target::{self, ApplyAs, Labels, SyncError};
 use crate::worker::Settled;
-use crate::{DIG_LABEL, FORCE_ANNOTATION, RsyncError, field_manager, labels};
 
 /// What became of one resource in a sync.
-struct Synced {
-    status: ResourceStatus,
+pub(super) struct Synced {
+    pub(super) status: ResourceStatus,
     /// Applied in this sync (not found as applied).
-    applied: bool,
+    pub(super) applied: bool,
     /// As the cluster holds it, when known.
-    live: Option<Value>,
+    pub(super) live: Option<Value>,
     /// Failed in a way worth trying again.
-    transient: bool,
+    pub(super) transient: bool,
 }
 
 impl ClusterWork {
@@ -66,7 +67,7 @@ impl ClusterWork {
             // A migrate: the source DIG's objects are ours to take over.
             Some(source) => match self.list(&kinds, &labels).await {
                 Ok(mut live) => self
-                    .list(&kinds, &crate::labels(source, Some(&app.name)))
+                    .list(&kinds, &owner::labels(source, Some(&app.name)))
                     .await
                     .map(|adopted| {
                         for (key, object) in adopted {
@@ -114,7 +115,7 @@ impl ClusterWork {
                         &app.name,
                         resource,
                         &labels,
-                        live.get(&key),
+                        live.get(&key).filter(|l| self.same_place(resource, l)),
                         recorded.get(&key),
                     ));
                 }
@@ -168,21 +169,25 @@ impl ClusterWork {
             .iter()
             .map(|(key, synced)| (key.clone(), synced.status.clone()))
             .collect();
+        // What is ready now is recorded so before anything is waited for:
+        // a workload that takes its time does not hide the rest.
         for ((resource, (_, synced)), (_, status)) in
             resources.iter().zip(&results).zip(&mut statuses)
         {
-            if status.deployed == Deployed::Applied
-                && (target::ready_once_applied(&resource.key.kind)
-                    || synced
-                        .live
-                        .as_ref()
-                        .is_some_and(|l| target::is_ready(&resource.key.kind, l))
-                    || self.wait_ready(resource).await)
-            {
+            if status.deployed == Deployed::Applied && ready_now(resource, synced) {
                 status.ready = Readiness::Ready;
             }
         }
         self.record(&app.name, &mut recorded, &statuses)?;
+        for (resource, (key, status)) in resources.iter().zip(&mut statuses) {
+            if status.deployed == Deployed::Applied
+                && status.ready != Readiness::Ready
+                && self.wait_ready(resource).await
+            {
+                status.ready = Readiness::Ready;
+                self.record(&app.name, &mut recorded, &[(key.clone(), status.clone())])?;
+            }
+        }
         for (resource, (_, status)) in resources.iter().zip(&statuses) {
             if resource.key.kind == CSR_KIND
                 && status.ready == Readiness::Ready
@@ -205,9 +210,71 @@ impl ClusterWork {
         })
     }
 
+    /// Repairs `resource` of `app` when a watch saw it changed or deleted
+    /// (`live` is what it saw, `None` for a deletion), without waiting for
+    /// anything else of the app; whether it now needs a reconcile to wait
+    /// for it to be ready.
+    pub(super) async fn repair(
+        &self,
+        app: &str,
+        resource: &Resource,
+        live: Option<Value>,
+    ) -> Result<bool, RsyncError> {
+        let labels = labels(&self.key, Some(app));
+        let live = live
+            .and_then(|live| Resource::from_manifest(live).ok())
+            .filter(|live| self.same_place(resource, live));
+        if let Some(live) = &live
+            && self.holds_as_applied(app, resource, &labels, live)
+        {
+            // Our own write, or a change to fields rsync does not set.
+            return Ok(false);
+        }
+        let mut recorded = self.recorded(app)?;
+        let key = resource.key.to_string();
+        let synced = self
+            .sync_resource(app, resource, &labels, live.as_ref(), recorded.get(&key))
+            .await;
+        let mut status = synced.status.clone();
+        if status.deployed == Deployed::Applied && ready_now(resource, &synced) {
+            status.ready = Readiness::Ready;
+        }
+        let waits = status.deployed == Deployed::Applied && status.ready != Readiness::Ready;
+        self.record(app, &mut recorded, &[(key, status)])?;
+        self.applied.repaired();
+        Ok(waits || synced.transient)
+    }
+
+    /// Whether `live` holds what this target applies for `resource`, as
+    /// far as it knows without asking the cluster.
+    fn holds_as_applied(
+        &self,
+        app: &str,
+        resource: &Resource,
+        labels: &Labels,
+        live: &Resource,
+    ) -> bool {
+        let desired = owner::stamped(
+            &resource.manifest,
+            labels,
+            &self.key,
+            owner::adopted(&live.manifest),
+        );
+        match self
+            .applied
+            .get(&self.cluster, app, &resource.key.to_string())
+            .filter(|known| known.applies(&desired))
+        {
+            Some(known) => known.holds(&desired, &live.manifest),
+            None => drift::matches(&desired, &live.manifest),
+        }
+    }
+
     /// Applies `resource` unless the cluster holds it as applied; notices
-    /// and repairs drift.
-    async fn sync_resource(
+    /// and repairs drift. `live` is this target's object under that name,
+    /// if its labels found one; anything else under that name is taken
+    /// only when nobody in wasmco owns it and the resource asks to.
+    pub(super) async fn sync_resource(
         &self,
         app: &str,
         resource: &Resource,
@@ -216,7 +283,44 @@ impl ClusterWork {
         before: Option<&ResourceStatus>,
     ) -> Synced {
         let key = resource.key.to_string();
-        let desired = target::labelled(resource, labels);
+        let kept_drift = before.and_then(|b| b.drift.clone());
+        if let Err(refused) = self.within_confinement(resource).await {
+            let mut status = ResourceStatus::failed(resource, refused.message);
+            status.drift = kept_drift;
+            return Synced {
+                status,
+                applied: false,
+                live: None,
+                transient: refused.transient,
+            };
+        }
+        let claimed;
+        let (live, adopting) = match live {
+            Some(live) => (Some(live), false),
+            None => match self.claim(resource).await {
+                Ok(Claim::Free) => (None, false),
+                Ok(Claim::Ours(object)) => {
+                    claimed = object;
+                    (Some(&claimed), false)
+                }
+                Ok(Claim::Adopt(object)) => {
+                    claimed = object;
+                    (Some(&claimed), true)
+                }
+                Err(refused) => {
+                    let mut status = ResourceStatus::failed(resource, refused.message);
+                    status.drift = kept_drift;
+                    return Synced {
+                        status,
+                        applied: false,
+                        live: None,
+                        transient: refused.transient,
+                    };
+                }
+            },
+        };
+        let adopted = adopting || live.is_some_and(|l| owner::adopted(&l.manifest));
+        let desired = owner::stamped(&resource.manifest, labels, &self.key, adopted);
         // What this revision applies was applied before: a difference on
         // the cluster is drift. Otherwise (a new revision, or the first
         // look after a start) the manifest itself is the measure.
@@ -228,7 +332,6 @@ impl ClusterWork {
             Some(known) => known.holds(&desired, &live.manifest),
             None => drift::matches(&desired, &live.manifest),
         });
-        let kept_drift = before.and_then(|b| b.drift.clone());
         if let (true, Some(live)) = (unchanged, live) {
             if known.is_none() {
                 let fingerprint = Fingerprint::of(&desired, &live.manifest);
@@ -250,14 +353,12 @@ impl ClusterWork {
         if let Some(kind) = drifted {
             tracing::info!(target = %self.key, cluster = %self.cluster, object = %key, ?kind, "drift found; repairing");
         }
-        // Ours (by its labels): take back what someone changed. Anyone
-        // else's: report their fields rather than take them, unless told.
-        let force = live.is_some()
-            || resource.manifest["metadata"]["annotations"][FORCE_ANNOTATION] == "true";
+        // Ours (or adopted now): take back what someone changed. A new
+        // object: a conflict means someone made it since it was looked at.
         let manager = field_manager(&self.key);
         let how = ApplyAs {
             manager: &manager,
-            force,
+            force: live.is_some(),
         };
         let manifest = &desired;
         let started = std::time::Instant::now();
@@ -290,14 +391,14 @@ impl ClusterWork {
                 Synced {
                     status,
                     applied: true,
-                    live: None,
+                    live: Some(held),
                     transient: false,
                 }
             }
             Err(error) => {
                 let transient = error.is_transient();
                 let message = match error {
-                    SyncError::Refused { code: 409, .. } if !force => {
+                    SyncError::Refused { code: 409, .. } if !how.force => {
                         self.conflict(resource, error).await
                     }
                     error => error.to_string(),
@@ -314,27 +415,140 @@ impl ClusterWork {
         }
     }
 
-    /// Why an apply conflicted: the DIG that manages the object, or the
-    /// cluster's list of conflicting fields and how to take them over.
+    /// Whether `live` sits where `resource` goes: in its namespace (the
+    /// context's when the manifest names none), or in none for a
+    /// cluster-scoped kind.
+    fn same_place(&self, resource: &Resource, live: &Resource) -> bool {
+        live.namespace.as_deref().is_none_or(|namespace| {
+            namespace
+                == resource
+                    .namespace
+                    .as_deref()
+                    .unwrap_or(self.context.meta.access.namespace())
+        })
+    }
+
+    /// Holds a project's resource to the rules it was checked against,
+    /// now that the cluster says what scope its kind has (a custom kind
+    /// may be cluster-wide).
+    async fn within_confinement(&self, resource: &Resource) -> Result<(), Refusal> {
+        let Some(confined) = self
+            .context
+            .meta
+            .confinement
+            .as_ref()
+            .and_then(|rules| rules.get(&self.cluster.provider))
+        else {
+            return Ok(());
+        };
+        let (api_version, kind) = (&resource.api_version, &resource.key.kind);
+        let cluster_scoped = self
+            .with_retries(|target| async move { target.cluster_scoped(api_version, kind).await })
+            .await
+            .map_err(|error| Refusal {
+                transient: error.is_transient(),
+                message: error.to_string(),
+            })?;
+        confined
+            .check_scope(
+                resource,
+                cluster_scoped,
+                self.context.meta.access.namespace(),
+            )
+            .map_err(|breach| Refusal {
+                transient: false,
+                message: breach.to_string(),
+            })
+    }
+
+    /// Who holds the name `resource` would take, when its labels found
+    /// no object of this target's there.
+    async fn claim(&self, resource: &Resource) -> Result<Claim, Refusal> {
+        let found = self
+            .with_retries(|target| async move { target.get(resource).await })
+            .await
+            .map_err(|error| Refusal {
+                transient: error.is_transient(),
+                message: error.to_string(),
+            })?;
+        let Some(object) = found else {
+            return Ok(Claim::Free);
+        };
+        let label = owner::owner_label(&self.key);
+        let holder = owner::holder(&object, &self.key, &label);
+        let object = Resource::from_manifest(object).map_err(|error| Refusal {
+            transient: false,
+            message: format!("the cluster's copy is not an object: {error}"),
+        })?;
+        match holder {
+            Holder::Us => Ok(Claim::Ours(object)),
+            Holder::Another(other) => Err(Refusal {
+                transient: false,
+                message: self.owned_elsewhere(resource, other.as_deref()),
+            }),
+            Holder::Nobody if owner::forced(&resource.manifest) => Ok(Claim::Adopt(object)),
+            Holder::Nobody => Err(Refusal {
+                transient: false,
+                message: format!(
+                    "{} {} is on the cluster already and was not made by wasmco: it is not taken \
+                     over. The annotation {FORCE_ANNOTATION}: \"true\" on the resource adopts it; \
+                     a terminate then leaves it on the cluster, without wasmco's labels",
+                    resource.key.kind, resource.key.name
+                ),
+            }),
+        }
+    }
+
+    /// Why `resource` is not taken from the deployment `other` (its key,
+    /// when the object says): named only to its own project.
+    pub(super) fn owned_elsewhere(&self, resource: &Resource, other: Option<&str>) -> String {
+        let kind_name = format!("{} {}", resource.key.kind, resource.key.name);
+        match other.filter(|other| owner::project_of(other) == owner::project_of(&self.key)) {
+            Some(other) => format!(
+                "{kind_name} is owned by deployment {other} of this project; it is not taken over"
+            ),
+            None => format!("{kind_name} is owned by another deployment; it is not taken over"),
+        }
+    }
+
+    /// Why an apply of a new object conflicted: someone made it since it
+    /// was looked at (another deployment, or someone else).
     async fn conflict(&self, resource: &Resource, error: SyncError) -> String {
-        let owner = match self.target().await {
+        let object = match self.target().await {
             Ok(target) => target.get(resource).await.ok().flatten(),
             Err(_) => None,
         };
-        let owner = owner.as_ref().and_then(|o| {
-            o["metadata"]["labels"][DIG_LABEL]
-                .as_str()
-                .map(str::to_owned)
-        });
-        match owner {
-            Some(owner) => format!(
-                "{} {} is already managed by deployment intent group {owner} (label {DIG_LABEL}); \
-                 it is not taken over",
-                resource.key.kind, resource.key.name
-            ),
-            None => format!(
+        let label = owner::owner_label(&self.key);
+        match object.map(|o| owner::holder(&o, &self.key, &label)) {
+            Some(Holder::Another(other)) => self.owned_elsewhere(resource, other.as_deref()),
+            _ => format!(
                 "{error}; the annotation {FORCE_ANNOTATION}: \"true\" on the resource takes these fields over"
             ),
         }
     }
+}
+
+/// Who holds the name a new resource would take.
+enum Claim {
+    /// Nothing is there.
+    Free,
+    /// This target's object, which its labels did not find (relabelled).
+    Ours(Resource),
+    /// An object nobody in wasmco owns, which the resource asks to adopt.
+    Adopt(Resource),
+}
+
+/// Why a resource was not applied.
+struct Refusal {
+    message: String,
+    transient: bool,
+}
+
+/// Whether `resource` is ready by what its sync saw, without waiting.
+fn ready_now(resource: &Resource, synced: &Synced) -> bool {
+    target::ready_once_applied(&resource.key.kind)
+        || synced
+            .live
+            .as_ref()
+            .is_some_and(|live| target::is_ready(&resource.key.kind, live))
 }

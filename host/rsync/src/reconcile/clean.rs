@@ -9,18 +9,19 @@ use futures_util::stream::FuturesUnordered;
 
 use wasmco_core::hooks::HookEvent;
 use wasmco_core::resource::Resource;
-use wasmco_store::appcontext::{ResourceStatus, StoredApp};
+use wasmco_store::appcontext::{Deployed, ResourceStatus, StoredApp};
 
 use super::ClusterWork;
+use crate::RsyncError;
+use crate::owner::{self, APP_LABEL, Holder, field_manager, labels};
 use crate::target::Labels;
 use crate::worker::Settled;
-use crate::{APP_LABEL, DIG_LABEL, RsyncError, labels};
 
 impl ClusterWork {
     /// Deletes the objects with the target's labels of `kinds` that are not
-    /// in `keep` (app, `name+Kind`), latest app first; when `terminated`,
-    /// records the revision's objects on this cluster as Deleted once
-    /// none is left.
+    /// in `keep` (app label, `name+Kind`), latest app first, and gives back
+    /// the adopted ones instead; when `terminated`, records the revision's
+    /// objects on this cluster as Deleted (or Released) once none is left.
     pub(super) async fn clean(
         self,
         kinds: BTreeSet<(String, String)>,
@@ -76,6 +77,7 @@ impl ClusterWork {
             }
         }
         let mut failed: BTreeMap<(String, String), String> = BTreeMap::new();
+        let mut released: HashSet<String> = HashSet::new();
         let this = &self;
         for wave in undesired.chunk_by(|a, b| order(a) == order(b)) {
             let mut waiting = wave.iter();
@@ -85,16 +87,19 @@ impl ClusterWork {
                     let Some((app, object)) = waiting.next() else {
                         break;
                     };
-                    in_flight.push(async move { (app, object, this.delete(object).await) });
+                    in_flight.push(async move { (app, object, this.remove(object).await) });
                 }
-                let Some((app, object, deleted)) = in_flight.next().await else {
+                let Some((app, object, removed)) = in_flight.next().await else {
                     break;
                 };
                 let key = object.key.to_string();
-                match deleted {
-                    Ok(()) => {
-                        self.inner.metrics.object("deleted");
+                match removed {
+                    Ok(how) => {
+                        self.inner.metrics.object(how);
                         self.applied.forget(&self.cluster, app, &key);
+                        if how == "released" {
+                            released.insert(key);
+                        }
                     }
                     Err(error) => {
                         self.inner.metrics.object("delete-failed");
@@ -105,7 +110,7 @@ impl ClusterWork {
             }
         }
         if terminated {
-            settled = settled.max(self.record_terminated(&failed).await?);
+            settled = settled.max(self.record_terminated(&failed, &released).await?);
         }
         if settled != Settled::Incomplete {
             for app in &installed {
@@ -122,12 +127,14 @@ impl ClusterWork {
     }
 
     /// Records the terminated revision's objects on this cluster: Deleted
-    /// when the cluster no longer holds them, Failed when deleting failed
-    /// or when what it holds under that name is not this target's (an
-    /// object it was refused, say): never Deleted while it is there.
+    /// when the cluster no longer holds them, Released when they were given
+    /// back, Failed when deleting failed or when what it holds under that
+    /// name is not this target's (an object it was refused, say): never
+    /// Deleted while it is there.
     async fn record_terminated(
         &self,
         failed: &BTreeMap<(String, String), String>,
+        released: &HashSet<String>,
     ) -> Result<Settled, RsyncError> {
         let apps: Vec<&StoredApp> = self
             .context
@@ -148,7 +155,7 @@ impl ClusterWork {
                 return Ok(Settled::Incomplete);
             }
         };
-        let ours = crate::label_value(&self.key);
+        let label = owner::owner_label(&self.key);
         // One of this target's own objects still there was created after the
         // clean-up listed the cluster (an apply of the reconcile this one
         // superseded, in flight when it was stopped): delete again later.
@@ -163,11 +170,18 @@ impl ClusterWork {
                     let still_there = held
                         .get(&key)
                         .filter(|object| object.namespace == r.namespace || r.namespace.is_none());
-                    let status = match (failed.get(&(app.name.clone(), key.clone())), still_there) {
+                    let holder = still_there.map(|o| owner::holder(&o.manifest, &self.key, &label));
+                    let given_back = released.contains(&key)
+                        || recorded
+                            .get(&key)
+                            .is_some_and(|s| s.deployed == Deployed::Released);
+                    let status = match (failed.get(&(app.name.clone(), key.clone())), holder) {
                         (Some(error), _) => ResourceStatus::failed(r, error.clone()),
-                        (None, Some(object))
-                            if object.manifest["metadata"]["labels"][DIG_LABEL] == ours.as_str() =>
-                        {
+                        // Given back in this pass or an earlier one: nobody's now.
+                        (None, None | Some(Holder::Nobody)) if given_back => {
+                            ResourceStatus::released(r)
+                        }
+                        (None, Some(Holder::Us)) => {
                             settled = Settled::Incomplete;
                             ResourceStatus::failed(
                                 r,
@@ -177,20 +191,12 @@ impl ClusterWork {
                                 ),
                             )
                         }
-                        (None, Some(object)) => {
-                            let owner = object.manifest["metadata"]["labels"][DIG_LABEL]
-                                .as_str()
-                                .map_or_else(
-                                    || "not by wasmco".to_owned(),
-                                    |owner| format!("by deployment intent group {owner}"),
-                                );
-                            ResourceStatus::failed(
-                                r,
-                                format!(
-                                    "{} {} stays on the cluster: it is managed {owner}, not by this deployment",
-                                    r.key.kind, r.key.name
-                                ),
-                            )
+                        (None, Some(Holder::Another(other))) => ResourceStatus::failed(
+                            r,
+                            self.stays(r, &self.owned_elsewhere(r, other.as_deref())),
+                        ),
+                        (None, Some(Holder::Nobody)) => {
+                            ResourceStatus::failed(r, self.stays(r, "it was not made by wasmco"))
                         }
                         (None, None) => ResourceStatus::deleted(r),
                     };
@@ -202,13 +208,38 @@ impl ClusterWork {
         Ok(settled)
     }
 
-    /// Deletes `object` and waits (bounded) until it is gone.
+    /// Why `resource` stays on the cluster after a terminate.
+    fn stays(&self, resource: &Resource, why: &str) -> String {
+        format!(
+            "{} {} stays on the cluster: {why}; this deployment never held it",
+            resource.key.kind, resource.key.name
+        )
+    }
+
+    /// Takes one of this target's objects off the cluster: deleted, or
+    /// given back when rsync adopted it; what was done, for the metrics.
+    async fn remove(&self, object: &Resource) -> Result<&'static str, String> {
+        if owner::adopted(&object.manifest) {
+            let manager = field_manager(&self.key);
+            let manager = &manager;
+            return self
+                .with_retries(|target| async move { target.release(object, manager).await })
+                .await
+                .map(|()| "released")
+                .map_err(|error| format!("giving back what was adopted: {error}"));
+        }
+        self.delete(object).await.map(|()| "deleted")
+    }
+
+    /// Deletes `object` (exactly that one, when it carries the uid the
+    /// cluster gave it) and waits (bounded) until it is gone.
     pub(super) async fn delete(&self, object: &Resource) -> Result<(), String> {
         let deadline = tokio::time::Instant::now() + self.inner.config.ready_timeout;
         let mut last = "not deleted in time".to_owned();
+        let uid = object.manifest["metadata"]["uid"].as_str();
         while tokio::time::Instant::now() < deadline {
             let gone = match self.target().await {
-                Ok(target) => target.delete(object).await,
+                Ok(target) => target.delete(object, uid).await,
                 Err(error) => Err(error),
             };
             match gone {

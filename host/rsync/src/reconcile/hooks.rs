@@ -15,8 +15,9 @@ use wasmco_core::hooks::{Hook, HookDeletePolicy, HookEvent};
 use wasmco_store::appcontext::{ResourceStatus, StoredApp};
 
 use super::ClusterWork;
-use crate::target::{self, ApplyAs, Labels};
-use crate::{APP_LABEL, HOOK_LABEL, RsyncError, field_manager, label_value};
+use crate::RsyncError;
+use crate::owner::{self, APP_LABEL, HOOK_LABEL, Holder, field_manager};
+use crate::target::{ApplyAs, Labels};
 
 /// Why a hook did not finish.
 pub(super) struct HookFailed {
@@ -69,9 +70,13 @@ impl ClusterWork {
             }
         }
         run.insert(event);
-        self.inner
-            .contexts
-            .put_hooks_run(&self.key, &app.name, &self.cluster, &run)?;
+        self.inner.contexts.put_hooks_run(
+            &self.key,
+            &app.name,
+            &self.cluster,
+            &run,
+            self.fence.as_ref(),
+        )?;
         Ok(Ok(()))
     }
 
@@ -79,7 +84,7 @@ impl ClusterWork {
     /// removes the hook objects left behind.
     pub(super) async fn forget_hooks(&self, app: &StoredApp) -> Result<(), RsyncError> {
         for hook in &app.hooks {
-            if let Err(error) = self.delete(&hook.resource).await {
+            if let Err(error) = self.delete_own(&hook.resource).await {
                 tracing::warn!(target = %self.key, cluster = %self.cluster, hook = %hook.resource.key, %error, "could not remove a hook object");
             }
         }
@@ -88,6 +93,7 @@ impl ClusterWork {
             &app.name,
             &self.cluster,
             &Default::default(),
+            self.fence.as_ref(),
         )?;
         Ok(())
     }
@@ -95,13 +101,16 @@ impl ClusterWork {
     async fn run_hook(&self, app: &str, hook: &Hook) -> Result<(), HookFailed> {
         let failed = |message: String| HookFailed { message };
         if hook.deleted_on(HookDeletePolicy::BeforeHookCreation) {
-            self.delete(&hook.resource).await.map_err(failed)?;
+            self.delete_own(&hook.resource).await.map_err(failed)?;
+        }
+        if let Some(refused) = self.held_elsewhere(&hook.resource).await {
+            return Err(failed(refused));
         }
         let labels = Labels::from([
-            (HOOK_LABEL.to_owned(), label_value(&self.key)),
-            (APP_LABEL.to_owned(), app.to_owned()),
+            (HOOK_LABEL.to_owned(), owner::owner_label(&self.key)),
+            (APP_LABEL.to_owned(), owner::app_label(app)),
         ]);
-        let manifest = target::labelled(&hook.resource, &labels);
+        let manifest = owner::stamped(&hook.resource.manifest, &labels, &self.key, false);
         let manager = field_manager(&self.key);
         let how = ApplyAs {
             manager: &manager,
@@ -118,11 +127,49 @@ impl ClusterWork {
             Err(_) => HookDeletePolicy::HookFailed,
         };
         if hook.deleted_on(policy)
-            && let Err(error) = self.delete(resource).await
+            && let Err(error) = self.delete_own(resource).await
         {
             tracing::warn!(target = %self.key, cluster = %self.cluster, hook = %resource.key, %error, "could not delete a finished hook");
         }
         outcome.map_err(failed)
+    }
+
+    /// Why a hook may not be applied under its name: an object there that
+    /// is not this target's; `None` when the name is free or ours.
+    async fn held_elsewhere(&self, resource: &wasmco_core::Resource) -> Option<String> {
+        let found = self
+            .with_retries(|target| async move { target.get(resource).await })
+            .await;
+        let label = owner::owner_label(&self.key);
+        match found.map(|o| o.map(|o| owner::holder(&o, &self.key, &label))) {
+            Ok(None | Some(Holder::Us)) => None,
+            Ok(Some(Holder::Another(other))) => {
+                Some(self.owned_elsewhere(resource, other.as_deref()))
+            }
+            Ok(Some(Holder::Nobody)) => Some(format!(
+                "{} {} is on the cluster already and was not made by wasmco; the hook does not take it over",
+                resource.key.kind, resource.key.name
+            )),
+            Err(error) => Some(error.to_string()),
+        }
+    }
+
+    /// Deletes the object under `resource`'s name if it is this target's;
+    /// anyone else's stays.
+    async fn delete_own(&self, resource: &wasmco_core::Resource) -> Result<(), String> {
+        let found = self
+            .with_retries(|target| async move { target.get(resource).await })
+            .await
+            .map_err(|e| e.to_string())?;
+        let label = owner::owner_label(&self.key);
+        let Some(object) = found.filter(|o| owner::holder(o, &self.key, &label) == Holder::Us)
+        else {
+            return Ok(());
+        };
+        match wasmco_core::Resource::from_manifest(object) {
+            Ok(object) => self.delete(&object).await,
+            Err(error) => Err(error.to_string()),
+        }
     }
 
     /// Polls until the hook's object has finished (bounded): a Job

@@ -69,7 +69,25 @@ impl SyncTarget for DirectoryTarget {
             .unwrap_or(false))
     }
 
-    async fn delete(&self, resource: &Resource) -> Result<bool, SyncError> {
+    async fn release(&self, resource: &Resource, _manager: &str) -> Result<(), SyncError> {
+        let Some(mut manifest) = self.get(resource).await? else {
+            return Ok(());
+        };
+        json_patch::merge(&mut manifest, &super::release_patch());
+        self.apply(
+            resource,
+            &manifest,
+            ApplyAs {
+                manager: "",
+                force: true,
+            },
+        )
+        .await
+        .map(drop)
+    }
+
+    /// A file has no uid: the one under the resource's name is removed.
+    async fn delete(&self, resource: &Resource, _uid: Option<&str>) -> Result<bool, SyncError> {
         let path = self.path(resource);
         match tokio::fs::remove_file(&path).await {
             Ok(()) => Ok(true),

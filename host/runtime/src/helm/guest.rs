@@ -413,8 +413,30 @@ impl Renderer {
     }
 }
 
+/// What the Go side prints before it renders when the chart's templates
+/// can recurse (see `recursionSuspects` in the renderer).
+const RECURSION_MARK: &str = "wasmco-recursion: ";
+
 /// What a trap or exit of the renderer means.
 fn failure(ready: &Ready, error: &wasmtime::Error, limits: &HelmLimits, doing: &str) -> HelmError {
+    let stderr = ready.stderr.contents();
+    let stderr = String::from_utf8_lossy(&stderr);
+    // Go's own limit, or the engine's call stack under Go's calls.
+    if error.downcast_ref::<Trap>() == Some(&Trap::StackOverflow)
+        || stderr.contains("stack overflow")
+        || stderr.contains("goroutine stack exceeds")
+    {
+        let through = stderr
+            .lines()
+            .find_map(|line| line.strip_prefix(RECURSION_MARK))
+            .unwrap_or("tpl, rendering a value that renders itself");
+        return HelmError::Chart {
+            stage: "render".into(),
+            message: format!(
+                "the chart's templates recurse without end (rendering ran out of stack): {through}"
+            ),
+        };
+    }
     if ready.store.data().memory.refused {
         return HelmError::Limit(format!("memory limit ({} MiB)", limits.memory_bytes >> 20));
     }

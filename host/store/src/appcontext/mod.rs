@@ -45,6 +45,13 @@ pub use status::{
 /// objects of there: where rsync looks for what it has to remove.
 pub type Footprint = BTreeMap<ClusterRef, BTreeSet<(String, String)>>;
 
+/// The condition a write is made under, when several hosts share the
+/// store: the writer still holds the target's action lock (or owns its
+/// reconcile). A host whose lease ran out while it was stopped then
+/// writes nothing over what the next holder wrote. `None` for a host
+/// alone on its store.
+pub type Fence<'a> = Option<&'a crate::Expect>;
+
 /// An app's dependency on another app.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -86,6 +93,11 @@ pub struct ContextMeta {
     /// migrate, from one composite app version to another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub adopt_from: Option<String>,
+    /// Per cluster provider, the tenancy rules its objects were checked
+    /// against, which rsync holds them to again where it learns a kind's
+    /// real scope; absent for what the admin deployed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confinement: Option<BTreeMap<String, wasmco_core::tenancy::Confinement>>,
 }
 
 /// How rsync reaches the clusters for one context: with their own
@@ -196,6 +208,12 @@ pub enum ContextError {
     /// The revision is not kept.
     #[error("revision {0} is not kept")]
     NoRevision(u64),
+    /// This host no longer holds the lock (or the ownership) the write was
+    /// made under: another host has the work now, and nothing was written.
+    #[error(
+        "this host lost its hold on {0} (its lease ran out); another host has it now, and nothing was written"
+    )]
+    Fenced(String),
 }
 
 /// AppContexts and DIG states over a [`KvStore`].
@@ -249,9 +267,36 @@ impl ContextStore {
         )
     }
 
+    /// Writes `ops`, but only while `fence` holds (see [`Fence`]); `lazy`
+    /// when the write may wait for the disk.
+    fn commit(
+        &self,
+        dig: &str,
+        ops: Vec<BatchOp>,
+        fence: Fence<'_>,
+        lazy: bool,
+    ) -> Result<(), ContextError> {
+        match fence {
+            None if lazy => Ok(self.store.batch_lazy(ops)?),
+            None => Ok(self.store.batch(ops)?),
+            Some(fence) => {
+                if self.store.batch_if(vec![fence.clone()], ops)? {
+                    Ok(())
+                } else {
+                    Err(ContextError::Fenced(dig.to_owned()))
+                }
+            }
+        }
+    }
+
     /// Stores `state` alone.
-    pub fn put_state(&self, dig: &str, state: &DigState) -> Result<(), ContextError> {
-        Ok(self.store.batch(vec![Self::state_op(dig, state)])?)
+    pub fn put_state(
+        &self,
+        dig: &str,
+        state: &DigState,
+        fence: Fence<'_>,
+    ) -> Result<(), ContextError> {
+        self.commit(dig, vec![Self::state_op(dig, state)], fence, false)
     }
 
     /// Writes `apps` as revision `meta.revision` and `state`: in one batch
@@ -264,6 +309,7 @@ impl ContextStore {
         meta: &ContextMeta,
         apps: &[StoredApp],
         state: &DigState,
+        fence: Fence<'_>,
     ) -> Result<(), ContextError> {
         let prefix = format!("ctx/{dig}/rev/{:010}", meta.revision);
         let mut ops = vec![BatchOp::Put(
@@ -316,7 +362,7 @@ impl ContextStore {
         ops.push(Self::state_op(dig, state));
         let most = self.store.max_batch();
         if ops.len() <= most {
-            return Ok(self.store.batch(ops)?);
+            return self.commit(dig, ops, fence, false);
         }
         // The footprint and the state go last, together: until they land
         // no reader looks at this revision.
@@ -330,7 +376,7 @@ impl ContextStore {
         for chunk in leftovers.chunks(most).chain(ops.chunks(most)) {
             self.store.batch(chunk.to_vec())?;
         }
-        Ok(self.store.batch(current)?)
+        self.commit(dig, current, fence, false)
     }
 
     /// Every cluster and kind the DIG's revisions put objects on. DIGs
@@ -356,11 +402,15 @@ impl ContextStore {
         &self,
         cluster: &ClusterRef,
         health: &ClusterHealth,
+        fence: Fence<'_>,
     ) -> Result<(), ContextError> {
-        Ok(self.store.batch_lazy(vec![BatchOp::Put(
-            format!("health/{cluster}").into_bytes(),
-            json(health),
-        )])?)
+        let key = format!("health/{cluster}");
+        self.commit(
+            &key,
+            vec![BatchOp::Put(key.clone().into_bytes(), json(health))],
+            fence,
+            true,
+        )
     }
 
     /// What the probe last saw of `cluster`; `None` before its first probe.
@@ -416,14 +466,15 @@ impl ContextStore {
         app: &str,
         cluster: &ClusterRef,
         events: &BTreeSet<HookEvent>,
+        fence: Fence<'_>,
     ) -> Result<(), ContextError> {
         let key = format!("ctx/{dig}/hooks/{app}/{cluster}").into_bytes();
-        if events.is_empty() {
-            self.store.delete(&key)?;
+        let op = if events.is_empty() {
+            BatchOp::Delete(key)
         } else {
-            self.store.put(&key, &json(events))?;
-        }
-        Ok(())
+            BatchOp::Put(key, json(events))
+        };
+        self.commit(dig, vec![op], fence, false)
     }
 
     /// Reads revision `revision` of the DIG's context.
@@ -496,6 +547,7 @@ impl ContextStore {
         app: &str,
         cluster: &ClusterRef,
         statuses: &[(String, ResourceStatus)],
+        fence: Fence<'_>,
     ) -> Result<(), ContextError> {
         let ops = statuses
             .iter()
@@ -511,7 +563,7 @@ impl ContextStore {
         // anyway, so a write split to fit the store is no loss.
         let ops: Vec<BatchOp> = ops;
         for chunk in ops.chunks(self.store.max_batch()) {
-            self.store.batch_lazy(chunk.to_vec())?;
+            self.commit(dig, chunk.to_vec(), fence, true)?;
         }
         Ok(())
     }
@@ -546,15 +598,15 @@ impl ContextStore {
         revision: u64,
         cluster: &ClusterRef,
         state: Connectivity,
+        fence: Fence<'_>,
     ) -> Result<(), ContextError> {
         let key = format!("ctx/{dig}/rev/{revision:010}/connectivity/{cluster}");
         let value = state.as_str().as_bytes();
         if self.store.get(key.as_bytes())?.as_deref() == Some(value) {
             return Ok(());
         }
-        Ok(self
-            .store
-            .batch_lazy(vec![BatchOp::Put(key.into_bytes(), value.to_vec())])?)
+        let op = BatchOp::Put(key.into_bytes(), value.to_vec());
+        self.commit(dig, vec![op], fence, true)
     }
 
     /// Every recorded resource status of a revision: (app, cluster, `name+Kind`) → status.

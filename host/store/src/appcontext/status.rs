@@ -15,6 +15,9 @@ pub enum Deployed {
     Failed,
     /// Removed from the cluster.
     Deleted,
+    /// Left on the cluster, given back: it was there before this
+    /// deployment adopted it.
+    Released,
 }
 
 impl Deployed {
@@ -25,6 +28,7 @@ impl Deployed {
             Deployed::Applied => "Applied",
             Deployed::Failed => "Failed",
             Deployed::Deleted => "Deleted",
+            Deployed::Released => "Released",
         }
     }
 }
@@ -170,5 +174,14 @@ impl ResourceStatus {
     /// Deleted from its cluster.
     pub fn deleted(resource: &Resource) -> Self {
         Self::of(resource, Deployed::Deleted, None)
+    }
+
+    /// Given back: it stays on its cluster without wasmco's labels.
+    pub fn released(resource: &Resource) -> Self {
+        Self::of(
+            resource,
+            Deployed::Released,
+            Some("it was on the cluster before this deployment adopted it, so it stays".into()),
+        )
     }
 }

@@ -19,7 +19,7 @@ use etcd_client::{Client, Compare, CompareOp, PutOptions, Txn, TxnOp};
 
 use super::{EtcdStore, failed};
 use crate::hosts::{HostEvent, HostGroup, HostInfo, HostLock, OnHostEvent};
-use crate::{Change, KvStore, StoreError};
+use crate::{Change, Expect, KvStore, StoreError};
 
 const LIVE: &str = "hosts/live/";
 const OWNER: &str = "hosts/owner/";
@@ -258,6 +258,13 @@ impl HostGroup for EtcdHosts {
         )
     }
 
+    fn ownership_fence(&self, work: &str) -> Option<Expect> {
+        Some(Expect::Value(
+            format!("{OWNER}{work}").into_bytes(),
+            self.me.id.clone().into_bytes(),
+        ))
+    }
+
     fn lock(&self, name: &str) -> Result<HostLock, StoreError> {
         let key = format!("{LOCK}{name}");
         let holder = format!("{}/{:016x}", self.me.id, fastrand::u64(..)).into_bytes();
@@ -265,12 +272,18 @@ impl HostGroup for EtcdHosts {
             std::thread::sleep(LOCK_POLL);
         }
         let store = self.store.clone();
-        Ok(HostLock::new(move || {
-            if let Err(error) = remove_if(&store, key, holder) {
-                // Its lease frees it anyway, when the host goes.
-                tracing::warn!(%error, "could not release a lock");
-            }
-        }))
+        // The holder is unique to this taking of the lock, and the key goes
+        // with the lease: a write carrying it lands only while it is held.
+        let fence = Expect::Value(key.clone().into_bytes(), holder.clone());
+        Ok(HostLock::new(
+            move || {
+                if let Err(error) = remove_if(&store, key, holder) {
+                    // Its lease frees it anyway, when the host goes.
+                    tracing::warn!(%error, "could not release a lock");
+                }
+            },
+            fence,
+        ))
     }
 
     fn tell(&self, topic: &str) -> Result<(), StoreError> {

@@ -10,12 +10,16 @@ use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
 use etcd_client::{
-    Client, Compare, CompareOp, GetOptions, KvClient, MaintenanceClient, Txn, TxnOp, WatchOptions,
+    Client, Compare, CompareOp, DeleteOptions, GetOptions, KvClient, MaintenanceClient, PutOptions,
+    Txn, TxnOp, TxnOpResponse, WatchOptions,
 };
 
 use crate::{BatchOp, Change, Expect, KvStore, OnChange, StoreError};
 
+mod chunks;
 mod hosts;
+
+use chunks::{Head, Stored};
 
 pub use hosts::EtcdHosts;
 
@@ -26,6 +30,9 @@ const PAGE: i64 = 512;
 /// etcd's default `--max-txn-ops`: a batch larger than this is refused
 /// rather than split, which would lose its atomicity.
 pub const MAX_TXN_OPS: usize = 128;
+
+/// The largest answer etcd is asked for: a scan's page of values.
+const MAX_ANSWER_BYTES: usize = 1 << 30;
 
 /// How to reach etcd.
 #[derive(Debug, Clone, Default)]
@@ -132,7 +139,10 @@ impl EtcdStore {
     }
 
     fn kv(&self) -> KvClient {
-        self.connection.client.kv_client()
+        self.connection
+            .client
+            .kv_client()
+            .max_decoding_message_size(MAX_ANSWER_BYTES)
     }
 
     fn maintenance(&self) -> MaintenanceClient {
@@ -151,10 +161,10 @@ impl EtcdStore {
             .unwrap_or_else(|_| panic!("the etcd store's runtime stopped"))
     }
 
-    /// The transaction's operations for `ops`, refusing more than etcd
-    /// takes. etcd refuses a key twice in one transaction, so each key
-    /// keeps its last change, as a batch applied in order would leave it.
-    fn txn_ops(ops: Vec<BatchOp>) -> Result<Vec<TxnOp>, StoreError> {
+    /// `ops` with each key's last change only (etcd refuses a key twice
+    /// in one transaction; a batch applied in order would leave the last),
+    /// refusing more than one transaction takes.
+    fn last_changes(ops: Vec<BatchOp>) -> Result<Vec<BatchOp>, StoreError> {
         let mut last = std::collections::HashMap::new();
         for (index, op) in ops.iter().enumerate() {
             let (BatchOp::Put(key, _) | BatchOp::Delete(key)) = op;
@@ -178,22 +188,203 @@ impl EtcdStore {
                 ),
             });
         }
-        Ok(ops
-            .into_iter()
-            .map(|op| match op {
-                BatchOp::Put(key, value) => TxnOp::put(key, value, None),
-                BatchOp::Delete(key) => TxnOp::delete(key, None),
-            })
-            .collect())
+        Ok(ops)
     }
 
-    /// Runs `txn`; whether its conditions held.
+    /// Applies `ops` if every one of `expect` holds: big values into
+    /// chunks first, then one transaction; the chunks of the values it
+    /// replaced (each change asks etcd for the value it replaces) are
+    /// removed after.
+    fn write(
+        &self,
+        operation: &'static str,
+        expect: Vec<Expect>,
+        ops: Vec<BatchOp>,
+    ) -> Result<bool, StoreError> {
+        let ops = Self::last_changes(ops)?;
+        let sizes: Vec<usize> = ops
+            .iter()
+            .map(|op| match op {
+                BatchOp::Put(_, value) => value.len(),
+                BatchOp::Delete(_) => 0,
+            })
+            .collect();
+        let chunked = chunks::to_chunk(&sizes);
+        let mut written = Vec::new();
+        let mut txn_ops = Vec::with_capacity(ops.len());
+        let replacing = Some(PutOptions::new().with_prev_key());
+        for (op, chunk) in ops.into_iter().zip(chunked) {
+            let txn_op = match op {
+                BatchOp::Put(key, value) if chunk => {
+                    let head = match self.put_chunks(&value) {
+                        Ok(head) => head,
+                        Err(error) => {
+                            self.forget_chunks(&written);
+                            return Err(error);
+                        }
+                    };
+                    let op = TxnOp::put(key, chunks::head(&head), replacing.clone());
+                    written.push(head.id);
+                    op
+                }
+                BatchOp::Put(key, value) => {
+                    TxnOp::put(key, chunks::inline(&value), replacing.clone())
+                }
+                BatchOp::Delete(key) => {
+                    TxnOp::delete(key, Some(DeleteOptions::new().with_prev_key()))
+                }
+            };
+            txn_ops.push(txn_op);
+        }
+        let compares: Vec<Compare> = expect
+            .into_iter()
+            .map(|condition| match condition {
+                Expect::Absent(key) => Compare::version(key, CompareOp::Equal, 0),
+                Expect::Value(key, value) => {
+                    Compare::value(key, CompareOp::Equal, chunks::inline(&value))
+                }
+            })
+            .collect();
+        let mut kv = self.kv();
+        let txn = Txn::new().when(compares).and_then(txn_ops);
+        let answer = self
+            .metrics
+            .flushed(|| self.run(async move { kv.txn(txn).await }))
+            .map_err(failed(operation));
+        let answer = match answer {
+            Ok(answer) if answer.succeeded() => answer,
+            Ok(_) => {
+                self.forget_chunks(&written);
+                return Ok(false);
+            }
+            // Whether it landed is unknown: its chunks stay.
+            Err(error) => return Err(error),
+        };
+        let replaced: Vec<String> = answer
+            .op_responses()
+            .into_iter()
+            .flat_map(|response| match response {
+                TxnOpResponse::Put(put) => put
+                    .prev_key()
+                    .map(|kv| kv.value().to_vec())
+                    .into_iter()
+                    .collect(),
+                TxnOpResponse::Delete(delete) => delete
+                    .prev_kvs()
+                    .iter()
+                    .map(|kv| kv.value().to_vec())
+                    .collect(),
+                _ => Vec::new(),
+            })
+            .filter_map(|previous| match chunks::decode(&previous) {
+                Ok(Stored::Chunked(head)) => Some(head.id),
+                _ => None,
+            })
+            .collect();
+        self.forget_chunks(&replaced);
+        Ok(true)
+    }
+
+    /// Runs `txn` as it is (the hosts' own small keys); whether its
+    /// conditions held.
     fn commit(&self, operation: &'static str, txn: Txn) -> Result<bool, StoreError> {
         let mut kv = self.kv();
         self.metrics
             .flushed(|| self.run(async move { kv.txn(txn).await }))
             .map(|answer| answer.succeeded())
             .map_err(failed(operation))
+    }
+
+    /// Writes `value` as chunks under a new id; their head.
+    fn put_chunks(&self, value: &[u8]) -> Result<Head, StoreError> {
+        let id = chunks::new_id();
+        let pieces: Vec<&[u8]> = value.chunks(chunks::CHUNK_BYTES).collect();
+        for (index, piece) in pieces.iter().enumerate() {
+            let mut kv = self.kv();
+            let (key, piece) = (chunks::chunk_key(&id, index), piece.to_vec());
+            let written = self
+                .metrics
+                .flushed(|| self.run(async move { kv.put(key, piece, None).await }))
+                .map_err(failed("put"));
+            if let Err(error) = written {
+                self.forget_chunks(std::slice::from_ref(&id));
+                return Err(error);
+            }
+        }
+        Ok(Head {
+            id,
+            count: pieces.len(),
+            len: value.len(),
+        })
+    }
+
+    /// Removes the chunks of `ids`; what fails to go only takes room.
+    fn forget_chunks(&self, ids: &[String]) {
+        for id in ids {
+            let mut kv = self.kv();
+            let prefix = chunks::chunks_prefix(id);
+            let end = prefix_end(&prefix);
+            let removed = self.run(async move {
+                kv.delete(prefix, Some(DeleteOptions::new().with_range(end)))
+                    .await
+            });
+            if let Err(error) = removed {
+                tracing::warn!(chunks = %id, %error, "could not remove a big value's old chunks");
+            }
+        }
+    }
+
+    /// The value `raw` stands for: itself, or its chunks put together;
+    /// `None` when the chunks are gone (the key was written again since).
+    fn value_of(&self, raw: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        let head = match chunks::decode(raw) {
+            Ok(Stored::Inline(value)) => return Ok(Some(value.to_vec())),
+            Ok(Stored::Chunked(head)) => head,
+            Err(reason) => {
+                return Err(StoreError::Io {
+                    operation: "get",
+                    reason,
+                });
+            }
+        };
+        let mut value = Vec::with_capacity(head.len);
+        for index in 0..head.count {
+            let mut kv = self.kv();
+            let key = chunks::chunk_key(&head.id, index);
+            let answer = self
+                .run(async move { kv.get(key, None).await })
+                .map_err(failed("get"))?;
+            match answer.kvs().first() {
+                Some(piece) => value.extend_from_slice(piece.value()),
+                None => return Ok(None),
+            }
+        }
+        if value.len() != head.len {
+            return Ok(None);
+        }
+        Ok(Some(value))
+    }
+
+    /// The value at `key`, chunks and all: read again when its chunks were
+    /// replaced under the read.
+    fn read(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        for _ in 0..5 {
+            let mut kv = self.kv();
+            let asked = key.to_vec();
+            let answer = self
+                .run(async move { kv.get(asked, None).await })
+                .map_err(failed("get"))?;
+            let Some(entry) = answer.kvs().first() else {
+                return Ok(None);
+            };
+            if let Some(value) = self.value_of(entry.value())? {
+                return Ok(Some(value));
+            }
+        }
+        Err(StoreError::Unavailable {
+            operation: "get",
+            reason: "the value kept changing while it was read".into(),
+        })
     }
 }
 
@@ -212,30 +403,21 @@ fn prefix_end(prefix: &[u8]) -> Vec<u8> {
 
 impl KvStore for EtcdStore {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
-        let mut kv = self.kv();
-        let key = key.to_vec();
-        let answer = self
-            .run(async move { kv.get(key, None).await })
-            .map_err(failed("get"))?;
-        Ok(answer.kvs().first().map(|entry| entry.value().to_vec()))
+        self.read(key)
     }
 
     fn put(&self, key: &[u8], value: &[u8]) -> Result<(), StoreError> {
-        let mut kv = self.kv();
-        let (key, value) = (key.to_vec(), value.to_vec());
-        self.metrics
-            .flushed(|| self.run(async move { kv.put(key, value, None).await }))
-            .map(drop)
-            .map_err(failed("put"))
+        self.write(
+            "put",
+            Vec::new(),
+            vec![BatchOp::Put(key.to_vec(), value.to_vec())],
+        )
+        .map(drop)
     }
 
     fn delete(&self, key: &[u8]) -> Result<(), StoreError> {
-        let mut kv = self.kv();
-        let key = key.to_vec();
-        self.metrics
-            .flushed(|| self.run(async move { kv.delete(key, None).await }))
+        self.write("delete", Vec::new(), vec![BatchOp::Delete(key.to_vec())])
             .map(drop)
-            .map_err(failed("delete"))
     }
 
     fn visit_prefix(
@@ -255,7 +437,15 @@ impl KvStore for EtcdStore {
                 })
                 .map_err(failed("scan"))?;
             for entry in answer.kvs() {
-                visit(entry.key(), entry.value());
+                match chunks::decode(entry.value()) {
+                    Ok(Stored::Inline(value)) => visit(entry.key(), value),
+                    // Rare and big: read whole, as a get would.
+                    _ => {
+                        if let Some(value) = self.read(entry.key())? {
+                            visit(entry.key(), &value);
+                        }
+                    }
+                }
             }
             match answer.kvs().last() {
                 Some(last) if answer.more() => {
@@ -268,20 +458,11 @@ impl KvStore for EtcdStore {
     }
 
     fn batch(&self, ops: Vec<BatchOp>) -> Result<(), StoreError> {
-        let ops = Self::txn_ops(ops)?;
-        self.commit("batch", Txn::new().and_then(ops)).map(drop)
+        self.write("batch", Vec::new(), ops).map(drop)
     }
 
     fn batch_if(&self, expect: Vec<Expect>, ops: Vec<BatchOp>) -> Result<bool, StoreError> {
-        let ops = Self::txn_ops(ops)?;
-        let compares: Vec<Compare> = expect
-            .into_iter()
-            .map(|condition| match condition {
-                Expect::Absent(key) => Compare::version(key, CompareOp::Equal, 0),
-                Expect::Value(key, value) => Compare::value(key, CompareOp::Equal, value),
-            })
-            .collect();
-        self.commit("batch", Txn::new().when(compares).and_then(ops))
+        self.write("batch", expect, ops)
     }
 
     fn watch_prefix(&self, prefix: &[u8], on_change: OnChange) -> Result<(), StoreError> {

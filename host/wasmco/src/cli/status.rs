@@ -32,12 +32,19 @@ pub struct ResourceRow {
     pub cluster: String,
     /// `Kind/name`.
     pub resource: String,
-    /// Pending, Applied, Failed or Deleted.
+    /// Pending, Applied, Failed, Deleted or Released.
     pub deployed: String,
     /// Ready or NotReady.
     pub ready: String,
     /// Why it failed, or when it last drifted and was put back.
     pub note: String,
+}
+
+impl ResourceRow {
+    /// Whether a terminate is done with it: deleted, or given back.
+    fn gone(&self) -> bool {
+        matches!(self.deployed.as_str(), "Deleted" | "Released")
+    }
 }
 
 /// The NOTE column: the failure, else the last drift and its repair.
@@ -106,7 +113,7 @@ impl Snapshot {
     /// that was never deployed has nothing to wait for.
     pub fn settled(&self) -> bool {
         match self.state.as_str() {
-            "Terminated" => self.rows().all(|r| r.deployed == "Deleted"),
+            "Terminated" => self.rows().all(ResourceRow::gone),
             "Instantiated" | "Updated" => self.rows().all(|r| r.ready == "Ready"),
             _ => true,
         }
@@ -116,7 +123,7 @@ impl Snapshot {
         let done = rows
             .iter()
             .filter(|r| match self.state.as_str() {
-                "Terminated" => r.deployed == "Deleted",
+                "Terminated" => r.gone(),
                 _ => r.ready == "Ready",
             })
             .count();

@@ -140,6 +140,15 @@ pub struct Args {
     /// on the machine (default: `$XDG_CACHE_HOME/wasmco` or `~/.cache/wasmco`).
     #[arg(long, env = "WASMCO_HELM_CACHE")]
     helm_cache: Option<std::path::PathBuf>,
+    /// Helm charts rendered (or checked) at once; each may take its 256 MiB,
+    /// so this bounds what charts take of the host together (default: the
+    /// cores, at most 4).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    helm_renders: Option<u16>,
+    /// How long a chart waits for a render slot before the request is
+    /// answered 503.
+    #[arg(long, default_value = "30s", value_parser = humantime::parse_duration)]
+    helm_queue_wait: std::time::Duration,
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
@@ -160,6 +169,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         resync_interval,
         probe_interval,
         helm_cache,
+        helm_renders,
+        helm_queue_wait,
     } = args;
     wasmco_core::instrumentation::set_recording(!no_metrics);
     let controller_limits = match controller_limits {
@@ -198,9 +209,14 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         kubeconfigs: kubeconfigs.policy(),
         compiler: wasmco_runtime::CompilerProcess::this_program(compile_timeout),
         controller_limits,
-        helm: wasmco_runtime::helm::HelmConfig {
-            cache_dir: helm_cache.unwrap_or_else(wasmco_runtime::helm::default_cache_dir),
-            ..Default::default()
+        helm: {
+            let defaults = wasmco_runtime::helm::HelmConfig::default();
+            wasmco_runtime::helm::HelmConfig {
+                cache_dir: helm_cache.unwrap_or(defaults.cache_dir),
+                concurrent_renders: helm_renders.map_or(defaults.concurrent_renders, usize::from),
+                queue_wait: helm_queue_wait,
+                ..defaults
+            }
         },
     };
     let state =

@@ -35,6 +35,17 @@ impl Guest for Hostile {
                     std::hint::black_box(&hoard);
                 }
             }
+            // Busy for a while, then an ordinary answer: `spins` turns of a
+            // loop (a guest has no clock to wait on).
+            "slow" => {
+                let spins = intent["spins"].as_u64().unwrap_or(1 << 30);
+                let mut sum = 0u64;
+                for turn in 0..spins {
+                    sum = std::hint::black_box(sum.wrapping_add(turn));
+                }
+                std::hint::black_box(sum);
+                place(&first_app, vec![0])
+            }
             "panic" => panic!("hostile guest gave up: {}", request.apps.len()),
             "print" => {
                 for i in 0..100_000 {
