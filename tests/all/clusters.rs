@@ -852,3 +852,49 @@ mod never_ready {
         drift_is_repaired_while_another_object_is_not_ready(Cluster::api_server());
     }
 }
+
+/// Objects an older version labelled (the key with `/` as `.`, before the
+/// hash) and wrote with this DIG's field manager are taken up: the one
+/// still wanted is relabelled in place, the one no longer wanted deleted.
+/// Only the real API server records field managers.
+#[test]
+fn objects_an_older_version_labelled_are_taken_up() {
+    let cluster = Cluster::api_server();
+    let mut deployment = Deployment::new(&cluster);
+    let project = "legacy";
+    let key = format!("{project}/ca/v1/d");
+    for (name, manager) in [
+        ("legacy-kept", format!("wasmco/{key}")),
+        ("legacy-dropped", format!("wasmco/{key}")),
+    ] {
+        let object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": "default",
+                "labels": {"wasmco.io/deployment-intent-group": "legacy.ca.v1.d", "wasmco.io/app": "cfg"}},
+            "data": {"k": "old"}});
+        cluster.kubectl_with_input(
+            &[
+                "apply",
+                "--server-side",
+                &format!("--field-manager={manager}"),
+                "--filename=-",
+            ],
+            &object.to_string(),
+        );
+    }
+    let dig = deployment.instantiate(
+        project,
+        &[("cfg", config_map("legacy-kept", json!({"k": "new"})))],
+    );
+    deployment.wait_until(&dig, "the older object taken up", |rows| {
+        all(rows, "Applied", "Ready")
+    });
+    wait_for("the dropped one deleted", || {
+        cluster.get("configmap", "legacy-dropped").is_none()
+    });
+    let kept = cluster.get("configmap", "legacy-kept").unwrap();
+    assert_eq!(kept["data"]["k"], "new");
+    assert_eq!(
+        kept["metadata"]["labels"]["wasmco.io/deployment-intent-group"],
+        owner_label(&key)
+    );
+}

@@ -226,7 +226,7 @@ fn while_etcd_is_away_the_api_answers_503_and_recovers_when_it_is_back() {
 fn a_chart_larger_than_etcd_takes_in_one_request_works_on_etcd() {
     use serde_json::json;
 
-    use crate::clusters::harness::place_on_solo_and_approve;
+    use crate::clusters::harness::approved_dig_on_solo;
     use crate::deploy::action;
     use crate::http::{Server, Virtual, doc, expect, project_with_app};
     let etcd = Etcd::start();
@@ -280,19 +280,7 @@ fn a_chart_larger_than_etcd_takes_in_one_request_works_on_etcd() {
     );
     let file_keys = || store.scan_prefix(b"\0chunks/").unwrap().len();
     assert!(file_keys() >= 4, "the chart is kept in chunks");
-    expect(
-        server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
-        201,
-    );
-    let dig = format!("{ca}/deployment-intent-groups/d");
-    expect(
-        server.post(
-            &format!("{ca}/deployment-intent-groups"),
-            doc("d", json!({"compositeProfile": "prof", "version": "r1"})),
-        ),
-        201,
-    );
-    place_on_solo_and_approve(&server, &dig, &["big"]);
+    let dig = approved_dig_on_solo(&server, ca, &["big"]);
     expect(action(&server, &dig, "instantiate"), 202);
     let started = Instant::now();
     while cluster

@@ -123,6 +123,17 @@ fn dig(api: &Api, project: &str, name: &str, cloud: Option<&str>, manifests: &st
     dig
 }
 
+/// The API as an editor of project `shop` calls it.
+fn shop_editor(server: &Server) -> Api {
+    server.as_holder(&issue_token(
+        server,
+        "shop-editor",
+        &["shop"],
+        "editor",
+        "1h",
+    ))
+}
+
 fn config_map(name: &str, namespace: Option<&str>) -> String {
     let namespace = namespace.map_or(String::new(), |ns| format!(", namespace: {ns}"));
     format!(
@@ -172,13 +183,7 @@ fn wait_applied(api: &Api, dig: &str) {
 fn an_editor_reaches_no_further_than_its_namespaces() {
     let cluster = Virtual::start("solo");
     let (_data, server) = set_up(&cluster);
-    let editor = server.as_holder(&issue_token(
-        &server,
-        "shop-editor",
-        &["shop"],
-        "editor",
-        "1h",
-    ));
+    let editor = shop_editor(&server);
     make_cloud(&editor, "shop", "shop-lc", "shop-ns", "shop-user");
     expect(
         editor.post(
@@ -357,13 +362,7 @@ fn an_editor_reaches_no_further_than_its_namespaces() {
 fn a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes() {
     let cluster = Virtual::start("solo");
     let (_data, server) = set_up(&cluster);
-    let editor = server.as_holder(&issue_token(
-        &server,
-        "shop-editor",
-        &["shop"],
-        "editor",
-        "1h",
-    ));
+    let editor = shop_editor(&server);
     let instantiate = |name: &str| {
         editor.post(
             &format!("/v2/projects/shop/logical-clouds/{name}/instantiate"),

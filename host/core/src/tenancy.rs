@@ -44,6 +44,12 @@ impl TenancyPolicySpec {
     pub fn check(&self) -> Result<(), FieldError> {
         for (i, pattern) in self.namespaces.iter().enumerate() {
             let name = pattern.strip_suffix('*').unwrap_or(pattern);
+            if pattern.is_empty() {
+                return Err(FieldError::new(
+                    format!("spec.namespaces[{i}]"),
+                    "must be a namespace, a prefix ending in *, or *",
+                ));
+            }
             if !name.is_empty() {
                 // A prefix need not end as a name does.
                 let whole = if pattern.ends_with('*') {

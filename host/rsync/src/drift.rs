@@ -54,6 +54,8 @@ pub(crate) struct Applied {
     /// Repairs recorded so far: a reconcile that began before one reads
     /// the statuses again before it writes its own over them.
     repairs: AtomicU64,
+    /// The clusters this worker cleaned up on once already.
+    looked: Mutex<std::collections::HashSet<ClusterRef>>,
 }
 
 impl Applied {
@@ -65,6 +67,22 @@ impl Applied {
     /// Notes that a repair recorded a status.
     pub(crate) fn repaired(&self) {
         self.repairs.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Whether this is this worker's first clean-up on `cluster`.
+    pub(crate) fn first_look(&self, cluster: &ClusterRef) -> bool {
+        self.looked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(cluster.clone())
+    }
+
+    /// Makes the next clean-up on `cluster` a first one again.
+    pub(crate) fn look_again(&self, cluster: &ClusterRef) {
+        self.looked
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(cluster);
     }
 
     /// The fingerprint of `app`'s object `key` on `cluster`, when known.

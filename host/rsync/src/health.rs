@@ -36,6 +36,28 @@ impl Inner {
     }
 }
 
+impl Inner {
+    /// A reconcile's request reached `cluster`: a record that says it is
+    /// unreachable is put right now rather than at the next probe (which
+    /// may be a backoff away), so statuses do not show it away.
+    pub(crate) fn reached(&self, cluster: &ClusterRef) {
+        let Ok(Some(last)) = self.contexts.health(cluster) else {
+            return;
+        };
+        if last.state == Reachability::Reachable {
+            return;
+        }
+        let health = ClusterHealth {
+            state: Reachability::Reachable,
+            since: now(),
+            ..last
+        };
+        if let Err(error) = self.contexts.put_health(cluster, &health, None) {
+            tracing::warn!(%cluster, %error, "could not record cluster health");
+        }
+    }
+}
+
 /// What the next health record is, after a probe's `answer`.
 fn next_health(last: Option<&ClusterHealth>, answer: &Result<String, SyncError>) -> ClusterHealth {
     let state = match answer {

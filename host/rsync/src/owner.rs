@@ -98,6 +98,32 @@ pub(crate) enum Holder {
     Nobody,
 }
 
+/// The label value versions before the hash gave `key`'s objects: the key
+/// with every character a label value cannot hold made `.`, cut with a hash
+/// past 63 characters. It is not unique, so only an object this target's
+/// field manager also wrote is taken for this target's by it.
+pub(crate) fn legacy_label(key: &str) -> String {
+    let value: String = key
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '_' | '-' => c,
+            _ => '.',
+        })
+        .collect();
+    if value.len() <= 63 {
+        return value;
+    }
+    let hash = crate::drift::stable_hash(key.as_bytes());
+    format!("{}-{hash:016x}", &value[..46])
+}
+
+/// Whether `manager` wrote some of `object`'s fields.
+fn managed_by(object: &Value, manager: &str) -> bool {
+    object["metadata"]["managedFields"]
+        .as_array()
+        .is_some_and(|entries| entries.iter().any(|e| e["manager"] == manager))
+}
+
 /// Who holds `object`, for the target whose label value is `label` and
 /// whose key is `key`.
 pub(crate) fn holder(object: &Value, key: &str, label: &str) -> Holder {
@@ -105,6 +131,13 @@ pub(crate) fn holder(object: &Value, key: &str, label: &str) -> Holder {
     let annotation = object["metadata"]["annotations"][OWNER_ANNOTATION].as_str();
     let marks = [labels[DIG_LABEL].as_str(), labels[HOOK_LABEL].as_str()];
     if marks.contains(&Some(label)) || annotation == Some(key) {
+        return Holder::Us;
+    }
+    if annotation.is_none()
+        && marks.contains(&Some(legacy_label(key).as_str()))
+        && managed_by(object, &field_manager(key))
+    {
+        // Made by this target before the hash named it.
         return Holder::Us;
     }
     if marks.iter().any(Option::is_some) || annotation.is_some() {
@@ -196,6 +229,23 @@ mod tests {
         assert_eq!(
             holder(&object(json!({"app": "x"}), json!({})), key, &ours),
             Holder::Nobody
+        );
+    }
+
+    #[test]
+    fn an_object_labelled_before_the_hash_is_ours_only_if_our_manager_wrote_it() {
+        let key = "shop/staging.web/v1/d";
+        let ours = owner_label(key);
+        let legacy = |manager: &str| {
+            json!({"metadata": {"labels": {DIG_LABEL: "shop.staging.web.v1.d"},
+                "managedFields": [{"manager": manager, "operation": "Apply"}]}})
+        };
+        assert_eq!(legacy_label(key), "shop.staging.web.v1.d");
+        assert_eq!(holder(&legacy(&field_manager(key)), key, &ours), Holder::Us);
+        // The other project whose key reads alike.
+        assert_eq!(
+            holder(&legacy("wasmco/shop.staging/web/v1/d"), key, &ours),
+            Holder::Another(None)
         );
     }
 

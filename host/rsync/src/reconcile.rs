@@ -388,6 +388,9 @@ impl ClusterWork {
         if reported.replace(state) == Some(state) {
             return;
         }
+        if state == Connectivity::Available {
+            self.inner.reached(&self.cluster);
+        }
         if let Err(error) = self.inner.contexts.put_connectivity(
             &self.key,
             self.revision(),

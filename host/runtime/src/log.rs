@@ -147,6 +147,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_controller_cannot_forge_a_line_of_a_log() {
+        let sink = LogSink::new(1024);
+        sink.append(b"placed\r[INFO] every cluster ready\x1b[2K\nnext");
+        assert_eq!(
+            sink.take().text,
+            "placed\\r[INFO] every cluster ready\\u{1b}[2K\nnext"
+        );
+    }
+
+    #[test]
     fn writes_past_the_bound_are_counted_not_kept() {
         let sink = LogSink::new(8);
         sink.append(b"hello ");

@@ -174,20 +174,8 @@ impl Deployment {
                 201,
             );
         }
-        expect(
-            server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
-            201,
-        );
-        let dig = format!("{ca}/deployment-intent-groups/d");
-        expect(
-            server.post(
-                &format!("{ca}/deployment-intent-groups"),
-                doc("d", json!({"compositeProfile": "prof", "version": "r1"})),
-            ),
-            201,
-        );
         let names: Vec<&str> = apps.iter().map(|(app, _)| *app).collect();
-        place_on_solo_and_approve(server, &dig, &names);
+        let dig = approved_dig_on_solo(server, &ca, &names);
         expect(action(server, &dig, "instantiate"), 202);
         self.project = project.to_owned();
         self.dig = dig.clone();
@@ -277,6 +265,25 @@ impl Deployment {
             }
         }
     }
+}
+
+/// DIG `d` of the composite app version at `ca`, with composite profile
+/// `prof`, its `apps` placed on cluster `lab/solo`, approved; its path.
+pub fn approved_dig_on_solo(server: &Server, ca: &str, apps: &[&str]) -> String {
+    expect(
+        server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
+        201,
+    );
+    let dig = format!("{ca}/deployment-intent-groups/d");
+    expect(
+        server.post(
+            &format!("{ca}/deployment-intent-groups"),
+            doc("d", json!({"compositeProfile": "prof", "version": "r1"})),
+        ),
+        201,
+    );
+    place_on_solo_and_approve(server, &dig, apps);
+    dig
 }
 
 /// Places each of `apps` on cluster `lab/solo` (generic placement intent

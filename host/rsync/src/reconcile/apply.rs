@@ -285,14 +285,7 @@ impl ClusterWork {
         let key = resource.key.to_string();
         let kept_drift = before.and_then(|b| b.drift.clone());
         if let Err(refused) = self.within_confinement(resource).await {
-            let mut status = ResourceStatus::failed(resource, refused.message);
-            status.drift = kept_drift;
-            return Synced {
-                status,
-                applied: false,
-                live: None,
-                transient: refused.transient,
-            };
+            return Synced::refused(resource, refused, kept_drift);
         }
         let claimed;
         let (live, adopting) = match live {
@@ -307,16 +300,7 @@ impl ClusterWork {
                     claimed = object;
                     (Some(&claimed), true)
                 }
-                Err(refused) => {
-                    let mut status = ResourceStatus::failed(resource, refused.message);
-                    status.drift = kept_drift;
-                    return Synced {
-                        status,
-                        applied: false,
-                        live: None,
-                        transient: refused.transient,
-                    };
-                }
+                Err(refused) => return Synced::refused(resource, refused, kept_drift),
             },
         };
         let adopted = adopting || live.is_some_and(|l| owner::adopted(&l.manifest));
@@ -542,6 +526,20 @@ enum Claim {
 struct Refusal {
     message: String,
     transient: bool,
+}
+
+impl Synced {
+    /// `resource` not applied, for `refusal`; its last drift kept.
+    fn refused(resource: &Resource, refusal: Refusal, drift: Option<Drift>) -> Self {
+        let mut status = ResourceStatus::failed(resource, refusal.message);
+        status.drift = drift;
+        Synced {
+            status,
+            applied: false,
+            live: None,
+            transient: refusal.transient,
+        }
+    }
 }
 
 /// Whether `resource` is ready by what its sync saw, without waiting.

@@ -13,7 +13,7 @@ use wasmco_store::appcontext::{Deployed, ResourceStatus, StoredApp};
 
 use super::ClusterWork;
 use crate::RsyncError;
-use crate::owner::{self, APP_LABEL, Holder, field_manager, labels};
+use crate::owner::{self, APP_LABEL, DIG_LABEL, Holder, field_manager, labels};
 use crate::target::Labels;
 use crate::worker::Settled;
 
@@ -29,13 +29,29 @@ impl ClusterWork {
         terminated: bool,
     ) -> Result<Settled, RsyncError> {
         let _permit = self.inner.cluster_slot().await;
-        let found = match self.list(&kinds, &labels(&self.key, None)).await {
+        let mut found = match self.list(&kinds, &labels(&self.key, None)).await {
             Ok(found) => found,
             Err(error) => {
                 tracing::warn!(target = %self.key, cluster = %self.cluster, %error, "could not list for clean-up");
                 return Ok(Settled::Incomplete);
             }
         };
+        // What an older version labelled otherwise, looked for once per
+        // worker and cluster; the applies relabel what is still wanted.
+        if self.applied.first_look(&self.cluster) {
+            let legacy = Labels::from([(DIG_LABEL.to_owned(), owner::legacy_label(&self.key))]);
+            let label = owner::owner_label(&self.key);
+            match self.list(&kinds, &legacy).await {
+                Ok(older) => found.extend(older.into_iter().filter(|(_, object)| {
+                    owner::holder(&object.manifest, &self.key, &label) == Holder::Us
+                })),
+                Err(error) => {
+                    tracing::warn!(target = %self.key, cluster = %self.cluster, %error, "could not list for clean-up");
+                    self.applied.look_again(&self.cluster);
+                    return Ok(Settled::Incomplete);
+                }
+            }
+        }
         let app_of = |object: &Resource| {
             object.manifest["metadata"]["labels"][APP_LABEL]
                 .as_str()

@@ -5,6 +5,8 @@ use serde_json::{Value, json};
 
 use wasmco_core::{BodyShape, FileKind, Kind};
 
+mod specs;
+
 /// Every (method, path) the API serves, in OpenAPI path syntax.
 pub fn operations() -> Vec<(&'static str, String)> {
     let mut ops = vec![
@@ -64,8 +66,21 @@ fn parameters(route: &str) -> Vec<Value> {
         .collect()
 }
 
+/// A resource document of `kind`: metadata and the kind's spec (and the
+/// `status` a GET answers, which a PUT may send back and is ignored).
+fn resource_document(kind: Kind) -> Value {
+    let required = if specs::spec_required(kind) {
+        json!(["metadata", "spec"])
+    } else {
+        json!(["metadata"])
+    };
+    json!({"type": "object", "additionalProperties": false, "required": required,
+           "properties": {"metadata": {"$ref": "#/components/schemas/Metadata"},
+                          "spec": specs::spec(kind), "status": {}}})
+}
+
 fn request_body(kind: Kind) -> Value {
-    let document = json!({"$ref": "#/components/schemas/Document"});
+    let document = resource_document(kind);
     match kind.info().body {
         BodyShape::Document => {
             json!({"required": true, "content": {"application/json": {"schema": document}}})
@@ -82,13 +97,16 @@ fn request_body(kind: Kind) -> Value {
                 }
                 FileKind::Profile => "the profile's overrides (YAML)",
             };
-            json!({"required": true, "content": {"multipart/form-data": {"schema": {
-            "type": "object",
-            "required": ["metadata", "file"],
-            "properties": {
-                "metadata": {"type": "string", "description": "the JSON document (metadata and spec)"},
-                "file": {"type": "string", "format": "binary", "description": description}
-            }}}}})
+            json!({"required": true, "content": {"multipart/form-data": {
+            "schema": {
+                "type": "object",
+                "additionalProperties": false,
+                "required": ["metadata", "file"],
+                "properties": {
+                    "metadata": merge(&document, "the document (metadata and spec), as JSON"),
+                    "file": {"type": "string", "format": "binary", "description": description}
+                }},
+            "encoding": {"metadata": {"contentType": "application/json"}}}}})
         }
     }
 }
@@ -166,22 +184,72 @@ pub fn document() -> Value {
     );
     paths.insert("/v2/openapi.json".into(), json!({"get": {"summary": "this document", "responses": {"200": {"description": "OpenAPI 3"}}}}));
     document_hosts_and_tokens(&mut paths);
+    document_what_every_operation_may_answer(&mut paths);
     json!({
         "openapi": "3.0.3",
+        "security": [{"bearer": []}],
         "info": {"title": "wasmco", "version": env!("CARGO_PKG_VERSION"),
                  "description": "EMCO-shaped API of wasmco, the multi-cluster orchestrator with WebAssembly controllers"},
         "paths": paths,
-        "components": {"schemas": {
-            "Metadata": {"type": "object", "required": ["name"], "properties": {
-                "name": {"type": "string", "pattern": "^[A-Za-z0-9]([A-Za-z0-9_.-]{0,126}[A-Za-z0-9])?$"},
+        "components": {
+        "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer",
+            "description": "the admin token (DATA_DIR/admin.token) or a scoped token from POST /v2/tokens"}},
+        "schemas": {
+            "Metadata": {"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
+                "name": {"type": "string", "pattern": specs::NAME_PATTERN},
                 "description": {"type": "string"}, "userData1": {"type": "string"}, "userData2": {"type": "string"}}},
-            "Document": {"type": "object", "required": ["metadata"], "properties": {
-                "metadata": {"$ref": "#/components/schemas/Metadata"}, "spec": {"type": "object"}}},
-            "ClusterLabel": {"type": "object", "required": ["clusterLabel"], "properties": {"clusterLabel": {"type": "string"}}},
+            "ClusterLabel": {"type": "object", "additionalProperties": false, "required": ["clusterLabel"],
+                             "properties": {"clusterLabel": {"type": "string", "pattern": specs::NAME_PATTERN}}},
             "Error": {"type": "object", "required": ["message"], "properties": {
                 "message": {"type": "string"}, "field": {"type": "string"}}}
         }}
     })
+}
+
+/// What any operation may answer besides its own: 400 (a query it does
+/// not take, a body it cannot read), 401 without a valid token, 403 for a
+/// scoped token past its role, 503 while the store is away. `/healthz`
+/// needs no token and reads no store.
+fn document_what_every_operation_may_answer(paths: &mut serde_json::Map<String, Value>) {
+    let errors = error_responses();
+    let generic = [
+        ("400", errors["400"].clone()),
+        (
+            "401",
+            merge(&errors["400"], "no token, or one that is not valid"),
+        ),
+        (
+            "403",
+            merge(
+                &errors["400"],
+                "the token is scoped to projects, and this needs more",
+            ),
+        ),
+        (
+            "503",
+            merge(
+                &errors["400"],
+                "the store (etcd) cannot be reached, or the host is busy; try again",
+            ),
+        ),
+    ];
+    for (route, operations) in paths.iter_mut() {
+        if route == "/healthz" {
+            operations["get"]["security"] = json!([]);
+            continue;
+        }
+        let Some(operations) = operations.as_object_mut() else {
+            continue;
+        };
+        for operation in operations.values_mut() {
+            let responses = &mut operation["responses"];
+            for (code, response) in &generic {
+                if responses.get(*code).is_none() {
+                    responses[*code] = response.clone();
+                }
+            }
+        }
+    }
 }
 
 /// The hosts sharing the store, and the scoped tokens (admin only).
@@ -209,7 +277,15 @@ fn document_hosts_and_tokens(paths: &mut serde_json::Map<String, Value>) {
         json!({
             "get": {"summary": "the scoped tokens (never their secrets)", "responses": {"200": {"description": "the tokens"}}},
             "post": {"summary": "issue a scoped token: `{\"metadata\": {\"name\"}, \"spec\": {\"projects\", \"role\": viewer|editor, \"expires\"}}`; its secret is in `status.token`, once",
-                     "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Document"}}}},
+                     "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                         "type": "object", "additionalProperties": false, "required": ["metadata", "spec"],
+                         "properties": {
+                             "metadata": {"$ref": "#/components/schemas/Metadata"},
+                             "spec": {"type": "object", "additionalProperties": false,
+                                      "required": ["projects", "role", "expires"], "properties": {
+                                 "projects": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": specs::NAME_PATTERN}},
+                                 "role": {"type": "string", "enum": ["viewer", "editor"]},
+                                 "expires": {"type": "string", "description": "an RFC 3339 time to come, or a duration (30d, 12h)"}}}}}}}},
                      "responses": {"201": {"description": "issued"}, "400": errors["400"], "409": errors["409"]}},
         }),
     );
@@ -245,13 +321,22 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
             op["summary"] = json!(
                 "move the deployed DIG's objects to another version's Approved DIG, as one update: that DIG is instantiated and takes them over, this one is Terminated"
             );
-            let name = json!({"type": "string"});
-            op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {
-                "type": "object", "required": ["spec"], "properties": {
-                    "metadata": {"type": "object"},
-                    "spec": {"type": "object", "properties": {
-                        "targetCompositeAppVersion": name, "targetDeploymentIntentGroup": name,
-                        "target-composite-app-version": name, "target-dig-name": name}}}}}}});
+            // EMCO's body, or its spec alone (emcoctl posts that); older
+            // EMCO spelled the fields with dashes.
+            let name = json!({"type": "string", "minLength": 1});
+            let target = json!({"type": "object", "properties": {
+                    "targetCompositeAppVersion": name, "targetDeploymentIntentGroup": name,
+                    "target-composite-app-version": name, "target-dig-name": name},
+                "allOf": [
+                    {"anyOf": [{"required": ["targetCompositeAppVersion"]},
+                               {"required": ["target-composite-app-version"]}]},
+                    {"anyOf": [{"required": ["targetDeploymentIntentGroup"]},
+                               {"required": ["target-dig-name"]}]}]});
+            let mut alone = target.clone();
+            alone["not"] = json!({"required": ["spec"]});
+            op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"anyOf": [
+                {"type": "object", "required": ["spec"], "properties": {"spec": target}},
+                alone]}}}});
             op["responses"]["400"] = errors["400"].clone();
             op["responses"]["202"] =
                 json!({"description": "done; the target DIG's state and history"});
@@ -260,40 +345,19 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
             // EMCO's body (the revision a string under spec) or the short one.
             let revision = json!({"oneOf": [
                 {"type": "integer", "minimum": 1},
-                {"type": "string", "pattern": "^[0-9]+$"}]});
+                {"type": "string", "pattern": "^\\s*0*[1-9][0-9]{0,18}\\s*$"}]});
             op["requestBody"] = json!({"required": true, "content": {"application/json": {"schema": {"oneOf": [
                 {"type": "object", "required": ["spec"], "properties": {
-                    "metadata": {"type": "object"},
                     "spec": {"type": "object", "required": ["revision"], "properties": {"revision": revision}}}},
-                {"type": "object", "required": ["revision"], "properties": {"revision": revision}}]}}}});
+                {"type": "object", "required": ["revision"], "not": {"required": ["spec"]},
+                 "properties": {"revision": revision}}]}}}});
             op["responses"]["400"] = merge(&errors["400"], "the body names no revision number");
         }
         paths.insert(route, json!({ "post": op }));
     }
     let route = format!("{dig}/status");
     let mut params = parameters(&route);
-    for (name, description) in [
-        ("status", "deployed (default) or ready"),
-        ("output", "summary, all (default) or detail"),
-        (
-            "type",
-            "rsync (default) or cluster: the same answer, read from the clusters",
-        ),
-        (
-            "apps",
-            "only these apps (repeated or comma-separated; also `app`)",
-        ),
-        (
-            "clusters",
-            "only these provider+cluster (repeated or comma-separated; also `cluster`)",
-        ),
-        (
-            "resources",
-            "only resources of these names (repeated or comma-separated; also `resource`)",
-        ),
-    ] {
-        params.push(json!({"name": name, "in": "query", "required": false, "schema": {"type": "string"}, "description": description}));
-    }
+    params.extend(status_query());
     paths.insert(route, json!({"get": {
         "summary": "what rsync did with the DIG's current context, per app, cluster and resource (EMCO's status shape)",
         "parameters": params,
@@ -301,8 +365,13 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
     let route = format!("{dig}/context");
     let mut params = parameters(&route);
     for name in ["app", "cluster", "revision"] {
+        let schema = if name == "revision" {
+            json!({"type": "integer", "minimum": 1})
+        } else {
+            json!({"type": "string"})
+        };
         params.push(
-            json!({"name": name, "in": "query", "required": false, "schema": {"type": "string"},
+            json!({"name": name, "in": "query", "required": false, "schema": schema,
             "description": match name {
                 "cluster" => "provider+cluster, as EMCO writes it",
                 "revision" => "a kept revision instead of the current one",
@@ -316,13 +385,62 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
         "responses": {"200": {"description": "the context"}, "404": error_responses()["404"], "422": error_responses()["422"]}}}));
 }
 
+/// The query of a status (a DIG's, a logical cloud's, a cluster's
+/// networks'), as EMCO takes it.
+fn status_query() -> Vec<Value> {
+    let one_of = |values: &[&str]| json!({"type": "string", "enum": values});
+    let list = json!({"type": "array", "items": {"type": "string"}});
+    [
+        (
+            "status",
+            one_of(&["deployed", "ready"]),
+            "deployed (default) or ready",
+        ),
+        (
+            "output",
+            one_of(&["summary", "all", "detail"]),
+            "summary, all (default) or detail",
+        ),
+        (
+            "type",
+            one_of(&["rsync", "cluster"]),
+            "rsync (default) or cluster: the same answer, read from the clusters",
+        ),
+        (
+            "apps",
+            list.clone(),
+            "only these apps (repeated or comma-separated)",
+        ),
+        ("app", list.clone(), "as apps"),
+        (
+            "clusters",
+            list.clone(),
+            "only these provider+cluster (repeated or comma-separated)",
+        ),
+        ("cluster", list.clone(), "as clusters"),
+        (
+            "resources",
+            list.clone(),
+            "only resources of these names (repeated or comma-separated)",
+        ),
+        ("resource", list, "as resources"),
+    ]
+    .into_iter()
+    .map(|(name, schema, description)| {
+        json!({"name": name, "in": "query", "required": false, "schema": schema,
+               "explode": true, "description": description})
+    })
+    .collect()
+}
+
 /// A cluster's PKI.
 fn document_pki(paths: &mut serde_json::Map<String, Value>) {
     let cluster = Kind::Cluster.item_route();
     let errors = error_responses();
     let json_body = |required: &[&str], properties: Value| {
         json!({"required": true, "content": {"application/json": {"schema": {
-            "type": "object", "required": required, "properties": properties}}}})
+            "type": "object", "additionalProperties": false, "required": required,
+            "properties": properties}}}})
     };
     let pem = json!({"type": "string", "description": "PEM"});
     let certificate = json!({"description": "the certificate", "content": {"application/json": {"schema": {
@@ -334,9 +452,11 @@ fn document_pki(paths: &mut serde_json::Map<String, Value>) {
         responses
     };
     let route = format!("{cluster}/{}", super::clusters::STATUS_ROUTE);
+    let mut params = parameters(&route);
+    params.extend(status_query());
     paths.insert(route.clone(), json!({"get": {
         "summary": "whether rsync reaches the cluster: state (Reachable, Unreachable, Unknown before the first probe), since, lastError, version; and its network intents' status (deployedStatus, deployedCounts and apps as a DIG status has them, with the same query)",
-        "parameters": parameters(&route),
+        "parameters": params,
         "responses": {"200": {"description": "the cluster's health and network status"}, "400": errors["400"], "404": errors["404"]}}}));
     for action in super::clusters::NetworkAction::ALL {
         let route = format!("{cluster}/{}", action.route());
@@ -355,7 +475,10 @@ fn document_pki(paths: &mut serde_json::Map<String, Value>) {
         "post": {"summary": "create the cluster's CA, or import one with {certificate, key}",
                  "parameters": parameters(&route),
                  "requestBody": {"required": false, "content": {"application/json": {"schema": {
-                     "type": "object", "properties": {"certificate": pem, "key": pem}}}}},
+                     "type": "object", "additionalProperties": false,
+                     "anyOf": [{"required": ["certificate", "key"]},
+                               {"not": {"anyOf": [{"required": ["certificate"]}, {"required": ["key"]}]}}],
+                     "properties": {"certificate": pem, "key": pem}}}}},
                  "responses": with(with(failures.clone(), "201", certificate.clone()), "409",
                      merge(&errors["409"], "the cluster already has a CA"))},
         "get": {"summary": "the cluster's CA certificate (never its key)", "parameters": parameters(&route),
@@ -400,11 +523,13 @@ fn document_logical_clouds(paths: &mut serde_json::Map<String, Value>) {
                           "422": merge(&errors["422"], "no cluster referenced, or a cluster without a CA")}}}));
     }
     let route = format!("{lc}/status");
+    let mut params = parameters(&route);
+    params.extend(status_query());
     paths.insert(
         route.clone(),
         json!({"get": {
         "summary": "what rsync did with the logical cloud, in a DIG status's shape",
-        "parameters": parameters(&route),
+        "parameters": params,
         "responses": {"200": {"description": "the status"}, "404": errors["404"]}}}),
     );
     let route = format!(
