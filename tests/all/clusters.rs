@@ -18,7 +18,7 @@ use crate::http::{Server, Virtual, doc, expect};
 
 pub mod harness;
 
-use harness::{CA, Cluster, Deployment, all, config_map, config_maps, wait_for};
+use harness::{CA, Cluster, Deployment, all, config_map, config_maps, on_both, wait_for};
 use wasmco_rsync::owner_label;
 
 fn apply_update_and_terminate(cluster: Cluster) {
@@ -805,17 +805,6 @@ fn a_certificate_request_is_approved(cluster: Cluster) {
             csr.contains("\"certificate\"")
         });
     }
-}
-
-macro_rules! on_both {
-    ($($scenario:ident),* $(,)?) => {
-        mod virtual_cluster {
-            $(#[test] fn $scenario() { super::$scenario(super::Cluster::virtual_cluster()) })*
-        }
-        mod api_server {
-            $(#[test] fn $scenario() { super::$scenario(super::Cluster::api_server()) })*
-        }
-    };
 }
 
 on_both!(

@@ -7,21 +7,33 @@
 
 use serde_json::{Value, json};
 
-use crate::http::{Api, Server, Virtual, doc, expect, issue_token, refused, wasm};
+use crate::clusters::harness::{Cluster, on_both};
+use crate::http::{Api, Server, doc, expect, issue_token, refused, wasm};
 
 const PROVIDER: &str = "/v2/cluster-providers/lab";
 
 /// A server with cluster `lab/solo`, the gac controller, and projects
 /// `shop` and `rival`; `rival`'s logical cloud `rival-lc` (namespace
-/// `rival-ns`, user `rival-user`) instantiated by the admin.
-fn set_up(cluster: &Virtual) -> (tempfile::TempDir, Server) {
+/// `rival-ns-{tag}`, user `rival-user`) instantiated by the admin. On the
+/// real API server, wasmco signs the clouds' users with its CA.
+fn set_up(cluster: &Cluster, tag: &str) -> (tempfile::TempDir, Server) {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start_with(data.path(), &["--resync-interval", "1s"]);
     expect(
         server.post("/v2/cluster-providers", doc("lab", json!({}))),
         201,
     );
-    server.register_cluster("lab", "solo", &cluster.kubeconfig);
+    server.register_cluster("lab", "solo", cluster.kubeconfig().0);
+    if let Cluster::Real(real) = cluster {
+        let pem = |file: &str| std::fs::read_to_string(real.pki.join(file)).unwrap();
+        expect(
+            server.post(
+                &format!("{PROVIDER}/clusters/solo/ca"),
+                json!({"certificate": pem("ca.crt"), "key": pem("ca.key")}),
+            ),
+            201,
+        );
+    }
     expect(
         server.upload(
             "/v2/controllers",
@@ -33,7 +45,8 @@ fn set_up(cluster: &Virtual) -> (tempfile::TempDir, Server) {
     for project in ["shop", "rival"] {
         expect(server.post("/v2/projects", doc(project, json!({}))), 201);
     }
-    make_cloud(&server, "rival", "rival-lc", "rival-ns", "rival-user");
+    let namespace = format!("rival-ns-{tag}");
+    make_cloud(&server, "rival", "rival-lc", &namespace, "rival-user");
     expect(
         server.post(
             "/v2/projects/rival/logical-clouds/rival-lc/instantiate",
@@ -179,12 +192,20 @@ fn wait_applied(api: &Api, dig: &str) {
     }
 }
 
-#[test]
-fn an_editor_reaches_no_further_than_its_namespaces() {
-    let cluster = Virtual::start("solo");
-    let (_data, server) = set_up(&cluster);
+/// Whether `cluster` holds `kind`/`name` (in `namespace`, for a namespaced kind).
+fn holds(cluster: &Cluster, kind: &str, name: &str, namespace: Option<&str>) -> bool {
+    let mut args = vec!["get", kind, name, "--ignore-not-found", "--output=name"];
+    let namespace = namespace.map(|ns| format!("--namespace={ns}"));
+    args.extend(namespace.as_deref());
+    !cluster.kubectl(&args).trim().is_empty()
+}
+
+fn an_editor_reaches_no_further_than_its_namespaces(cluster: Cluster) {
+    let tag = format!("{}e", cluster.tag());
+    let (_data, server) = set_up(&cluster, &tag);
     let editor = shop_editor(&server);
-    make_cloud(&editor, "shop", "shop-lc", "shop-ns", "shop-user");
+    let (own_ns, rival_ns) = (format!("shop-ns-{tag}"), format!("rival-ns-{tag}"));
+    make_cloud(&editor, "shop", "shop-lc", &own_ns, "shop-user");
     expect(
         editor.post(
             "/v2/projects/shop/logical-clouds/shop-lc/instantiate",
@@ -203,11 +224,7 @@ fn an_editor_reaches_no_further_than_its_namespaces() {
     );
     expect(editor.post(&format!("{own}/instantiate"), json!({})), 202);
     wait_applied(&editor, &own);
-    assert!(
-        cluster
-            .object("/api/v1/namespaces/shop-ns/configmaps/mine")
-            .is_some()
-    );
+    assert!(holds(&cluster, "configmap", "mine", Some(&own_ns)));
 
     // Without a cloud, `default` is no namespace of the project's.
     let loose = dig(&editor, "shop", "loose", None, &config_map("loose", None));
@@ -221,11 +238,11 @@ fn an_editor_reaches_no_further_than_its_namespaces() {
         "shop",
         "theirs",
         Some("shop-lc"),
-        &config_map("planted", Some("rival-ns")),
+        &config_map("planted", Some(&rival_ns)),
     );
     refused_with(
         editor.post(&format!("{theirs}/instantiate"), json!({})),
-        &["namespace rival-ns"],
+        &[&format!("namespace {rival_ns}")],
     );
     // Cluster-wide power.
     let escalate = dig(
@@ -233,12 +250,12 @@ fn an_editor_reaches_no_further_than_its_namespaces() {
         "shop",
         "escalate",
         Some("shop-lc"),
-        &cluster_role_binding("everyone-admin", "cluster-admin").to_string(),
+        &cluster_role_binding(&format!("everyone-admin-{tag}"), "cluster-admin").to_string(),
     );
     refused_with(
         editor.post(&format!("{escalate}/instantiate"), json!({})),
         &[
-            "ClusterRoleBinding everyone-admin",
+            &format!("ClusterRoleBinding everyone-admin-{tag}"),
             "cluster-scoped",
             "spec.kinds",
         ],
@@ -257,7 +274,7 @@ fn an_editor_reaches_no_further_than_its_namespaces() {
             doc(
                 "sneak",
                 json!({"resources": [{"app": "app",
-                "manifest": cluster_role_binding("sneaked", "cluster-admin")}]}),
+                "manifest": cluster_role_binding(&format!("sneaked-{tag}"), "cluster-admin")}]}),
             ),
         ),
         201,
@@ -274,13 +291,17 @@ fn an_editor_reaches_no_further_than_its_namespaces() {
     );
     refused_with(
         editor.post(&format!("{own}/update"), json!({})),
-        &["ClusterRoleBinding sneaked", "cluster-scoped"],
+        &[
+            &format!("ClusterRoleBinding sneaked-{tag}"),
+            "cluster-scoped",
+        ],
     );
-    assert!(
-        cluster
-            .object("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/sneaked")
-            .is_none()
-    );
+    assert!(!holds(
+        &cluster,
+        "clusterrolebinding",
+        &format!("sneaked-{tag}"),
+        None
+    ));
 
     // The policy is the admin's to set; the editor reads it.
     let policies = "/v2/projects/shop/tenancy-policies";
@@ -307,7 +328,7 @@ fn an_editor_reaches_no_further_than_its_namespaces() {
         "shop",
         "view",
         Some("shop-lc"),
-        &cluster_role_binding("everyone-views", "view").to_string(),
+        &cluster_role_binding(&format!("everyone-views-{tag}"), "view").to_string(),
     );
     expect(editor.post(&format!("{view}/instantiate"), json!({})), 202);
     // The kind is allowed now, binding cluster-admin still is not.
@@ -358,34 +379,35 @@ fn an_editor_reaches_no_further_than_its_namespaces() {
     );
 }
 
-#[test]
-fn a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes() {
-    let cluster = Virtual::start("solo");
-    let (_data, server) = set_up(&cluster);
+fn a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes(cluster: Cluster) {
+    let tag = format!("{}c", cluster.tag());
+    let (_data, server) = set_up(&cluster, &tag);
     let editor = shop_editor(&server);
+    let rival_ns = format!("rival-ns-{tag}");
+    let own = |name: &str| format!("{name}-{tag}");
     let instantiate = |name: &str| {
         editor.post(
             &format!("/v2/projects/shop/logical-clouds/{name}/instantiate"),
             json!({}),
         )
     };
-    make_cloud(&editor, "shop", "squat", "rival-ns", "squatter");
+    make_cloud(&editor, "shop", "squat", &rival_ns, "squatter");
     refused_with(
         instantiate("squat"),
-        &["namespace rival-ns", "another project's"],
+        &[&format!("namespace {rival_ns}"), "another project's"],
     );
     make_cloud(
         &editor,
         "shop",
         "system",
-        "shop-sys",
+        &own("shop-sys"),
         "system:kube-controller-manager",
     );
     refused_with(
         instantiate("system"),
         &["user system:kube-controller-manager"],
     );
-    make_cloud(&editor, "shop", "copycat", "shop-copy", "rival-user");
+    make_cloud(&editor, "shop", "copycat", &own("shop-copy"), "rival-user");
     refused_with(
         instantiate("copycat"),
         &["user rival-user", "another project's"],
@@ -396,7 +418,7 @@ fn a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes() {
         &["namespace kube-system", "Kubernetes' own"],
     );
 
-    make_cloud(&editor, "shop", "wide", "shop-wide", "wide-user");
+    make_cloud(&editor, "shop", "wide", &own("shop-wide"), "wide-user");
     expect(
         editor.post(
             "/v2/projects/shop/logical-clouds/wide/user-permissions",
@@ -411,11 +433,12 @@ fn a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes() {
         instantiate("wide"),
         &["whole cluster", "spec.clusterWidePermissions"],
     );
-    assert!(
-        cluster
-            .object("/apis/rbac.authorization.k8s.io/v1/clusterroles/shop-wide-clusterrole")
-            .is_none()
-    );
+    assert!(!holds(
+        &cluster,
+        "clusterrole",
+        "shop-wide-clusterrole",
+        None
+    ));
     expect(
         server.post(
             "/v2/projects/shop/tenancy-policies",
@@ -426,15 +449,20 @@ fn a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes() {
     expect(instantiate("wide"), 202);
 
     // Nothing refused was made on the cluster.
-    for namespace in ["shop-sys", "shop-copy"] {
+    for namespace in [own("shop-sys"), own("shop-copy")] {
         assert!(
-            cluster
-                .object(&format!("/api/v1/namespaces/{namespace}"))
-                .is_none(),
+            !holds(&cluster, "namespace", &namespace, None),
             "{namespace} was made"
         );
     }
 }
+
+// On the virtual cluster and on a real API server: the refusals are the
+// orchestrator's, before anything reaches a cluster, whichever it is.
+on_both!(
+    an_editor_reaches_no_further_than_its_namespaces,
+    a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes,
+);
 
 /// On a real API server, which enforces RBAC: a project's logical cloud
 /// user works in its namespace and cannot read another project's Secrets.

@@ -371,3 +371,18 @@ impl Cluster {
         }
     }
 }
+
+/// Runs each scenario (a function of a [`Cluster`] in the calling module)
+/// as two tests: on the virtual cluster and on the real API server.
+macro_rules! on_both {
+    ($($scenario:ident),* $(,)?) => {
+        mod virtual_cluster {
+            $(#[test] fn $scenario() { super::$scenario(super::Cluster::virtual_cluster()) })*
+        }
+        mod api_server {
+            $(#[test] fn $scenario() { super::$scenario(super::Cluster::api_server()) })*
+        }
+    };
+}
+
+pub(crate) use on_both;
