@@ -363,7 +363,10 @@ fn emcos_single_cluster_flow_runs_unchanged_in_a_standard_logical_cloud() {
     let requests = dev.objects(1, "apis/certificates.k8s.io/v1/certificatesigningrequests");
     let request = requests
         .iter()
-        .find(|r| r["metadata"]["name"] == "proj1-lc1-user-csr")
+        .find(|r| {
+            r["metadata"]["name"]
+                == wasmco_core::cloud::cloud_object_name("proj1", "lc1", "user-csr")
+        })
         .expect("dev-1 got user-1's certificate request");
     assert!(
         request["status"]["certificate"]

@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use wasmco_core::cloud::cloud_object_name;
 
 use crate::http::{Server, Virtual, doc, expect, refused};
 
@@ -164,11 +165,17 @@ fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
             .object("/apis/rbac.authorization.k8s.io/v1/namespaces/kube-system/rolebindings/team-a-kube-system-rolebinding")
             .is_some());
         let cluster_role = cluster
-            .object("/apis/rbac.authorization.k8s.io/v1/clusterroles/shop-team-a-clusterrole")
+            .object(&format!(
+                "/apis/rbac.authorization.k8s.io/v1/clusterroles/{}",
+                cloud_object_name("shop", "team-a", "clusterrole")
+            ))
             .unwrap();
         assert_eq!(cluster_role["rules"][0]["resources"], json!(["nodes"]));
         let cluster_binding = cluster
-            .object("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/shop-team-a-clusterrolebinding")
+            .object(&format!(
+                "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/{}",
+                cloud_object_name("shop", "team-a", "clusterrolebinding")
+            ))
             .unwrap();
         assert_eq!(cluster_binding["subjects"][0]["name"], "alice");
         let quota = cluster
@@ -219,8 +226,10 @@ fn a_logical_cloud_gives_its_user_a_namespace_on_each_cluster() {
             key.public_key_raw(),
             "the certificate is for the key in the kubeconfig"
         );
-        let csr = cluster
-            .object("/apis/certificates.k8s.io/v1/certificatesigningrequests/shop-team-a-user-csr");
+        let csr = cluster.object(&format!(
+            "/apis/certificates.k8s.io/v1/certificatesigningrequests/{}",
+            cloud_object_name("shop", "team-a", "user-csr")
+        ));
         if *name == "east" {
             assert!(csr.is_none(), "a cluster with a stored CA gets no request");
             let ca_pem = expect(

@@ -5,6 +5,8 @@
 //! logical clouds take nothing of another project's or of Kubernetes'.
 //! The admin's own actions stay unconfined.
 
+use std::collections::BTreeMap;
+
 use serde_json::{Value, json};
 
 use crate::clusters::harness::{Cluster, on_both};
@@ -205,7 +207,7 @@ fn an_editor_reaches_no_further_than_its_namespaces(cluster: Cluster) {
     let (_data, server) = set_up(&cluster, &tag);
     let editor = shop_editor(&server);
     let (own_ns, rival_ns) = (format!("shop-ns-{tag}"), format!("rival-ns-{tag}"));
-    make_cloud(&editor, "shop", "shop-lc", &own_ns, "shop-user");
+    make_cloud(&editor, "shop", "shop-lc", &own_ns, "shop:user");
     expect(
         editor.post(
             "/v2/projects/shop/logical-clouds/shop-lc/instantiate",
@@ -226,11 +228,11 @@ fn an_editor_reaches_no_further_than_its_namespaces(cluster: Cluster) {
     wait_applied(&editor, &own);
     assert!(holds(&cluster, "configmap", "mine", Some(&own_ns)));
 
-    // Without a cloud, `default` is no namespace of the project's.
+    // Without a cloud, it would run with the cluster's own credentials.
     let loose = dig(&editor, "shop", "loose", None, &config_map("loose", None));
     refused_with(
         editor.post(&format!("{loose}/instantiate"), json!({})),
-        &["ConfigMap loose in namespace default", "spec.namespaces"],
+        &["spec.logicalCloud", "spec.clusterCredentials"],
     );
     // Another project's namespace, named in the manifest.
     let theirs = dig(
@@ -359,7 +361,19 @@ fn an_editor_reaches_no_further_than_its_namespaces(cluster: Cluster) {
     );
     refused_with(
         rival.post(&format!("{rival_default}/instantiate"), json!({})),
-        &["namespace default"],
+        &["spec.clusterCredentials"],
+    );
+    expect(
+        server.post(
+            &format!("{PROVIDER}/tenancy-policies"),
+            doc("credentials", json!({"clusterCredentials": true})),
+        ),
+        201,
+    );
+    // Allowed the clusters' credentials, it is still held to its namespaces.
+    refused_with(
+        rival.post(&format!("{rival_default}/instantiate"), json!({})),
+        &["ConfigMap rival-cm in namespace default", "spec.namespaces"],
     );
     expect(
         server.post(
@@ -372,10 +386,10 @@ fn an_editor_reaches_no_further_than_its_namespaces(cluster: Cluster) {
         rival.post(&format!("{rival_default}/instantiate"), json!({})),
         202,
     );
-    // shop has its own policy, which does not name `default`.
+    // shop has its own policy, which allows neither.
     refused_with(
         editor.post(&format!("{loose}/instantiate"), json!({})),
-        &["namespace default"],
+        &["spec.clusterCredentials"],
     );
 }
 
@@ -391,10 +405,12 @@ fn a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes(cluster: 
             json!({}),
         )
     };
-    make_cloud(&editor, "shop", "squat", &rival_ns, "squatter");
-    refused_with(
-        instantiate("squat"),
-        &[&format!("namespace {rival_ns}"), "another project's"],
+    make_cloud(&editor, "shop", "squat", &rival_ns, "shop:squatter");
+    let taken = expect(instantiate("squat"), 409);
+    let said = taken["message"].as_str().unwrap_or_default();
+    assert!(
+        said.contains(&format!("namespace {rival_ns} is another project's")),
+        "{said}"
     );
     make_cloud(
         &editor,
@@ -408,17 +424,14 @@ fn a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes(cluster: 
         &["user system:kube-controller-manager"],
     );
     make_cloud(&editor, "shop", "copycat", &own("shop-copy"), "rival-user");
-    refused_with(
-        instantiate("copycat"),
-        &["user rival-user", "another project's"],
-    );
-    make_cloud(&editor, "shop", "kube", "kube-system", "kube-user");
+    refused_with(instantiate("copycat"), &["user rival-user", "shop:<name>"]);
+    make_cloud(&editor, "shop", "kube", "kube-system", "shop:kube");
     refused_with(
         instantiate("kube"),
         &["namespace kube-system", "Kubernetes' own"],
     );
 
-    make_cloud(&editor, "shop", "wide", &own("shop-wide"), "wide-user");
+    make_cloud(&editor, "shop", "wide", &own("shop-wide"), "shop:wide");
     expect(
         editor.post(
             "/v2/projects/shop/logical-clouds/wide/user-permissions",
@@ -433,12 +446,8 @@ fn a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes(cluster: 
         instantiate("wide"),
         &["whole cluster", "spec.clusterWidePermissions"],
     );
-    assert!(!holds(
-        &cluster,
-        "clusterrole",
-        "shop-wide-clusterrole",
-        None
-    ));
+    let wide_role = wasmco_core::cloud::cloud_object_name("shop", "wide", "clusterrole");
+    assert!(!holds(&cluster, "clusterrole", &wide_role, None));
     expect(
         server.post(
             "/v2/projects/shop/tenancy-policies",
@@ -457,11 +466,207 @@ fn a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes(cluster: 
     }
 }
 
+/// Once no resource of `path` (a DIG's or a logical cloud's) is Pending:
+/// per `Kind name`, its deployed status and message.
+fn settled(api: &Api, path: &str) -> BTreeMap<String, (String, String)> {
+    let started = std::time::Instant::now();
+    loop {
+        let status = expect(api.get(&format!("{path}/status?output=detail")), 200);
+        let mut found = BTreeMap::new();
+        for app in status["apps"].as_array().into_iter().flatten() {
+            for cluster in app["clusters"].as_array().into_iter().flatten() {
+                for resource in cluster["resources"].as_array().into_iter().flatten() {
+                    let text = |v: &Value| v.as_str().unwrap_or_default().to_owned();
+                    found.insert(
+                        format!(
+                            "{} {}",
+                            text(&resource["GVK"]["Kind"]),
+                            text(&resource["name"])
+                        ),
+                        (
+                            text(&resource["deployedStatus"]),
+                            text(&resource["message"]),
+                        ),
+                    );
+                }
+            }
+        }
+        if !found.is_empty() && found.values().all(|(state, _)| state != "Pending") {
+            return found;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "still pending: {status}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// The labels `cluster`'s namespace `name` carries, once it has `until`.
+fn namespace_labels(cluster: &Cluster, name: &str, until: &str) -> Value {
+    let started = std::time::Instant::now();
+    loop {
+        let namespace: Value =
+            serde_json::from_str(&cluster.kubectl(&["get", "namespace", name, "--output=json"]))
+                .unwrap();
+        let labels = namespace["metadata"]["labels"].clone();
+        if labels.get(until).is_some() {
+            return labels;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(60),
+            "{name} never got {until}: {labels}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+fn a_deployed_cloud_keeps_the_namespace_and_user_it_was_checked_with(cluster: Cluster) {
+    let tag = format!("{}k", cluster.tag());
+    let (_data, server) = set_up(&cluster, &tag);
+    let editor = shop_editor(&server);
+    let own_ns = format!("shop-ns-{tag}");
+    make_cloud(&editor, "shop", "kept", &own_ns, "shop:user");
+    let lc = "/v2/projects/shop/logical-clouds/kept";
+    expect(editor.post(&format!("{lc}/instantiate"), json!({})), 202);
+    let spec = |namespace: &str, user: &str| {
+        doc(
+            "kept",
+            json!({"namespace": namespace, "user": {"userName": user},
+                   "labels": {"team": "shop", "pod-security.kubernetes.io/enforce": "privileged"}}),
+        )
+    };
+    // Moved while deployed, to Kubernetes' namespace or to another user: refused.
+    for (edited, field) in [
+        (spec("kube-system", "shop:user"), "spec.namespace"),
+        (spec(&own_ns, "shop:admin"), "spec.user.userName"),
+    ] {
+        let said = expect(editor.put(lc, edited), 409);
+        assert!(
+            said["message"].as_str().unwrap_or_default().contains(field),
+            "{said}"
+        );
+    }
+    // Its labels may change: an update puts them on its namespace, with
+    // the policy's Pod Security level rather than the one they name.
+    expect(editor.put(lc, spec(&own_ns, "shop:user")), 200);
+    expect(editor.post(&format!("{lc}/update"), json!({})), 202);
+    let labels = namespace_labels(&cluster, &own_ns, "team");
+    assert_eq!(labels["team"], "shop");
+    assert_eq!(labels["pod-security.kubernetes.io/enforce"], "baseline");
+
+    let sneaky = dig(
+        &editor,
+        "shop",
+        "sneaky",
+        Some("kept"),
+        &config_map("x", Some("kube-system")),
+    );
+    refused_with(
+        editor.post(&format!("{sneaky}/instantiate"), json!({})),
+        &["namespace kube-system"],
+    );
+    // A DIG deployed in it holds it up: the cloud is not terminated under it.
+    let own = dig(
+        &editor,
+        "shop",
+        "kept-own",
+        Some("kept"),
+        &config_map("mine", None),
+    );
+    expect(editor.post(&format!("{own}/instantiate"), json!({})), 202);
+    let busy = expect(editor.post(&format!("{lc}/terminate"), json!({})), 409);
+    assert!(
+        busy["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("shop/kept-own/v1/d"),
+        "{busy}"
+    );
+    expect(editor.post(&format!("{own}/terminate"), json!({})), 202);
+    expect(editor.post(&format!("{lc}/terminate"), json!({})), 202);
+    expect(
+        editor.put(lc, spec(&format!("elsewhere-{tag}"), "shop:user")),
+        200,
+    );
+}
+
+fn a_project_takes_nothing_made_outside_wasmco(cluster: Cluster) {
+    let tag = format!("{}o", cluster.tag());
+    let (_data, server) = set_up(&cluster, &tag);
+    let editor = shop_editor(&server);
+    // A namespace someone else made: the cloud's Role and RoleBinding do
+    // not go into it either.
+    let outside = format!("outside-{tag}");
+    // (As JSON: the virtual cluster reads no protobuf.)
+    let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": outside}});
+    cluster.kubectl_with_input(
+        &["create", "--validate=false", "--filename=-"],
+        &namespace.to_string(),
+    );
+    make_cloud(&editor, "shop", "outsider", &outside, "shop:outsider");
+    let outsider = "/v2/projects/shop/logical-clouds/outsider";
+    expect(
+        editor.post(&format!("{outsider}/instantiate"), json!({})),
+        202,
+    );
+    let statuses = settled(&editor, outsider);
+    let (state, message) = &statuses[&format!("Namespace {outside}")];
+    assert_eq!(state, "Failed");
+    assert!(message.contains("not made by wasmco"), "{message}");
+    for object in ["Role outsider-role", "RoleBinding outsider-rolebinding"] {
+        let (state, message) = &statuses[object];
+        assert_eq!(state, "Failed", "{object}");
+        assert!(
+            message.contains(&format!("its namespace {outside} was not made")),
+            "{message}"
+        );
+    }
+    assert!(!holds(&cluster, "role", "outsider-role", Some(&outside)));
+    assert!(!holds(
+        &cluster,
+        "rolebinding",
+        "outsider-rolebinding",
+        Some(&outside)
+    ));
+
+    // In its own namespace, an object made outside wasmco is not taken
+    // over, even when the manifest asks to.
+    let own_ns = format!("shop-ns-{tag}");
+    make_cloud(&editor, "shop", "home", &own_ns, "shop:user");
+    let lc = "/v2/projects/shop/logical-clouds/home";
+    expect(editor.post(&format!("{lc}/instantiate"), json!({})), 202);
+    settled(&editor, lc);
+    let theirs = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "theirs", "namespace": own_ns}, "data": {"k": "original"}});
+    cluster.kubectl_with_input(
+        &["create", "--validate=false", "--filename=-"],
+        &theirs.to_string(),
+    );
+    let forced = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: theirs, annotations: \
+                  {wasmco.io/force-apply: \"true\"}}\ndata: {k: replaced}\n";
+    let take = dig(&editor, "shop", "take", Some("home"), forced);
+    expect(editor.post(&format!("{take}/instantiate"), json!({})), 202);
+    let (state, message) = &settled(&editor, &take)["ConfigMap theirs"];
+    assert_eq!(state, "Failed");
+    assert!(message.contains("does not take over"), "{message}");
+    let data = cluster.kubectl(&[
+        "get",
+        "configmap",
+        "theirs",
+        &format!("--namespace={own_ns}"),
+        "--output=jsonpath={.data.k}",
+    ]);
+    assert_eq!(data, "original");
+}
+
 // On the virtual cluster and on a real API server: the refusals are the
 // orchestrator's, before anything reaches a cluster, whichever it is.
 on_both!(
     an_editor_reaches_no_further_than_its_namespaces,
     a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes,
+    a_deployed_cloud_keeps_the_namespace_and_user_it_was_checked_with,
+    a_project_takes_nothing_made_outside_wasmco,
 );
 
 /// On a real API server, which enforces RBAC: a project's logical cloud
@@ -500,7 +705,7 @@ fn a_clouds_user_cannot_read_another_projects_secrets_on_a_real_api_server() {
             project,
             "lc",
             namespace,
-            &format!("tenancy-{project}-user"),
+            &format!("{project}:user"),
         );
         expect(
             editor.post(
@@ -565,4 +770,37 @@ fn a_clouds_user_cannot_read_another_projects_secrets_on_a_real_api_server() {
         said.contains("Forbidden") || said.contains("forbidden"),
         "{said}"
     );
+
+    // Its namespace enforces the policy's Pod Security level (baseline by
+    // default): a Pod mounting the node's root is refused by the API
+    // server, a plain one is not.
+    let shop = server.as_holder(&issue_token(
+        &server,
+        "shop-deployer",
+        &["shop"],
+        "editor",
+        "1h",
+    ));
+    // (No controller manager runs here to make it.)
+    let account = kubectl(
+        &real.kubeconfig_path,
+        &[
+            "create",
+            "serviceaccount",
+            "default",
+            "--namespace=tenancy-shop",
+        ],
+    );
+    assert!(account.status.success(), "{account:?}");
+    let pods = "apiVersion: v1\nkind: Pod\nmetadata: {name: plain}\n\
+                spec: {containers: [{name: c, image: busybox}]}\n---\n\
+                apiVersion: v1\nkind: Pod\nmetadata: {name: root}\n\
+                spec: {containers: [{name: c, image: busybox}], volumes: [{name: node, hostPath: {path: /}}]}\n";
+    let pods = dig(&shop, "shop", "pods", Some("lc"), pods);
+    expect(shop.post(&format!("{pods}/instantiate"), json!({})), 202);
+    let statuses = settled(&shop, &pods);
+    assert_eq!(statuses["Pod plain"].0, "Applied", "{statuses:?}");
+    let (state, message) = &statuses["Pod root"];
+    assert_eq!(state, "Failed");
+    assert!(message.contains("PodSecurity"), "{message}");
 }

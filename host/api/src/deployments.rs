@@ -85,9 +85,9 @@ impl From<OrchestratorError> for ApiError {
     fn from(e: OrchestratorError) -> Self {
         match e {
             OrchestratorError::Db(db) => db.into(),
-            OrchestratorError::State { .. } | OrchestratorError::Deployed(_) => {
-                ApiError::new(StatusCode::CONFLICT, e.to_string())
-            }
+            OrchestratorError::State { .. }
+            | OrchestratorError::Deployed(_)
+            | OrchestratorError::Conflict(_) => ApiError::new(StatusCode::CONFLICT, e.to_string()),
             OrchestratorError::Input(_)
             | OrchestratorError::Controller(_)
             | OrchestratorError::Tenancy(_) => {

@@ -580,6 +580,16 @@ fn prepare(
             }
             Ok((body, None))
         }
+        Kind::LogicalCloud => {
+            let spec: wasmco_core::specs::LogicalCloudSpec = wasmco_core::read_spec(&body["spec"])
+                .map_err(|e| ApiError::field(StatusCode::BAD_REQUEST, e.field, e.reason))?;
+            let lc = wasmco_orchestrator::LogicalCloudRef {
+                project: id.path[0].clone(),
+                name: id.path[1].clone(),
+            };
+            state.orchestrator.check_cloud_edit(&lc, &spec)?;
+            Ok((body, None))
+        }
         _ => Ok((body, None)),
     }
 }

@@ -37,7 +37,43 @@ pub struct TenancyPolicySpec {
     /// the cloud's own namespace (the whole cluster, or another namespace).
     #[serde(default)]
     pub cluster_wide_permissions: bool,
+    /// Whether its deployments may run with the clusters' own credentials
+    /// (no logical cloud, or an admin one) rather than as a standard
+    /// logical cloud's user, whose Role the cluster enforces.
+    #[serde(default)]
+    pub cluster_credentials: bool,
+    /// The Pod Security level its logical clouds' namespaces enforce:
+    /// `restricted`, `baseline` (the default) or `privileged`.
+    #[serde(default)]
+    pub pod_security: Option<PodSecurity>,
 }
+
+/// A Kubernetes Pod Security Standard, as a namespace enforces it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PodSecurity {
+    /// Everything hardened.
+    Restricted,
+    /// No privileged or host-sharing Pods.
+    #[default]
+    Baseline,
+    /// Anything.
+    Privileged,
+}
+
+impl PodSecurity {
+    /// As the namespace label takes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PodSecurity::Restricted => "restricted",
+            PodSecurity::Baseline => "baseline",
+            PodSecurity::Privileged => "privileged",
+        }
+    }
+}
+
+/// The label a namespace enforces its Pod Security level by.
+pub const POD_SECURITY_LABEL: &str = "pod-security.kubernetes.io/enforce";
 
 impl TenancyPolicySpec {
     /// Checks the names it holds.
@@ -98,6 +134,12 @@ pub struct Confinement {
     /// Logical clouds' permissions beyond their namespace.
     #[serde(default)]
     pub cluster_wide_permissions: bool,
+    /// Deployments with the clusters' own credentials.
+    #[serde(default)]
+    pub cluster_credentials: bool,
+    /// The loosest Pod Security level a policy grants.
+    #[serde(default)]
+    pub pod_security: PodSecurity,
 }
 
 /// Kubernetes' own cluster-scoped kinds, by group: a project's object of
@@ -192,6 +234,7 @@ impl Confinement {
             namespaces: own_namespaces.into_iter().collect(),
             ..Confinement::default()
         };
+        let mut pod_security = None;
         for policy in policies {
             confinement
                 .namespaces
@@ -201,7 +244,12 @@ impl Confinement {
                 .cluster_roles
                 .extend(policy.cluster_roles.iter().cloned());
             confinement.cluster_wide_permissions |= policy.cluster_wide_permissions;
+            confinement.cluster_credentials |= policy.cluster_credentials;
+            let level = policy.pod_security.unwrap_or_default();
+            pod_security =
+                Some(pod_security.map_or(level, |loosest: PodSecurity| loosest.max(level)));
         }
+        confinement.pod_security = pod_security.unwrap_or_default();
         confinement
     }
 
@@ -212,11 +260,17 @@ impl Confinement {
             .any(|pattern| namespace_matches(pattern, namespace))
     }
 
-    /// Whether the policy allows `group`/`kind` beyond the defaults.
+    /// Whether the policy allows `group`/`kind` beyond the defaults. A
+    /// bare `Kind` that Kubernetes has is Kubernetes' own, not a custom
+    /// kind of the same name in another group.
     pub fn allows_kind(&self, group: &str, kind: &str) -> bool {
+        let builtin_group = CLUSTER_SCOPED
+            .iter()
+            .find(|(_, kinds)| kinds.contains(&kind))
+            .map(|(g, _)| *g);
         self.kinds.iter().any(|allowed| {
             allowed == "*"
-                || allowed == kind
+                || (allowed == kind && builtin_group.is_none_or(|g| g == group))
                 || allowed
                     .split_once('/')
                     .is_some_and(|(g, k)| g == group && k == kind)
@@ -243,6 +297,17 @@ impl Confinement {
                     format!(
                         "{kind} is cluster-scoped, and cluster-scoped kinds need the admin's \
                          allowance (spec.kinds of a tenancy policy)"
+                    ),
+                ));
+            }
+            // A Namespace is a namespace the project takes: by its name.
+            let name = &resource.key.name;
+            if group.is_empty() && kind == "Namespace" && !self.allows_namespace(name) {
+                return Err(breach(
+                    object,
+                    format!(
+                        "namespace {name} is not one of the project's logical clouds' and no \
+                         tenancy policy allows it (spec.namespaces)"
                     ),
                 ));
             }
@@ -368,15 +433,40 @@ mod tests {
             namespaces: vec!["shop-*".into()],
             kinds: vec!["Namespace".into()],
             cluster_roles: vec!["view".into()],
-            cluster_wide_permissions: false,
+            ..TenancyPolicySpec::default()
         };
         policy.check().unwrap();
         let confined = Confinement::new([&policy], []);
         assert!(confined.allows_namespace("shop-a"));
         assert!(!confined.allows_namespace("shopping"));
-        let ns =
-            object(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "n"}}));
-        assert!(confined.check(&ns, "shop-a").is_ok());
+        let namespace = |name: &str| {
+            object(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}))
+        };
+        assert!(confined.check(&namespace("shop-b"), "shop-a").is_ok());
+        // Allowed the kind, a project takes only namespaces it may use.
+        for elsewhere in ["kube-system", "argocd", "shopping"] {
+            let breach = confined.check(&namespace(elsewhere), "shop-a").unwrap_err();
+            assert!(breach.rule.contains("spec.namespaces"), "{}", breach.rule);
+        }
+        // A bare kind is Kubernetes' own, not a look-alike of another group.
+        let look_alike = object(json!({"apiVersion": "example.com/v1", "kind": "Namespace",
+            "metadata": {"name": "x", "namespace": "shop-a"}}));
+        assert!(!confined.allows_kind("example.com", "Namespace"));
+        assert!(confined.check_scope(&look_alike, true, "shop-a").is_err());
+        // The loosest Pod Security level its policies name; baseline unless one does.
+        assert_eq!(confined.pod_security, PodSecurity::Baseline);
+        let restricted = TenancyPolicySpec {
+            pod_security: Some(PodSecurity::Restricted),
+            ..TenancyPolicySpec::default()
+        };
+        assert_eq!(
+            Confinement::new([&restricted], []).pod_security,
+            PodSecurity::Restricted
+        );
+        assert_eq!(
+            Confinement::new([&restricted, &policy], []).pod_security,
+            PodSecurity::Baseline
+        );
         let pv = object(
             json!({"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "n"}}),
         );

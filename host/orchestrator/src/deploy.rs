@@ -297,12 +297,18 @@ impl Orchestrator {
             DEPLOYED,
             DeployState::Updated,
         )?;
-        let kept = self.contexts.read(&dig.key(), revision)?;
-        if actor == Actor::Tenant {
-            self.confine(&dig.project, &kept.meta.access, &kept.apps)?;
-        }
+        let mut kept = self.contexts.read(&dig.key(), revision)?;
         state.enter(DeployState::Updated, revision);
-        self.contexts.put_state(&dig.key(), &state, guard.fence())?;
+        if actor == Actor::Tenant {
+            // Held to today's rules, not to those it was built under (or
+            // to none, when the admin built it).
+            let rules = self.confine(&dig.project, &kept.meta.access, &kept.apps)?;
+            kept.meta.confinement = Some(rules);
+            self.contexts
+                .put_meta(&dig.key(), &kept.meta, &state, guard.fence())?;
+        } else {
+            self.contexts.put_state(&dig.key(), &state, guard.fence())?;
+        }
         self.sync.changed(&dig.key());
         Ok(state)
     }
@@ -441,9 +447,15 @@ impl Orchestrator {
             .map(|(_, reference)| ClusterRef::new(&reference.cluster_provider, &reference.cluster))
             .collect();
         let admin = cloud_spec.is_admin();
+        // A standard cloud's namespace as its context made it (and as it
+        // was checked then), not as its spec may say since.
+        let namespace = match admin {
+            true => cloud_spec.namespace,
+            false => self.cloud_namespace(&lc)?.unwrap_or(cloud_spec.namespace),
+        };
         Ok(inputs::Scope {
             access: Access {
-                namespace: cloud_spec.namespace,
+                namespace,
                 cloud_user: (!admin).then_some(cloud),
             },
             clusters: Some(clusters),

@@ -90,6 +90,10 @@ pub enum OrchestratorError {
     /// It is deployed, so it cannot be deleted.
     #[error("{0}")]
     Deployed(String),
+    /// It would take what something else holds, or change what something
+    /// deployed relies on; nothing was changed.
+    #[error("{0}")]
+    Conflict(String),
     /// The DIG's inputs cannot make a deployment.
     #[error("{0}")]
     Input(String),

@@ -17,6 +17,7 @@ use wasmco_core::cloud::{
 };
 use wasmco_core::resource::Resource;
 use wasmco_core::specs::{ClusterReferenceSpec, LogicalCloudSpec, QuotaSpec, UserPermissionSpec};
+use wasmco_core::tenancy::{POD_SECURITY_LABEL, PodSecurity};
 use wasmco_pki::ClusterPki;
 use wasmco_runtime::contract::{PlaceApp, PlacementEdit};
 use wasmco_store::appcontext::{self as stored, Access, ContextMeta, DeployState, DigState};
@@ -29,7 +30,7 @@ use super::tenancy::Actor;
 use crate::draft::{AppDraft, ClusterInfo, DraftContext};
 
 /// The app of a logical cloud's context that makes its namespace and roles.
-const APP: &str = "logical-cloud";
+pub(crate) const CLOUD_APP: &str = "logical-cloud";
 /// The app carrying the user's certificate request to clusters that sign it.
 const USER_APP: &str = "user-certificate";
 
@@ -63,6 +64,11 @@ impl LogicalCloudRef {
     /// The path its children live under.
     fn path(&self) -> Vec<String> {
         vec![self.project.clone(), self.name.clone()]
+    }
+
+    /// The name of a cluster-scoped object it makes.
+    fn cluster_wide_name(&self, what: &str) -> String {
+        wasmco_core::cloud::cloud_object_name(&self.project, &self.name, what)
     }
 }
 
@@ -146,6 +152,9 @@ impl Orchestrator {
                 lc.describe()
             )));
         }
+        if !spec.is_admin() {
+            self.hold_namespace(lc, &spec.namespace)?;
+        }
         let mut clusters = Vec::new();
         let mut kubeconfigs = Vec::new();
         let mut signed_by_cluster = Vec::new();
@@ -169,11 +178,23 @@ impl Orchestrator {
         let resources = if spec.is_admin() {
             Vec::new()
         } else {
-            self.manifests(lc, &spec, permissions, actor)?
+            // A project's member's cloud enforces its policy's Pod Security
+            // level; the admin's, whatever the namespace says.
+            let pod_security = match actor {
+                Actor::Tenant => {
+                    let providers = references
+                        .iter()
+                        .map(|(_, target)| target.cluster_provider.as_str())
+                        .collect();
+                    Some(self.pod_security(&lc.project, &providers)?)
+                }
+                Actor::Admin => None,
+            };
+            self.manifests(lc, &spec, permissions, pod_security)?
         };
-        let mut apps = vec![AppDraft::new(APP, resources)];
+        let mut apps = vec![AppDraft::new(CLOUD_APP, resources)];
         let mut placements = vec![PlacementEdit::Place(PlaceApp {
-            app: APP.to_owned(),
+            app: CLOUD_APP.to_owned(),
             clusters: (0..references.len() as u32).collect(),
             group: None,
         })];
@@ -287,8 +308,7 @@ impl Orchestrator {
         let manifest = json!({
             "apiVersion": "certificates.k8s.io/v1",
             "kind": CSR_KIND,
-            // Cluster-scoped, so named for the project as well.
-            "metadata": {"name": format!("{}-{}-user-csr", lc.project, lc.name)},
+            "metadata": {"name": lc.cluster_wide_name("user-csr")},
             "spec": {
                 "request": base64::engine::general_purpose::STANDARD.encode(request),
                 "signerName": "kubernetes.io/kube-apiserver-client",
@@ -300,12 +320,71 @@ impl Orchestrator {
     }
 
     /// Instantiated -> Terminated: rsync removes what the logical cloud made.
+    /// Refused while a DIG deployed in it relies on its namespace and user.
     pub fn terminate_logical_cloud(
         &self,
         lc: &LogicalCloudRef,
     ) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin_at(&lc.key(), &lc.id())?;
+        let users = self.digs_in(lc)?;
+        if !users.is_empty() {
+            return Err(OrchestratorError::Conflict(format!(
+                "{} is used by deployment intent group {}; terminate {} first",
+                lc.describe(),
+                users.join(", "),
+                if users.len() == 1 { "it" } else { "them" }
+            )));
+        }
         self.mark_terminated(&lc.describe(), &lc.key(), state, &guard)
+    }
+
+    /// The project's DIGs deployed (or stopped while deployed) in `lc`.
+    fn digs_in(&self, lc: &LogicalCloudRef) -> Result<Vec<String>, OrchestratorError> {
+        let mut users = Vec::new();
+        let digs = self.db.list_under(
+            Kind::DeploymentIntentGroup,
+            std::slice::from_ref(&lc.project),
+        )?;
+        for (id, body) in digs {
+            if body["spec"]["logicalCloud"].as_str() != Some(lc.name.as_str()) {
+                continue;
+            }
+            let dig = super::dig::DigRef::from_path(&id.path);
+            let state = self.contexts.state(&dig.key())?.state;
+            if DEPLOYED.contains(&state) || state == DeployState::InstantiateStopped {
+                users.push(dig.key());
+            }
+        }
+        Ok(users)
+    }
+
+    /// Refuses a change of a deployed cloud's level, namespace or user: its
+    /// DIGs and their checks rely on them until it is terminated.
+    pub fn check_cloud_edit(
+        &self,
+        lc: &LogicalCloudRef,
+        edited: &LogicalCloudSpec,
+    ) -> Result<(), OrchestratorError> {
+        let state = self.contexts.state(&lc.key())?.state;
+        if matches!(state, DeployState::Created | DeployState::Terminated) {
+            return Ok(());
+        }
+        let stored: LogicalCloudSpec = self.db.spec(&lc.id())?;
+        let changed = [
+            (stored.is_admin() != edited.is_admin(), "spec.level"),
+            (stored.namespace != edited.namespace, "spec.namespace"),
+            (
+                stored.user_name() != edited.user_name(),
+                "spec.user.userName",
+            ),
+        ];
+        match changed.iter().find(|(changed, _)| *changed) {
+            None => Ok(()),
+            Some((_, field)) => Err(OrchestratorError::Conflict(format!(
+                "{} is {state}: its {field} cannot change until it is terminated",
+                lc.describe()
+            ))),
+        }
     }
 
     /// The logical cloud's state and what rsync did with its context.
@@ -328,7 +407,8 @@ impl Orchestrator {
                 state.state
             )));
         }
-        Ok(self.contexts.forget(&lc.key())?)
+        self.contexts.forget(&lc.key())?;
+        self.let_go_namespaces(&lc.project, &lc.name)
     }
 
     /// A cluster's stored kubeconfig, checked.
@@ -353,13 +433,13 @@ impl Orchestrator {
     ///
     /// The admin's cloud takes over a namespace that is on a cluster
     /// already (and gives it back at terminate); a project's member's
-    /// cloud does not.
+    /// cloud does not, and its namespace enforces `pod_security`.
     fn manifests(
         &self,
         lc: &LogicalCloudRef,
         spec: &LogicalCloudSpec,
         permissions: Vec<UserPermissionSpec>,
-        actor: Actor,
+        pod_security: Option<PodSecurity>,
     ) -> Result<Vec<Resource>, OrchestratorError> {
         let parent = lc.path();
         let namespace = &spec.namespace;
@@ -395,21 +475,33 @@ impl Orchestrator {
                                "apiGroup": "rbac.authorization.k8s.io"}]);
         let mut namespace_manifest =
             json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}});
-        if actor == Actor::Admin {
-            namespace_manifest["metadata"]["annotations"] =
-                json!({wasmco_core::cloud::FORCE_ANNOTATION: "true"});
+        let metadata = &mut namespace_manifest["metadata"];
+        match pod_security {
+            Some(level) => {
+                // Kubernetes' own labels (its Pod Security level among
+                // them) are the policy's and the cluster's, not the spec's.
+                let mut labels = spec.labels.clone();
+                labels.retain(|key, _| !is_kubernetes_label(key));
+                labels.insert(POD_SECURITY_LABEL.to_owned(), level.as_str().to_owned());
+                metadata["labels"] = json!(labels);
+            }
+            None => {
+                if !spec.labels.is_empty() {
+                    metadata["labels"] = json!(spec.labels);
+                }
+                metadata["annotations"] = json!({wasmco_core::cloud::FORCE_ANNOTATION: "true"});
+            }
         }
         let mut manifests = vec![namespace_manifest];
         for (target, rules) in rules {
             if target.is_empty() {
-                // Cluster-scoped names are shared by every project's clouds.
-                let role = format!("{}-{name}-clusterrole", lc.project);
+                let role = lc.cluster_wide_name("clusterrole");
                 manifests.push(
                     json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
                     "metadata": {"name": role}, "rules": rules}),
                 );
                 manifests.push(json!({"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
-                    "metadata": {"name": format!("{}-{name}-clusterrolebinding", lc.project)},
+                    "metadata": {"name": lc.cluster_wide_name("clusterrolebinding")},
                     "subjects": subjects,
                     "roleRef": {"kind": "ClusterRole", "name": role, "apiGroup": "rbac.authorization.k8s.io"}}));
                 continue;
@@ -442,4 +534,15 @@ impl Orchestrator {
             })
             .collect()
     }
+}
+
+/// Whether `key` is in one of Kubernetes' own label domains
+/// (`kubernetes.io`, `k8s.io` and their subdomains), whose meaning the
+/// cluster gives.
+fn is_kubernetes_label(key: &str) -> bool {
+    key.split_once('/').is_some_and(|(domain, _)| {
+        ["kubernetes.io", "k8s.io"]
+            .iter()
+            .any(|own| domain == *own || domain.ends_with(&format!(".{own}")))
+    })
 }

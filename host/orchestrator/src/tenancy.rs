@@ -7,13 +7,15 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use wasmco_core::Kind;
 use wasmco_core::specs::{LogicalCloudSpec, UserPermissionSpec};
-use wasmco_core::tenancy::{Confinement, TenancyPolicySpec, is_system_namespace, is_system_user};
+use wasmco_core::tenancy::{
+    Confinement, PodSecurity, TenancyPolicySpec, is_system_namespace, is_system_user,
+};
 use wasmco_store::appcontext::{Access, StoredApp};
 use wasmco_store::db::ResourceId;
 
 use super::deploy::{DEPLOYED, Orchestrator};
 use super::dig::OrchestratorError;
-use crate::logical_cloud::LogicalCloudRef;
+use crate::logical_cloud::{CLOUD_APP, LogicalCloudRef};
 
 /// Who asks for an action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,6 +29,9 @@ pub enum Actor {
 
 /// Per cluster provider, the rules a context's objects were held to.
 pub(crate) type Confinements = BTreeMap<String, Confinement>;
+
+/// Where the clusters' namespaces that logical clouds make are held.
+const NAMESPACES: &str = "namespaces";
 
 /// User names kubeadm's clusters bind to powers of their own (beyond the
 /// `system:` names): a logical cloud's user may not take them.
@@ -49,6 +54,21 @@ impl Orchestrator {
         Ok(Confinement::new(&policies, own.iter().cloned()))
     }
 
+    /// The Pod Security level `project`'s clouds enforce on clusters of
+    /// `providers`: the strictest their rules name.
+    pub(crate) fn pod_security(
+        &self,
+        project: &str,
+        providers: &BTreeSet<&str>,
+    ) -> Result<PodSecurity, OrchestratorError> {
+        let mut strictest = None;
+        for provider in providers {
+            let level = self.confinement(project, provider, &[])?.pod_security;
+            strictest = Some(strictest.map_or(level, |s: PodSecurity| s.min(level)));
+        }
+        Ok(strictest.unwrap_or_default())
+    }
+
     fn policies(
         &self,
         kind: Kind,
@@ -62,19 +82,40 @@ impl Orchestrator {
             .collect())
     }
 
-    /// The namespaces of `project`'s deployed standard logical clouds.
+    /// The namespaces of `project`'s deployed standard logical clouds, as
+    /// their contexts made them.
     fn own_namespaces(&self, project: &str) -> Result<Vec<String>, OrchestratorError> {
         let mut namespaces = Vec::new();
-        for (id, spec) in self
-            .db
-            .list_specs::<LogicalCloudSpec>(Kind::LogicalCloud, &[project.to_owned()])?
-        {
+        for (id, _) in self.db.list(Kind::LogicalCloud, &[project.to_owned()])? {
             let lc = LogicalCloudRef::from_id(&id);
-            if !spec.is_admin() && DEPLOYED.contains(&self.contexts.state(&lc.key())?.state) {
-                namespaces.push(spec.namespace);
+            if DEPLOYED.contains(&self.contexts.state(&lc.key())?.state)
+                && let Some(namespace) = self.cloud_namespace(&lc)?
+            {
+                namespaces.push(namespace);
             }
         }
         Ok(namespaces)
+    }
+
+    /// The namespace a standard cloud's current context makes, as it was
+    /// checked when the context was built; `None` for an admin cloud or
+    /// one never instantiated.
+    pub(crate) fn cloud_namespace(
+        &self,
+        lc: &LogicalCloudRef,
+    ) -> Result<Option<String>, OrchestratorError> {
+        let state = self.contexts.state(&lc.key())?;
+        if state.revision == 0 {
+            return Ok(None);
+        }
+        let context = self.contexts.read(&lc.key(), state.revision)?;
+        Ok(context
+            .apps
+            .iter()
+            .filter(|app| app.name == CLOUD_APP)
+            .flat_map(|app| &app.base)
+            .find(|r| r.api_version == "v1" && r.key.kind == "Namespace")
+            .map(|r| r.key.name.clone()))
     }
 
     /// Checks every object `apps` put on every cluster (hooks too) against
@@ -102,6 +143,15 @@ impl Orchestrator {
                     );
                 }
                 let confined = &rules[provider];
+                if access.cloud_user.is_none() && !confined.cluster_credentials {
+                    return Err(OrchestratorError::Tenancy(format!(
+                        "app {} on provider {provider}'s clusters: a project's deployment runs as \
+                         a standard logical cloud's user, whose rights the clusters enforce; name \
+                         one in spec.logicalCloud (the clusters' own credentials need the admin's \
+                         allowance: spec.clusterCredentials of a tenancy policy)",
+                        app.name
+                    )));
+                }
                 let everywhere = app.base.iter().chain(app.hooks.iter().map(|h| &h.resource));
                 for resource in everywhere {
                     confined.check(resource, namespace).map_err(|breach| {
@@ -130,8 +180,8 @@ impl Orchestrator {
     }
 
     /// What a project's member may not make a logical cloud do: take a
-    /// namespace of Kubernetes' own or one another project's cloud uses,
-    /// act as Kubernetes or as another project's user, or grant its user
+    /// namespace of Kubernetes' own or one a tenancy policy grants to
+    /// others, act as a user not named for the project, or grant its user
     /// more than its namespace without the admin's allowance.
     pub(crate) fn check_cloud(
         &self,
@@ -158,28 +208,24 @@ impl Orchestrator {
                  its tenancy policy allows (spec.namespaces)"
             )));
         }
+        if !allowed.allows_namespace(namespace) && self.granted_to_others(&lc.project, namespace)? {
+            return Err(refused(format!(
+                "namespace {namespace} is not available to this project"
+            )));
+        }
         let user = spec.user_name();
+        let prefix = format!("{}:", lc.project);
+        if !user.starts_with(&prefix) || user.len() == prefix.len() {
+            return Err(refused(format!(
+                "user {user}: a project's cloud names its user {prefix}<name>, so that its \
+                 certificate can never stand for a user the clusters know otherwise (set \
+                 spec.user.userName to {prefix}{user}, say)"
+            )));
+        }
         if is_system_user(user) || RESERVED_USERS.contains(&user) {
             return Err(refused(format!(
                 "user {user} would stand for Kubernetes itself; choose a name of the project's own"
             )));
-        }
-        for (other, other_spec) in self.other_projects_clouds(&lc.project)? {
-            if other_spec.is_admin() {
-                continue;
-            }
-            if &other_spec.namespace == namespace
-                && DEPLOYED.contains(&self.contexts.state(&other.key())?.state)
-            {
-                return Err(refused(format!(
-                    "namespace {namespace} is another project's logical cloud's"
-                )));
-            }
-            if other_spec.user_name() == user {
-                return Err(refused(format!(
-                    "user {user} is another project's logical cloud's user"
-                )));
-            }
         }
         if !allowed.cluster_wide_permissions {
             for permission in permissions {
@@ -205,24 +251,94 @@ impl Orchestrator {
         Ok(())
     }
 
-    /// Every logical cloud of every project but `project`.
-    fn other_projects_clouds(
-        &self,
-        project: &str,
-    ) -> Result<Vec<(LogicalCloudRef, LogicalCloudSpec)>, OrchestratorError> {
-        let mut clouds = Vec::new();
+    /// Whether a tenancy policy of another project, or of a cluster
+    /// provider (for every project), grants `namespace`.
+    fn granted_to_others(&self, project: &str, namespace: &str) -> Result<bool, OrchestratorError> {
+        let mut others = Vec::new();
         for (other, _) in self.db.list(Kind::Project, &[])? {
-            if other.path.first().map(String::as_str) == Some(project) {
-                continue;
-            }
-            for (id, spec) in self
-                .db
-                .list_specs::<LogicalCloudSpec>(Kind::LogicalCloud, &other.path)?
-            {
-                clouds.push((LogicalCloudRef::from_id(&id), spec));
+            if let Some(name) = other.path.first().filter(|name| *name != project) {
+                others.extend(self.policies(Kind::TenancyPolicy, name)?);
             }
         }
-        Ok(clouds)
+        for (provider, _) in self.db.list(Kind::ClusterProvider, &[])? {
+            if let Some(name) = provider.path.first() {
+                others.extend(self.policies(Kind::ProviderTenancyPolicy, name)?);
+            }
+        }
+        Ok(Confinement::new(&others, []).allows_namespace(namespace))
+    }
+
+    /// Holds `namespace` for `lc`'s project: no other project's cloud
+    /// makes it while one of this project's clouds names it.
+    pub(crate) fn hold_namespace(
+        &self,
+        lc: &LogicalCloudRef,
+        namespace: &str,
+    ) -> Result<(), OrchestratorError> {
+        let taken = || {
+            OrchestratorError::Conflict(format!(
+                "logical cloud {}/{}: namespace {namespace} is another project's logical cloud's; \
+                 choose another",
+                lc.project, lc.name
+            ))
+        };
+        // Clouds deployed before namespaces were held hold theirs too.
+        if self.deployed_elsewhere(&lc.project, namespace)? {
+            return Err(taken());
+        }
+        match self.contexts.hold(NAMESPACES, namespace, &lc.project)? {
+            None => Ok(()),
+            Some(_) => Err(taken()),
+        }
+    }
+
+    /// Whether another project's deployed cloud makes `namespace`.
+    fn deployed_elsewhere(
+        &self,
+        project: &str,
+        namespace: &str,
+    ) -> Result<bool, OrchestratorError> {
+        for (other, _) in self.db.list(Kind::Project, &[])? {
+            if other.path.first().is_none_or(|name| name == project) {
+                continue;
+            }
+            for (id, _) in self.db.list(Kind::LogicalCloud, &other.path)? {
+                let cloud = LogicalCloudRef::from_id(&id);
+                if DEPLOYED.contains(&self.contexts.state(&cloud.key())?.state)
+                    && self.cloud_namespace(&cloud)?.as_deref() == Some(namespace)
+                {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
+    }
+
+    /// Gives back the namespaces `project` holds that none of its clouds
+    /// but `leaving` names (in its spec or its current context).
+    pub(crate) fn let_go_namespaces(
+        &self,
+        project: &str,
+        leaving: &str,
+    ) -> Result<(), OrchestratorError> {
+        let mut named = BTreeSet::new();
+        for (id, spec) in self
+            .db
+            .list_specs::<LogicalCloudSpec>(Kind::LogicalCloud, &[project.to_owned()])?
+        {
+            let lc = LogicalCloudRef::from_id(&id);
+            if lc.name == leaving {
+                continue;
+            }
+            named.insert(spec.namespace);
+            named.extend(self.cloud_namespace(&lc)?);
+        }
+        for namespace in self.contexts.held_by(NAMESPACES, project)? {
+            if !named.contains(&namespace) {
+                self.contexts.let_go(NAMESPACES, &namespace, project)?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -15,7 +15,6 @@
 //! labels and annotations removed) rather than deleting it.
 
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use crate::target::Labels;
 
@@ -37,16 +36,8 @@ pub const ADOPTED_ANNOTATION: &str = "wasmco.io/adopted";
 /// the fields other field managers own on it), instead of being refused.
 pub use wasmco_core::cloud::FORCE_ANNOTATION;
 
-/// Hex digits of the key's SHA-256 in the label: 160 bits, well inside a
-/// label value's 63 characters.
-const LABEL_HEX: usize = 40;
-
-/// The label value that names `key`'s objects.
-pub fn owner_label(key: &str) -> String {
-    let mut hex = hex_digest(key.as_bytes());
-    hex.truncate(LABEL_HEX);
-    hex
-}
+/// The label value that names a target key's objects.
+pub use wasmco_core::cloud::owner_label;
 
 /// The label value naming app `app`: the name itself when it fits a label
 /// value (63 characters), else its start and a hash of the whole.
@@ -54,11 +45,11 @@ pub(crate) fn app_label(app: &str) -> String {
     if app.len() <= 63 {
         return app.to_owned();
     }
-    format!("{}-{}", &app[..46], &hex_digest(app.as_bytes())[..16])
-}
-
-fn hex_digest(bytes: &[u8]) -> String {
-    hex::encode(Sha256::digest(bytes))
+    format!(
+        "{}-{}",
+        &app[..46],
+        &wasmco_core::cloud::hex_digest(app.as_bytes())[..16]
+    )
 }
 
 /// The labels that find `key`'s objects (and, with `app`, one app's).
@@ -128,22 +119,23 @@ fn managed_by(object: &Value, manager: &str) -> bool {
 /// whose key is `key`.
 pub(crate) fn holder(object: &Value, key: &str, label: &str) -> Holder {
     let labels = &object["metadata"]["labels"];
-    let annotation = object["metadata"]["annotations"][OWNER_ANNOTATION].as_str();
     let marks = [labels[DIG_LABEL].as_str(), labels[HOOK_LABEL].as_str()];
-    if marks.contains(&Some(label)) || annotation == Some(key) {
-        return Holder::Us;
-    }
-    if annotation.is_none()
-        && marks.contains(&Some(legacy_label(key).as_str()))
-        && managed_by(object, &field_manager(key))
-    {
+    // rsync writes the annotation with the labels, so ours has both; an
+    // object whose marks disagree is not ours, whichever was copied.
+    match object["metadata"]["annotations"][OWNER_ANNOTATION].as_str() {
+        Some(annotation) if annotation == key && marks.contains(&Some(label)) => Holder::Us,
+        Some(annotation) if annotation == key => Holder::Another(None),
+        Some(annotation) => Holder::Another(Some(annotation.to_owned())),
+        None if marks.contains(&Some(label)) => Holder::Us,
         // Made by this target before the hash named it.
-        return Holder::Us;
+        None if marks.contains(&Some(legacy_label(key).as_str()))
+            && managed_by(object, &field_manager(key)) =>
+        {
+            Holder::Us
+        }
+        None if marks.iter().any(Option::is_some) => Holder::Another(None),
+        None => Holder::Nobody,
     }
-    if marks.iter().any(Option::is_some) || annotation.is_some() {
-        return Holder::Another(annotation.map(str::to_owned));
-    }
-    Holder::Nobody
 }
 
 /// Whether rsync adopted `object` (it was there before wasmco).
@@ -157,6 +149,12 @@ pub(crate) fn adopted(object: &Value) -> bool {
 pub(crate) fn stamped(manifest: &Value, labels: &Labels, key: &str, adopted: bool) -> Value {
     let mut manifest = manifest.clone();
     let metadata = &mut manifest["metadata"];
+    // Only the marks rsync sets now: a manifest wears no other identity.
+    if let Some(carried) = metadata["labels"].as_object_mut() {
+        for mark in [DIG_LABEL, HOOK_LABEL, APP_LABEL] {
+            carried.remove(mark);
+        }
+    }
     for (name, value) in labels {
         metadata["labels"][name] = Value::String(value.clone());
     }
@@ -188,7 +186,7 @@ mod tests {
         let a = owner_label("shop/staging.web/v1/dig");
         let b = owner_label("shop.staging/web/v1/dig");
         assert_ne!(a, b);
-        assert_eq!(a.len(), LABEL_HEX);
+        assert_eq!(a.len(), 40);
         assert!(a.chars().all(|c| c.is_ascii_hexdigit()));
         // Pinned: objects deployed by one version are found by the next.
         assert_eq!(
@@ -230,6 +228,18 @@ mod tests {
             holder(&object(json!({"app": "x"}), json!({})), key, &ours),
             Holder::Nobody
         );
+        // Our label copied onto another's object does not make it ours.
+        assert_eq!(
+            holder(
+                &object(
+                    json!({HOOK_LABEL: ours}),
+                    json!({OWNER_ANNOTATION: "q/x/v/y"})
+                ),
+                key,
+                &ours
+            ),
+            Holder::Another(Some("q/x/v/y".into()))
+        );
     }
 
     #[test]
@@ -251,11 +261,17 @@ mod tests {
 
     #[test]
     fn a_manifest_cannot_wear_another_identity_or_the_adopted_mark() {
+        let victim = owner_label("victim/ca/v/d");
         let manifest = json!({"metadata": {"name": "a",
-            "labels": {DIG_LABEL: "someone-else"},
+            "labels": {DIG_LABEL: "someone-else", HOOK_LABEL: victim},
             "annotations": {OWNER_ANNOTATION: "victim/ca/v/d", ADOPTED_ANNOTATION: "true"}}});
         let labels = labels("p/ca/v1/d", Some("web"));
         let applied = stamped(&manifest, &labels, "p/ca/v1/d", false);
+        assert!(applied["metadata"]["labels"].get(HOOK_LABEL).is_none());
+        assert_eq!(
+            holder(&applied, "victim/ca/v/d", &victim),
+            Holder::Another(Some("p/ca/v1/d".into()))
+        );
         assert_eq!(
             applied["metadata"]["labels"][DIG_LABEL],
             owner_label("p/ca/v1/d")

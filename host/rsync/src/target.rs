@@ -95,6 +95,9 @@ pub type Labels = BTreeMap<String, String>;
 pub struct Changed {
     /// The value of the watched label: whose object it is.
     pub owner: String,
+    /// The key its owner annotation names, when it has one: a label
+    /// copied onto someone else's object does not make it the target's.
+    pub owner_key: Option<String>,
     /// Its app label, when it has one.
     pub app: Option<String>,
     /// Its name.
@@ -482,6 +485,7 @@ fn changed(label: &str, object: DynamicObject, deleted: bool) -> Option<Changed>
     let labels = object.labels();
     Some(Changed {
         owner: labels.get(label)?.clone(),
+        owner_key: object.annotations().get(crate::OWNER_ANNOTATION).cloned(),
         app: labels.get(crate::APP_LABEL).cloned(),
         name: object.name_any(),
         namespace: object.namespace(),

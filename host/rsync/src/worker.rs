@@ -2,10 +2,12 @@
 //! desired state; hand-offs only nudge it.
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use backon::BackoffBuilder;
+use futures_util::FutureExt;
 use tokio::sync::{Notify, mpsc, watch};
 use tokio::task::JoinSet;
 
@@ -141,6 +143,14 @@ impl Inner {
         let Some(key) = key else {
             return;
         };
+        if drifted
+            .change
+            .owner_key
+            .as_ref()
+            .is_some_and(|owner| *owner != key)
+        {
+            return;
+        }
         if let Some(signals) = self
             .workers
             .signals
@@ -220,7 +230,15 @@ async fn work(
         // Tasks of their own, so that a panic in one is a failed reconcile
         // rather than the end of this worker; dropping a set aborts it.
         let mut reconcile = JoinSet::new();
-        let mut repairs = JoinSet::new();
+        let mut repairs = Repairs {
+            inner: inner.clone(),
+            key: key.clone(),
+            applied: applied.clone(),
+            current: current.clone(),
+            soon: soon.clone(),
+            running: JoinSet::new(),
+            busy: HashMap::new(),
+        };
         reconcile.spawn({
             let (inner, key, applied, current) =
                 (inner.clone(), key.clone(), applied.clone(), current.clone());
@@ -247,10 +265,10 @@ async fn work(
                     tracing::debug!(target = %key, "reconcile superseded");
                     break None;
                 }
-                Some(drifted) = drifts.recv() => {
-                    repair(&inner, &key, &applied, &current, &soon, &mut repairs, drifted);
+                Some(drifted) = drifts.recv() => repairs.start(drifted),
+                Some(done) = repairs.running.join_next(), if !repairs.running.is_empty() => {
+                    repairs.finished(done);
                 }
-                Some(_) = repairs.join_next(), if !repairs.is_empty() => {}
                 Some(outcome) = reconcile.join_next() => break Some(outcome),
             }
         };
@@ -284,47 +302,103 @@ async fn work(
                 changed = nudged.changed() => break changed,
                 () = soon.notified() => break Ok(()),
                 () = &mut wake, if pause.is_some() => break Ok(()),
-                Some(drifted) = drifts.recv() => {
-                    repair(&inner, &key, &applied, &current, &soon, &mut repairs, drifted);
+                Some(drifted) = drifts.recv() => repairs.start(drifted),
+                Some(done) = repairs.running.join_next(), if !repairs.running.is_empty() => {
+                    repairs.finished(done);
                 }
-                Some(_) = repairs.join_next(), if !repairs.is_empty() => {}
             }
         };
-        drop(inner);
+        drop((inner, repairs));
         if changed.is_err() {
             return;
         }
     }
 }
 
-/// Starts repairing what `drifted` reports, with the revision the worker
-/// works towards; with none read yet (or nothing deployed), the next
-/// reconcile sees to it.
-fn repair(
-    inner: &Arc<Inner>,
-    key: &str,
-    applied: &Arc<Applied>,
-    current: &Current,
-    soon: &Arc<Notify>,
-    repairs: &mut JoinSet<()>,
-    drifted: Drifted,
-) {
-    let context = current.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let Some(context) = context else {
-        soon.notify_one();
-        return;
-    };
-    let (inner, key, applied, soon) =
-        (inner.clone(), key.to_owned(), applied.clone(), soon.clone());
-    repairs.spawn(async move {
-        match inner.repair(&key, &context, &applied, drifted).await {
-            // Ready only later, or not done: a reconcile waits for it.
-            Ok(true) => soon.notify_one(),
-            Ok(false) => {}
-            Err(error) => {
-                tracing::warn!(target = %key, %error, "could not repair drift");
-                soon.notify_one();
-            }
+/// One object of a target on one cluster.
+type ObjectId = (ClusterRef, String, String, Option<String>, String);
+
+impl Drifted {
+    fn object(&self) -> ObjectId {
+        (
+            self.cluster.clone(),
+            self.api_version.clone(),
+            self.kind.clone(),
+            self.change.namespace.clone(),
+            self.change.name.clone(),
+        )
+    }
+}
+
+/// A worker's repairs under way, one per object at a time: what a watch
+/// reports of an object while it is being repaired waits for that repair,
+/// and only the latest report waits, however many come.
+struct Repairs {
+    inner: Arc<Inner>,
+    key: String,
+    applied: Arc<Applied>,
+    current: Current,
+    /// Asks the worker for one more reconcile.
+    soon: Arc<Notify>,
+    running: JoinSet<ObjectId>,
+    /// The objects being repaired, with the report that came since.
+    busy: HashMap<ObjectId, Option<Drifted>>,
+}
+
+impl Repairs {
+    /// Starts repairing what `drifted` reports, with the revision the
+    /// worker works towards; with none read yet (or nothing deployed),
+    /// the next reconcile sees to it.
+    fn start(&mut self, drifted: Drifted) {
+        let object = drifted.object();
+        if let Some(waiting) = self.busy.get_mut(&object) {
+            *waiting = Some(drifted);
+            return;
         }
-    });
+        let context = self
+            .current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let Some(context) = context else {
+            self.soon.notify_one();
+            return;
+        };
+        self.busy.insert(object.clone(), None);
+        let (inner, key, applied, soon) = (
+            self.inner.clone(),
+            self.key.clone(),
+            self.applied.clone(),
+            self.soon.clone(),
+        );
+        self.running.spawn(async move {
+            let repair = inner.repair(&key, &context, &applied, drifted);
+            // A panic is a failed repair, and the object is free again.
+            match AssertUnwindSafe(repair).catch_unwind().await {
+                // Ready only later, or not done: a reconcile waits for it.
+                Ok(Ok(true)) => soon.notify_one(),
+                Ok(Ok(false)) => {}
+                Ok(Err(error)) => {
+                    tracing::warn!(target = %key, %error, "could not repair drift");
+                    soon.notify_one();
+                }
+                Err(_) => {
+                    tracing::error!(target = %key, "a drift repair panicked");
+                    soon.notify_one();
+                }
+            }
+            object
+        });
+    }
+
+    /// Takes note of a finished repair; the report that waited for it, if
+    /// any, starts now.
+    fn finished(&mut self, done: Result<ObjectId, tokio::task::JoinError>) {
+        let Ok(object) = done else {
+            return;
+        };
+        if let Some(Some(next)) = self.busy.remove(&object) {
+            self.start(next);
+        }
+    }
 }

@@ -116,7 +116,7 @@ fn error_responses() -> Value {
     json!({
         "400": merge(&error, "invalid request; `field` names the part at fault"),
         "404": merge(&error, "the resource or its parent does not exist"),
-        "409": merge(&error, "duplicate name, or still referred to"),
+        "409": merge(&error, "duplicate name, still referred to, or deployed (a logical cloud's level, namespace and user stay until it is terminated)"),
         "413": merge(&error, "request body too large"),
         "415": merge(&error, "wrong content type"),
         "422": merge(&error, "the body names something that does not exist, or its file is refused"),

@@ -141,13 +141,18 @@ pub fn spec(kind: Kind) -> Value {
         // namespace and user.
         Kind::LogicalCloud => json!({"oneOf": [
             {"type": "object", "required": ["level"], "properties": {
-                "level": {"oneOf": [{"type": "string", "enum": ["0"]}, {"type": "integer", "enum": [0]}]}}},
+                "level": {"oneOf": [{"type": "string", "enum": ["0"]}, {"type": "integer", "enum": [0]}]},
+                "namespace": or_null(json!({"type": "string", "pattern": format!("^$|{}", &NAMESPACE_PATTERN[1..])}))}},
             {"type": "object", "required": ["namespace", "user"], "properties": {
                 "level": or_null(json!({"oneOf": [{"type": "string", "enum": ["1"]}, {"type": "integer", "enum": [1]}]})),
                 "namespace": namespace(),
                 "user": {"type": "object", "required": ["userName"], "properties": {
                     "userName": {"type": "string", "minLength": 1, "maxLength": 253,
-                                 "pattern": "^[^/\\u0000-\\u001f\\u007f-\\u009f]+$"}}}}},
+                                 "pattern": "^[^/\\u0000-\\u001f\\u007f-\\u009f]+$"}}},
+                "labels": {"type": "object", "propertyNames": {"maxLength": 253, "pattern":
+                    "^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?){0,2}/)?[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$"},
+                    "additionalProperties": {"type": "string", "maxLength": 63,
+                    "pattern": "^([A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?)?$"}}}},
         ]}),
         Kind::LogicalCloudClusterReference => object(
             &["clusterProvider", "cluster"],
@@ -187,6 +192,8 @@ pub fn spec(kind: Kind) -> Value {
                 "clusterRoles": {"type": "array", "items": {"type": "string", "minLength": 1,
                     "maxLength": 253, "pattern": PRINTABLE}},
                 "clusterWidePermissions": {"type": "boolean"},
+                "clusterCredentials": {"type": "boolean"},
+                "podSecurity": {"type": "string", "enum": ["restricted", "baseline", "privileged"]},
             }),
         ),
     }

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Scope, Spec, check_dns_label};
+use super::{Scope, Spec, check_dns_label, check_label};
 use crate::document::{FieldError, Reference, check_name};
 use crate::kinds::Kind;
 
@@ -25,6 +25,10 @@ pub struct LogicalCloudSpec {
     /// The user given access to it (standard clouds).
     #[serde(default)]
     pub user: Option<LogicalCloudUser>,
+    /// Labels of the namespace it makes (EMCO's: network policies and
+    /// chains select namespaces by them).
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
 }
 
 impl LogicalCloudSpec {
@@ -55,6 +59,11 @@ impl Spec for LogicalCloudSpec {
             ));
         }
         if self.is_admin() {
+            // Its namespace, if given, is where its DIGs' objects go
+            // when they name none: a path segment on every cluster.
+            if !self.namespace.is_empty() {
+                check_dns_label("spec.namespace", &self.namespace)?;
+            }
             return Ok(Vec::new());
         }
         if self.namespace.is_empty() {
@@ -70,6 +79,9 @@ impl Spec for LogicalCloudSpec {
                 "spec.user.userName",
                 "must be 1 to 253 characters, without '/' or control characters",
             ));
+        }
+        for (key, value) in &self.labels {
+            check_label(&format!("spec.labels.{key}"), key, value)?;
         }
         Ok(Vec::new())
     }

@@ -1,13 +1,17 @@
 //! Applying an app's resources on one cluster: only what is missing or
 //! drifted, refusing what someone else owns, then waiting for readiness.
 
+use std::collections::HashMap;
+
 use futures_util::StreamExt;
+use futures_util::future::Either;
 use futures_util::stream::FuturesOrdered;
 use serde_json::Value;
 
 use wasmco_core::cloud::CSR_KIND;
 use wasmco_core::hooks::HookEvent;
 use wasmco_core::resource::Resource;
+use wasmco_core::tenancy::{group_of, is_cluster_scoped};
 use wasmco_store::appcontext::{
     Deployed, Drift, DriftKind, Readiness, ResourceStatus, kind_rank, now,
 };
@@ -99,6 +103,9 @@ impl ClusterWork {
         };
         let mut settled = Settled::Resync;
         let mut results: Vec<(String, Synced)> = Vec::with_capacity(resources.len());
+        // The app's namespaces that were not made (someone else's, say),
+        // and why: nothing of the app goes into them.
+        let mut not_made: HashMap<String, (String, bool)> = HashMap::new();
         // Each rank in turn; within one, several applies at once (an API
         // server serves concurrent requests faster than one stream).
         for wave in resources.chunk_by(|a, b| kind_rank(a) == kind_rank(b)) {
@@ -111,13 +118,28 @@ impl ClusterWork {
                         break;
                     };
                     let key = resource.key.to_string();
-                    in_flight.push_back(self.sync_resource(
+                    let before = recorded.get(&key);
+                    let inside = self.namespace_of(resource).and_then(|n| not_made.get(n));
+                    if let Some((why, transient)) = inside {
+                        let refused = Refusal {
+                            message: format!(
+                                "its namespace {} was not made: {why}",
+                                self.namespace_of(resource).unwrap_or_default()
+                            ),
+                            transient: *transient,
+                        };
+                        let kept_drift = before.and_then(|b| b.drift.clone());
+                        let synced = Synced::refused(resource, refused, kept_drift);
+                        in_flight.push_back(Either::Left(std::future::ready(synced)));
+                        continue;
+                    }
+                    in_flight.push_back(Either::Right(self.sync_resource(
                         &app.name,
                         resource,
                         &labels,
                         live.get(&key).filter(|l| self.same_place(resource, l)),
-                        recorded.get(&key),
-                    ));
+                        before,
+                    )));
                 }
                 match in_flight.next().await {
                     Some(done) => synced.push(done),
@@ -127,6 +149,13 @@ impl ClusterWork {
             for (resource, synced) in wave.iter().zip(synced) {
                 if synced.transient {
                     settled = Settled::Incomplete;
+                }
+                if resource.key.kind == "Namespace"
+                    && resource.api_version == "v1"
+                    && synced.status.deployed == Deployed::Failed
+                {
+                    let why = synced.status.message.clone().unwrap_or_default();
+                    not_made.insert(resource.key.name.clone(), (why, synced.transient));
                 }
                 if synced.status.deployed == Deployed::Failed {
                     self.inner.metrics.object("failed");
@@ -145,7 +174,7 @@ impl ClusterWork {
         }
         // Requests for certificates: approved here, as EMCO's rsync does.
         for (resource, (_, synced)) in resources.iter().zip(&mut results) {
-            if resource.key.kind == CSR_KIND
+            if self.approves(resource)
                 && synced.status.deployed == Deployed::Applied
                 && let Err(message) = self.approve(resource).await
             {
@@ -189,7 +218,7 @@ impl ClusterWork {
             }
         }
         for (resource, (_, status)) in resources.iter().zip(&statuses) {
-            if resource.key.kind == CSR_KIND
+            if self.approves(resource)
                 && status.ready == Readiness::Ready
                 && let Err(error) = self.keep_certificate(resource).await
             {
@@ -258,7 +287,7 @@ impl ClusterWork {
             &resource.manifest,
             labels,
             &self.key,
-            owner::adopted(&live.manifest),
+            self.adopted(&live.manifest),
         );
         match self
             .applied
@@ -303,7 +332,7 @@ impl ClusterWork {
                 Err(refused) => return Synced::refused(resource, refused, kept_drift),
             },
         };
-        let adopted = adopting || live.is_some_and(|l| owner::adopted(&l.manifest));
+        let adopted = adopting || live.is_some_and(|l| self.adopted(&l.manifest));
         let desired = owner::stamped(&resource.manifest, labels, &self.key, adopted);
         // What this revision applies was applied before: a difference on
         // the cluster is drift. Otherwise (a new revision, or the first
@@ -399,6 +428,16 @@ impl ClusterWork {
         }
     }
 
+    /// The namespace `resource` goes into: its own, or the context's for
+    /// a kind that is not one of Kubernetes' cluster-scoped ones.
+    fn namespace_of<'r>(&'r self, resource: &'r Resource) -> Option<&'r str> {
+        match &resource.namespace {
+            Some(namespace) => Some(namespace),
+            None if is_cluster_scoped(group_of(&resource.api_version), &resource.key.kind) => None,
+            None => Some(self.context.meta.access.namespace()),
+        }
+    }
+
     /// Whether `live` sits where `resource` goes: in its namespace (the
     /// context's when the manifest names none), or in none for a
     /// cluster-scoped kind.
@@ -415,7 +454,7 @@ impl ClusterWork {
     /// Holds a project's resource to the rules it was checked against,
     /// now that the cluster says what scope its kind has (a custom kind
     /// may be cluster-wide).
-    async fn within_confinement(&self, resource: &Resource) -> Result<(), Refusal> {
+    pub(super) async fn within_confinement(&self, resource: &Resource) -> Result<(), Refusal> {
         let Some(confined) = self
             .context
             .meta
@@ -470,8 +509,10 @@ impl ClusterWork {
                 transient: false,
                 message: self.owned_elsewhere(resource, other.as_deref()),
             }),
-            Holder::Nobody if owner::forced(&resource.manifest) => Ok(Claim::Adopt(object)),
-            Holder::Nobody => Err(Refusal {
+            Holder::Nobody if self.unconfined() && owner::forced(&resource.manifest) => {
+                Ok(Claim::Adopt(object))
+            }
+            Holder::Nobody if self.unconfined() => Err(Refusal {
                 transient: false,
                 message: format!(
                     "{} {} is on the cluster already and was not made by wasmco: it is not taken \
@@ -480,7 +521,38 @@ impl ClusterWork {
                     resource.key.kind, resource.key.name
                 ),
             }),
+            Holder::Nobody => Err(Refusal {
+                transient: false,
+                message: format!(
+                    "{} {} is on the cluster already and was not made by wasmco: a project's \
+                     deployment does not take over what others made",
+                    resource.key.kind, resource.key.name
+                ),
+            }),
         }
+    }
+
+    /// Whether `resource` is a certificate request rsync approves, as
+    /// EMCO's does for a logical cloud's user: Kubernetes' own kind, in a
+    /// context the admin's rights built (a project's could ask for any
+    /// identity).
+    fn approves(&self, resource: &Resource) -> bool {
+        resource.key.kind == CSR_KIND
+            && resource.api_version == "certificates.k8s.io/v1"
+            && self.unconfined()
+    }
+
+    /// Whether this context was built with the admin's rights (not held
+    /// to a project's tenancy rules): only such a context adopts objects
+    /// made outside wasmco, or trusts an adopted mark it finds (which
+    /// keeps an object on the cluster after its terminate).
+    pub(super) fn unconfined(&self) -> bool {
+        self.context.meta.confinement.is_none()
+    }
+
+    /// Whether `live` carries an adoption this context honours.
+    pub(super) fn adopted(&self, live: &Value) -> bool {
+        self.unconfined() && owner::adopted(live)
     }
 
     /// Why `resource` is not taken from the deployment `other` (its key,
@@ -523,9 +595,9 @@ enum Claim {
 }
 
 /// Why a resource was not applied.
-struct Refusal {
-    message: String,
-    transient: bool,
+pub(super) struct Refusal {
+    pub(super) message: String,
+    pub(super) transient: bool,
 }
 
 impl Synced {

@@ -235,7 +235,7 @@ impl ClusterWork {
     /// Takes one of this target's objects off the cluster: deleted, or
     /// given back when rsync adopted it; what was done, for the metrics.
     async fn remove(&self, object: &Resource) -> Result<&'static str, String> {
-        if owner::adopted(&object.manifest) {
+        if self.adopted(&object.manifest) {
             let manager = field_manager(&self.key);
             let manager = &manager;
             return self

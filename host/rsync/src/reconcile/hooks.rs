@@ -103,6 +103,11 @@ impl ClusterWork {
         if hook.deleted_on(HookDeletePolicy::BeforeHookCreation) {
             self.delete_own(&hook.resource).await.map_err(failed)?;
         }
+        // As every apply: a project's hook of a kind the cluster holds
+        // cluster-wide is refused here too.
+        if let Err(refused) = self.within_confinement(&hook.resource).await {
+            return Err(failed(refused.message));
+        }
         if let Some(refused) = self.held_elsewhere(&hook.resource).await {
             return Err(failed(refused));
         }

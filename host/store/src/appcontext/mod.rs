@@ -32,7 +32,7 @@ use wasmco_core::hooks::{Hook, HookEvent, StoredHook};
 use wasmco_core::resource::{ClusterRef, Resource, ResourceKey};
 use wasmco_core::specs::OpStatus;
 
-use crate::{BatchOp, KvStore, StoreError};
+use crate::{BatchOp, Expect, KvStore, StoreError};
 
 pub use handoff::{NoSync, SyncEngine};
 pub use state::{DeployState, DigState, StateAction, now};
@@ -50,7 +50,7 @@ pub type Footprint = BTreeMap<ClusterRef, BTreeSet<(String, String)>>;
 /// reconcile). A host whose lease ran out while it was stopped then
 /// writes nothing over what the next holder wrote. `None` for a host
 /// alone on its store.
-pub type Fence<'a> = Option<&'a crate::Expect>;
+pub type Fence<'a> = Option<&'a Expect>;
 
 /// An app's dependency on another app.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -373,10 +373,81 @@ impl ContextStore {
             .into_iter()
             .map(|(key, _)| BatchOp::Delete(key))
             .collect();
+        // Each piece fenced too: a host that lost the DIG's lock must not
+        // write into a revision the new holder is writing.
         for chunk in leftovers.chunks(most).chain(ops.chunks(most)) {
-            self.store.batch(chunk.to_vec())?;
+            self.commit(dig, chunk.to_vec(), fence, false)?;
         }
         self.commit(dig, current, fence, false)
+    }
+
+    /// Stores `meta` over its revision's and `state`, in one write: a
+    /// revision made current again with what it is held to now.
+    pub fn put_meta(
+        &self,
+        dig: &str,
+        meta: &ContextMeta,
+        state: &DigState,
+        fence: Fence<'_>,
+    ) -> Result<(), ContextError> {
+        let key = format!("ctx/{dig}/rev/{:010}/meta", meta.revision);
+        if self.store.get(key.as_bytes())?.is_none() {
+            return Err(ContextError::NoRevision(meta.revision));
+        }
+        let ops = vec![
+            BatchOp::Put(key.into_bytes(), json(meta)),
+            Self::state_op(dig, state),
+        ];
+        self.commit(dig, ops, fence, false)
+    }
+
+    /// Takes `name` of `space` (a namespace of the clusters, say) for
+    /// `holder`, unless another holds it: that one's name then. Taken at
+    /// most once, whichever host asks first.
+    pub fn hold(
+        &self,
+        space: &str,
+        name: &str,
+        holder: &str,
+    ) -> Result<Option<String>, ContextError> {
+        let key = format!("held/{space}/{name}").into_bytes();
+        loop {
+            match self.store.get(&key)? {
+                Some(current) if current == holder.as_bytes() => return Ok(None),
+                Some(current) => return Ok(Some(String::from_utf8_lossy(&current).into_owned())),
+                None => {
+                    let taken = self.store.batch_if(
+                        vec![Expect::Absent(key.clone())],
+                        vec![BatchOp::Put(key.clone(), holder.as_bytes().to_vec())],
+                    )?;
+                    if taken {
+                        return Ok(None);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Gives `name` of `space` back, if `holder` holds it.
+    pub fn let_go(&self, space: &str, name: &str, holder: &str) -> Result<(), ContextError> {
+        let key = format!("held/{space}/{name}").into_bytes();
+        self.store.batch_if(
+            vec![Expect::Value(key.clone(), holder.as_bytes().to_vec())],
+            vec![BatchOp::Delete(key)],
+        )?;
+        Ok(())
+    }
+
+    /// Every name of `space` `holder` holds.
+    pub fn held_by(&self, space: &str, holder: &str) -> Result<Vec<String>, ContextError> {
+        let prefix = format!("held/{space}/");
+        Ok(self
+            .store
+            .scan_prefix(prefix.as_bytes())?
+            .into_iter()
+            .filter(|(_, value)| value == holder.as_bytes())
+            .map(|(key, _)| String::from_utf8_lossy(&key[prefix.len()..]).into_owned())
+            .collect())
     }
 
     /// Every cluster and kind the DIG's revisions put objects on. DIGs
