@@ -276,9 +276,9 @@ impl Orchestrator {
         namespace: &str,
     ) -> Result<(), OrchestratorError> {
         let taken = || {
-            OrchestratorError::Conflict(format!(
-                "logical cloud {}/{}: namespace {namespace} is another project's logical cloud's; \
-                 choose another",
+            OrchestratorError::Tenancy(format!(
+                "logical cloud {}/{} is refused: namespace {namespace} is another project's \
+                 logical cloud's; choose another",
                 lc.project, lc.name
             ))
         };
