@@ -142,7 +142,7 @@ pub fn spec(kind: Kind) -> Value {
         Kind::LogicalCloud => json!({"oneOf": [
             {"type": "object", "required": ["level"], "properties": {
                 "level": {"oneOf": [{"type": "string", "enum": ["0"]}, {"type": "integer", "enum": [0]}]},
-                "namespace": or_null(json!({"type": "string", "pattern": format!("^$|{}", &NAMESPACE_PATTERN[1..])}))}},
+                "namespace": {"type": "string", "pattern": format!("^$|{}", &NAMESPACE_PATTERN[1..])}}},
             {"type": "object", "required": ["namespace", "user"], "properties": {
                 "level": or_null(json!({"oneOf": [{"type": "string", "enum": ["1"]}, {"type": "integer", "enum": [1]}]})),
                 "namespace": namespace(),
@@ -193,7 +193,7 @@ pub fn spec(kind: Kind) -> Value {
                     "maxLength": 253, "pattern": PRINTABLE}},
                 "clusterWidePermissions": {"type": "boolean"},
                 "clusterCredentials": {"type": "boolean"},
-                "podSecurity": {"type": "string", "enum": ["restricted", "baseline", "privileged"]},
+                "podSecurity": or_null(json!({"type": "string", "enum": ["restricted", "baseline", "privileged", null]})),
             }),
         ),
     }
