@@ -18,6 +18,8 @@ pub struct ResourceType {
     pub kind: String,
     /// Whether objects live in a namespace.
     pub namespaced: bool,
+    /// Groupings kubectl expands, e.g. `all` for `kubectl get all`.
+    pub categories: Vec<String>,
 }
 
 impl ResourceType {
@@ -45,6 +47,9 @@ impl ResourceType {
         {
             entry["shortNames"] = json!([short]);
         }
+        if !self.categories.is_empty() {
+            entry["categories"] = json!(self.categories);
+        }
         entry
     }
 
@@ -70,11 +75,39 @@ const SHORT_NAMES: &[(&str, &str)] = &[
     ("NetworkPolicy", "netpol"),
     ("Ingress", "ing"),
     ("CertificateSigningRequest", "csr"),
+    ("Node", "no"),
+    ("Endpoints", "ep"),
+    ("ReplicationController", "rc"),
+    ("HorizontalPodAutoscaler", "hpa"),
     ("CustomResourceDefinition", "crd"),
+];
+
+/// The built-in kinds the API server puts in the `all` category: what
+/// `kubectl get all` lists.
+const IN_ALL: &[&str] = &[
+    "Pod",
+    "Service",
+    "ReplicationController",
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "CronJob",
+    "HorizontalPodAutoscaler",
 ];
 
 const BUILT_IN: &[(&str, &str, &str, &str, bool)] = &[
     ("", "v1", "namespaces", "Namespace", false),
+    ("", "v1", "nodes", "Node", false),
+    ("", "v1", "endpoints", "Endpoints", true),
+    (
+        "",
+        "v1",
+        "replicationcontrollers",
+        "ReplicationController",
+        true,
+    ),
     ("", "v1", "configmaps", "ConfigMap", true),
     ("", "v1", "secrets", "Secret", true),
     ("", "v1", "services", "Service", true),
@@ -94,6 +127,13 @@ const BUILT_IN: &[(&str, &str, &str, &str, bool)] = &[
     ("apps", "v1", "replicasets", "ReplicaSet", true),
     ("batch", "v1", "jobs", "Job", true),
     ("batch", "v1", "cronjobs", "CronJob", true),
+    (
+        "autoscaling",
+        "v2",
+        "horizontalpodautoscalers",
+        "HorizontalPodAutoscaler",
+        true,
+    ),
     ("rbac.authorization.k8s.io", "v1", "roles", "Role", true),
     (
         "rbac.authorization.k8s.io",
@@ -138,6 +178,22 @@ const BUILT_IN: &[(&str, &str, &str, &str, bool)] = &[
         "CustomResourceDefinition",
         false,
     ),
+    // Charts such as kube-prometheus-stack install their own webhooks; the
+    // virtual cluster stores them but never calls them.
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "mutatingwebhookconfigurations",
+        "MutatingWebhookConfiguration",
+        false,
+    ),
+    (
+        "admissionregistration.k8s.io",
+        "v1",
+        "validatingwebhookconfigurations",
+        "ValidatingWebhookConfiguration",
+        false,
+    ),
 ];
 
 /// The built-in types.
@@ -151,6 +207,11 @@ pub fn built_in() -> Vec<ResourceType> {
             singular: kind.to_lowercase(),
             kind: (*kind).to_owned(),
             namespaced: *namespaced,
+            categories: if IN_ALL.contains(kind) {
+                vec!["all".to_owned()]
+            } else {
+                Vec::new()
+            },
         })
         .collect()
 }
@@ -171,6 +232,13 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
         .map(str::to_owned)
         .unwrap_or_else(|| kind.to_lowercase());
     let namespaced = spec["scope"].as_str() != Some("Cluster");
+    let categories: Vec<String> = names["categories"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect();
     spec["versions"]
         .as_array()
         .into_iter()
@@ -184,6 +252,41 @@ pub fn from_crd(crd: &Value) -> Vec<ResourceType> {
             singular: singular.clone(),
             kind: kind.to_owned(),
             namespaced,
+            categories: categories.clone(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_workload_kinds_are_in_the_all_category() {
+        for ty in built_in() {
+            let entry = ty.discovery();
+            if IN_ALL.contains(&ty.kind.as_str()) {
+                assert_eq!(entry["categories"], json!(["all"]), "{}", ty.kind);
+            } else {
+                assert!(entry.get("categories").is_none(), "{}", ty.kind);
+            }
+        }
+        // Every kind of the category is served.
+        for kind in IN_ALL {
+            assert!(built_in().iter().any(|t| t.kind == *kind), "{kind}");
+        }
+    }
+
+    #[test]
+    fn a_crd_brings_its_categories() {
+        let crd = json!({"spec": {"group": "monitoring.coreos.com", "scope": "Namespaced",
+            "names": {"plural": "prometheuses", "kind": "Prometheus", "categories": ["prometheus-operator"]},
+            "versions": [{"name": "v1", "served": true}]}});
+        let types = from_crd(&crd);
+        assert_eq!(types.len(), 1);
+        assert_eq!(
+            types[0].discovery()["categories"],
+            json!(["prometheus-operator"])
+        );
+    }
 }

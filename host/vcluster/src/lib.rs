@@ -3,8 +3,10 @@
 //! conventions (paths, content types, status codes, `Status` objects,
 //! resourceVersion, watches) closely enough for kube-rs and kubectl.
 //!
-//! Workloads become ready after a configurable delay, and a test can make
-//! the cluster refuse connections, answer 500 or 429, or add latency.
+//! Workloads become ready after a configurable delay (Pods that are not
+//! restarted, and Jobs, complete), it has Nodes of a configurable capacity,
+//! and a test can make the cluster refuse connections, answer 500 or 429,
+//! or add latency.
 
 mod behaviour;
 pub mod catalog;
@@ -16,7 +18,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use behaviour::Behaviour;
+pub use behaviour::{Behaviour, Nodes};
 pub use signer::CLIENT_SIGNER;
 
 /// A running virtual cluster.
@@ -85,7 +87,7 @@ impl VirtualCluster {
         tls: Option<TlsConfig>,
     ) -> std::io::Result<Self> {
         let (listener, addr) = server::bind(listen).await?;
-        let shared = Arc::new(server::Shared::new(addr.to_string(), behaviour));
+        let shared = Arc::new(server::Shared::new(name, addr.to_string(), behaviour));
         let task = serve(listener, shared.clone(), tls.clone())?;
         Ok(VirtualCluster {
             addr,

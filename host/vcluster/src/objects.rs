@@ -335,8 +335,15 @@ impl Objects {
     /// A CRD is Established at once, and its types are served from then on.
     fn serve_crd(&mut self, crd: &Value) {
         for ty in catalog::from_crd(crd) {
-            if !self.types.contains(&ty) {
-                self.types.push(ty);
+            // An updated CRD may change what its type says (categories,
+            // scope), so it replaces the type served at the same path.
+            match self
+                .types
+                .iter_mut()
+                .find(|t| t.group == ty.group && t.version == ty.version && t.plural == ty.plural)
+            {
+                Some(served) => *served = ty,
+                None => self.types.push(ty),
             }
         }
         let name = crd["metadata"]["name"]

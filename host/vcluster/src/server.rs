@@ -33,9 +33,19 @@ pub(super) struct Shared {
 }
 
 impl Shared {
-    pub(super) fn new(address: String, behaviour: Behaviour) -> Self {
+    /// The shared state of the cluster `name`, with the Nodes `behaviour`
+    /// asks for.
+    pub(super) fn new(name: &str, address: String, behaviour: Behaviour) -> Self {
+        let mut objects = Objects::default();
+        if let Some(ty) = objects.find("", "v1", "nodes").cloned() {
+            for node in behaviour.nodes.objects(name) {
+                if let Err(error) = objects.create(&ty, "", node) {
+                    tracing::warn!(%error, "virtual cluster could not add a node");
+                }
+            }
+        }
         Shared {
-            objects: Mutex::new(Objects::default()),
+            objects: Mutex::new(objects),
             events: broadcast::channel(4096).0,
             address,
             behaviour: Mutex::new(behaviour),
