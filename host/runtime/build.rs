@@ -17,7 +17,15 @@ fn main() {
         .expect("host/runtime lives in the workspace");
     let out = wasmco_build::build_components(
         workspace,
-        &["generic-placement", "gac", "capacity-placement"],
+        &[
+            "generic-placement",
+            "gac",
+            "capacity-placement",
+            "ovnaction",
+            "dtc",
+            "hpa-placement",
+            "hpa-action",
+        ],
         "wasm-plugins",
         &["wit", "sdk", "plugins", "Cargo.lock"],
     );

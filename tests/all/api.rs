@@ -667,10 +667,20 @@ fn the_openapi_document_covers_every_route() {
 fn a_json_body_for_a_multipart_resource_says_how_to_upload_it() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path());
-    // EMCO's controller registration: a JSON body naming a gRPC service.
+    // EMCO's controller registration of a service wasmco does not ship.
     let emco = json!({"metadata": {"name": "hpa"}, "spec": {"host": "hpa-placement", "port": 9099, "type": "placement", "priority": 1}});
     let response = server.post("/v2/controllers", emco);
-    refused(response, 415, Some("Content-Type"), "WebAssembly component");
+    refused(
+        response,
+        422,
+        Some("metadata.name"),
+        "WebAssembly component",
+    );
+    let response = server.post(
+        "/v2/controllers",
+        json!({"metadata": {"name": "x"}, "spec": {"type": "action"}}),
+    );
+    refused(response, 415, Some("Content-Type"), "multipart/form-data");
     let response = server.post("/v2/controllers", json!({}));
     refused(response, 415, Some("Content-Type"), "multipart/form-data");
 }

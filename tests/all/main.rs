@@ -6,6 +6,7 @@ mod budgets;
 mod cli;
 mod clusters;
 mod contract;
+mod declared_intents;
 mod deploy;
 mod helm;
 mod hostile;

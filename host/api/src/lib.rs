@@ -5,6 +5,7 @@ mod clusters;
 mod deployments;
 mod error;
 mod hosts;
+mod intents;
 mod logical_clouds;
 pub mod metrics;
 pub mod openapi;
@@ -66,7 +67,10 @@ fn routes(state: AppState) -> Router {
         )
         .route(
             "/v2/openapi.json",
-            get(|| async { axum::Json(openapi::document()) }),
+            get(|State(s): State<AppState>| async move {
+                let catalog = s.orchestrator.intent_catalog().map_err(ApiError::from)?;
+                Ok::<_, ApiError>(axum::Json(openapi::document_with(&catalog)))
+            }),
         )
         .route(
             "/metrics",
@@ -87,7 +91,7 @@ fn routes(state: AppState) -> Router {
             get(|State(s): State<AppState>, name| tokens::get_one(s, name))
                 .delete(|State(s): State<AppState>, name| tokens::revoke(s, name)),
         );
-    for kind in Kind::ALL {
+    for kind in Kind::ALL.into_iter().filter(|k| !k.is_declared()) {
         router = router
             .route(&kind.collection_route(), collection_routes(kind))
             .route(&kind.item_route(), item_routes(kind));
@@ -105,6 +109,13 @@ fn routes(state: AppState) -> Router {
             ),
         );
     }
+    router = router.route(
+        &format!("{dig}/{{*{}}}", intents::ROUTE_PARAM),
+        axum::routing::any(|State(s): State<AppState>, path, request: Request| {
+            intents::handle(s, path, request)
+        })
+        .layer(DefaultBodyLimit::max(Kind::Intent.info().max_body)),
+    );
     router = router.route(
         &format!("{dig}/status"),
         get(

@@ -7,6 +7,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Value, json};
 
 use wasmco_core::files::AppFileKind;
+use wasmco_core::intents::Declaration;
 use wasmco_core::{
     BodyShape, ControllerSpec, Document, FieldError, FileKind, Kind, LabelBody, Reference,
 };
@@ -268,7 +269,7 @@ fn profile_of_app(
 }
 
 /// Stored bodies (JSON text) as one JSON array.
-fn json_array(items: &[(ResourceId, Vec<u8>)]) -> Vec<u8> {
+pub(crate) fn json_array(items: &[(ResourceId, Vec<u8>)]) -> Vec<u8> {
     let mut array = vec![b'['];
     for (i, (_, body)) in items.iter().enumerate() {
         if i > 0 {
@@ -280,7 +281,7 @@ fn json_array(items: &[(ResourceId, Vec<u8>)]) -> Vec<u8> {
     array
 }
 
-fn json_response(body: impl Into<axum::body::Body>) -> Response {
+pub(crate) fn json_response(body: impl Into<axum::body::Body>) -> Response {
     ([(header::CONTENT_TYPE, "application/json")], body.into()).into_response()
 }
 
@@ -337,7 +338,7 @@ pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Res
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
-async fn blocking<T: Send + 'static>(
+pub(crate) async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> Result<T, wasmco_store::db::DbError> + Send + 'static,
 ) -> Result<T, ApiError> {
     crate::work::off_the_workers(work)
@@ -382,6 +383,12 @@ async fn read_body(kind: Kind, request: Request) -> Result<RawBody, ApiError> {
     let boundary = match info.body {
         BodyShape::Label | BodyShape::Document => {
             expect_json(&content_type)?;
+            None
+        }
+        // EMCO's own controllers are registered by host and port, as JSON.
+        BodyShape::Multipart(FileKind::Component)
+            if content_type.starts_with("application/json") =>
+        {
             None
         }
         BodyShape::Multipart(file_kind) => {
@@ -436,7 +443,7 @@ fn parse_incoming(
             })
         }
         (BodyShape::Multipart(file_kind), Some(boundary)) => {
-            let Parts { metadata, file } = parse_multipart(raw.bytes, boundary)?;
+            let Parts { metadata, file, .. } = parse_multipart(raw.bytes, boundary)?;
             let metadata = metadata.ok_or_else(|| {
                 ApiError::field(
                     StatusCode::BAD_REQUEST,
@@ -453,6 +460,24 @@ fn parse_incoming(
                 ));
             }
             checked_document(kind, parent, document, file.map(|f| (file_kind, f)))
+        }
+        (BodyShape::Multipart(FileKind::Component), None) => {
+            let value: Value = serde_json::from_slice(&raw.bytes).unwrap_or_default();
+            if value["spec"].get("host").is_none() && value["spec"].get("port").is_none() {
+                return Err(ApiError::field(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    "Content-Type",
+                    "a controller is uploaded as multipart/form-data, with a `metadata` part (the JSON \
+                     document) and a `file` part (the WebAssembly component); a JSON body registers one \
+                     of EMCO's controllers that wasmco ships, by EMCO's host and port",
+                ));
+            }
+            let mut document = wasmco_core::parse_document(&raw.bytes, "body")?;
+            let (wasm, note) = bind_builtin(&document.metadata.name, &mut document.spec)?;
+            let mut incoming =
+                checked_document(kind, parent, document, Some((FileKind::Component, wasm)))?;
+            incoming.body["status"] = json!({ "note": note });
+            Ok(incoming)
         }
         _ => {
             let document = wasmco_core::parse_document(&raw.bytes, "body")?;
@@ -552,6 +577,8 @@ fn prepare(
                     };
                     ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, field, e.to_string())
                 })?;
+            let declared = declared_intents(state, &id.path[0], wasm)?;
+            let note = body["status"]["note"].take();
             body["status"] = json!({
                 "digest": format!("sha256:{}", controller.digest()),
                 "size": controller.size(),
@@ -559,6 +586,12 @@ fn prepare(
                 "priority": spec.priority,
                 "limits": controller.limits(),
             });
+            if let Some(declared) = declared {
+                body["status"]["intents"] = declared;
+            }
+            if !note.is_null() {
+                body["status"]["note"] = note;
+            }
             Ok((body, Some(controller)))
         }
         Kind::App => {
@@ -594,7 +627,68 @@ fn prepare(
     }
 }
 
-fn expect_json(content_type: &str) -> Result<(), ApiError> {
+/// The intent kinds `wasm` declares, checked: its section parses, its
+/// schemas compile, and no other controller serves its segments.
+fn declared_intents(
+    state: &AppState,
+    controller: &str,
+    wasm: &[u8],
+) -> Result<Option<Value>, ApiError> {
+    let refused =
+        |e: FieldError| ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, e.field, e.reason);
+    let Some(section) = wasmco_runtime::declared_intents(wasm)
+        .map_err(|e| ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, "file", e.to_string()))?
+    else {
+        return Ok(None);
+    };
+    let declaration = Declaration::parse(section).map_err(refused)?;
+    state
+        .orchestrator
+        .intent_catalog()?
+        .check_new(controller, &declaration)
+        .map_err(refused)?;
+    // Compiling its schemas now refuses one the catalog could not load later.
+    wasmco_orchestrator::intents::Declared::new(controller, declaration.clone())
+        .map_err(refused)?;
+    Ok(Some(
+        serde_json::to_value(declaration).map_err(ApiError::internal)?,
+    ))
+}
+
+/// A controller registered as EMCO registers its services, by host and
+/// port, names one of EMCO's own controllers that wasmco ships as a
+/// component: that component is registered, with a note saying so.
+fn bind_builtin(name: &str, spec: &mut Value) -> Result<(Vec<u8>, String), ApiError> {
+    let builtin = wasmco_runtime::builtin::for_emco_name(name).ok_or_else(|| {
+        let shipped: Vec<&str> = wasmco_runtime::builtin::BUILTINS
+            .iter()
+            .filter_map(|b| b.emco)
+            .collect();
+        ApiError::field(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "metadata.name",
+            format!(
+                "a controller given by host and port is an EMCO gRPC service, and wasmco ships \
+                 no component for {name:?} (it ships EMCO's {}); upload the controller's \
+                 WebAssembly component as `file` instead",
+                shipped.join(", ")
+            ),
+        )
+    })?;
+    let note = format!(
+        "EMCO's {} runs here as wasmco's built-in component {}; host and port are not used",
+        builtin.emco.unwrap_or(builtin.name),
+        builtin.name
+    );
+    if let Some(spec) = spec.as_object_mut() {
+        spec.remove("host");
+        spec.remove("port");
+        spec.entry("type").or_insert(json!(builtin.kind));
+    }
+    Ok((builtin.wasm.to_vec(), note))
+}
+
+pub(crate) fn expect_json(content_type: &str) -> Result<(), ApiError> {
     if content_type.starts_with("application/json") {
         return Ok(());
     }
@@ -614,13 +708,24 @@ fn expect_json(content_type: &str) -> Result<(), ApiError> {
 
 /// The parts of a multipart body that wasmco reads.
 #[derive(Debug, Default)]
-struct Parts {
-    metadata: Option<Vec<u8>>,
-    file: Option<Vec<u8>>,
+pub(crate) struct Parts {
+    pub metadata: Option<Vec<u8>>,
+    pub file: Option<Vec<u8>>,
+    /// `files` parts (EMCO's several-file uploads), by file name, in order.
+    pub files: Vec<(String, Vec<u8>)>,
 }
 
 /// The `metadata` and `file` parts of a multipart body already read whole.
 fn parse_multipart(bytes: bytes::Bytes, boundary: String) -> Result<Parts, ApiError> {
+    parse_multipart_parts(bytes, boundary, false)
+}
+
+/// [`parse_multipart`], taking any number of `files` parts when `many`.
+pub(crate) fn parse_multipart_parts(
+    bytes: bytes::Bytes,
+    boundary: String,
+    many: bool,
+) -> Result<Parts, ApiError> {
     let body = futures_util::stream::once(async move { Ok::<_, std::convert::Infallible>(bytes) });
     let mut multipart = multer::Multipart::new(body, boundary);
     let malformed = |e: multer::Error| {
@@ -635,7 +740,12 @@ fn parse_multipart(bytes: bytes::Bytes, boundary: String) -> Result<Parts, ApiEr
         let mut parts = Parts::default();
         while let Some(field) = multipart.next_field().await.map_err(malformed)? {
             let name = field.name().unwrap_or_default().to_owned();
+            let file_name = field.file_name().unwrap_or_default().to_owned();
             let part = field.bytes().await.map_err(malformed)?.to_vec();
+            if many && name == "files" {
+                parts.files.push((file_name, part));
+                continue;
+            }
             let slot = match name.as_str() {
                 "metadata" => &mut parts.metadata,
                 "file" => &mut parts.file,
@@ -688,7 +798,7 @@ mod tests {
 
     #[test]
     fn multipart_parts_are_read_and_repeats_refused() {
-        let Parts { metadata, file } = parse_multipart(
+        let Parts { metadata, file, .. } = parse_multipart(
             body("b", &[("metadata", b"{}"), ("file", b"x\r\ny")]),
             "b".into(),
         )

@@ -58,6 +58,10 @@ pub enum Kind {
     /// `/cluster-providers/{clusterProvider}/tenancy-policies/{tenancyPolicy}`:
     /// the same for every project without its own, on the provider's clusters.
     ProviderTenancyPolicy,
+    /// `…/deployment-intent-groups/{dig}/<segment>/{name}[/<segment>/{name}…]`:
+    /// an intent of a kind a controller declares (see [`crate::intents`]);
+    /// its path holds the segments, so it has no route of its own here.
+    Intent,
 }
 
 /// How a resource's create and update requests carry it.
@@ -113,7 +117,7 @@ pub const MANIFESTS_LIMIT: usize = 32 << 20;
 
 impl Kind {
     /// Every kind, parents before children.
-    pub const ALL: [Kind; 25] = [
+    pub const ALL: [Kind; 26] = [
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
@@ -141,6 +145,7 @@ impl Kind {
         Kind::LogicalCloudUserPermission,
         Kind::LogicalCloudQuota,
         Kind::LogicalCloudKvPair,
+        Kind::Intent,
     ];
 
     /// The kind's row of the table.
@@ -405,7 +410,22 @@ impl Kind {
                 true,
                 JSON_LIMIT
             ),
+            Kind::Intent => kind!(
+                "intent",
+                "intent",
+                Some(Kind::DeploymentIntentGroup),
+                "",
+                "intentPath",
+                Document,
+                false,
+                JSON_LIMIT * 4
+            ),
         }
+    }
+
+    /// Its routes come from the controllers' declarations, not this table.
+    pub fn is_declared(self) -> bool {
+        self == Kind::Intent
     }
 
     /// Key-value pairs, which EMCO reads one key of with `?key=`.
@@ -468,19 +488,22 @@ impl Kind {
     /// (relative to `/v2`, e.g. `projects/p/composite-apps`) is.
     pub fn from_path(path: &str, item: bool) -> Option<Kind> {
         let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
-        Kind::ALL.into_iter().find(|kind| {
-            let route = if item {
-                kind.item_route()
-            } else {
-                kind.collection_route()
-            };
-            let pattern: Vec<&str> = route.trim_start_matches("/v2/").split('/').collect();
-            pattern.len() == segments.len()
-                && pattern
-                    .iter()
-                    .zip(&segments)
-                    .all(|(p, s)| !s.is_empty() && (p.starts_with('{') || p == s))
-        })
+        Kind::ALL
+            .into_iter()
+            .filter(|k| !k.is_declared())
+            .find(|kind| {
+                let route = if item {
+                    kind.item_route()
+                } else {
+                    kind.collection_route()
+                };
+                let pattern: Vec<&str> = route.trim_start_matches("/v2/").split('/').collect();
+                pattern.len() == segments.len()
+                    && pattern
+                        .iter()
+                        .zip(&segments)
+                        .all(|(p, s)| !s.is_empty() && (p.starts_with('{') || p == s))
+            })
     }
 
     /// How many path values name its parent.

@@ -9,6 +9,7 @@ pub mod document;
 pub mod files;
 pub mod hooks;
 pub mod instrumentation;
+pub mod intents;
 pub mod kinds;
 pub mod limits;
 pub mod names;

@@ -113,7 +113,9 @@ pub fn check_spec(
         | Kind::App
         | Kind::CompositeProfile
         | Kind::GenericPlacementIntent
-        | Kind::ControllerIntent => Ok(Vec::new()),
+        | Kind::ControllerIntent
+        // Checked against the declaring controller's schema by the API.
+        | Kind::Intent => Ok(Vec::new()),
     }
 }
 

@@ -57,6 +57,10 @@ pub struct Orchestrator {
     pub(super) actions: Arc<TargetLocks>,
     /// How long each stage of an instantiate or update takes.
     metrics: crate::metrics::OrchestratorMetrics,
+    /// The intent kinds the stored controllers declare.
+    intents: Arc<crate::intents::IntentCatalog>,
+    /// What the clusters say of themselves, for controllers that need it.
+    facts: Arc<dyn crate::intents::ClusterFacts>,
 }
 
 impl Orchestrator {
@@ -80,7 +84,22 @@ impl Orchestrator {
             kubeconfigs,
             actions: Arc::default(),
             metrics: crate::metrics::OrchestratorMetrics::default(),
+            intents: Arc::default(),
+            facts: Arc::new(crate::intents::NoFacts),
         }
+    }
+
+    /// Reads the facts controllers ask for (a cluster's nodes) from `facts`.
+    pub fn with_facts(mut self, facts: Arc<dyn crate::intents::ClusterFacts>) -> Self {
+        self.facts = facts;
+        self
+    }
+
+    /// The intent kinds the stored controllers declare, as stored now.
+    pub fn intent_catalog(
+        &self,
+    ) -> Result<Arc<crate::intents::Catalog>, wasmco_store::db::DbError> {
+        self.intents.current(&self.db)
     }
 
     /// How long instantiates and updates take, for `/metrics`.
@@ -494,6 +513,10 @@ impl Orchestrator {
         } = inputs::gather(
             &self.db,
             &self.registry,
+            crate::intents::IntentSources {
+                catalog: &self.intents,
+                facts: self.facts.as_ref(),
+            },
             &self.generic,
             &self.helm,
             dig,

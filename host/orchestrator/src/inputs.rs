@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 
 use wasmco_core::files::{AppFileKind, Profile};
 use wasmco_core::hooks::{Hook, HookDeletePolicy, HookEvent};
+use wasmco_core::intents::{Need, ReferenceTarget};
 use wasmco_core::resource::Resource;
 use wasmco_core::specs::{
     AppProfileSpec, ControllerSpec, DependencySpec, DigIntentSpec, DigSpec, GENERIC_PLACEMENT_KEY,
@@ -32,6 +33,7 @@ use wasmco_store::appcontext::{Access, AppDependency};
 use wasmco_store::db::{DbError, ResourceDb, ResourceId};
 
 use super::dig::{DigRef, OrchestratorError};
+use super::intents::{Catalog, ClusterFacts, GroupIntents, IntentSources};
 use super::registry::{ControllerRegistry, LoadError};
 use crate::draft::{AppDraft, ClusterInfo};
 
@@ -78,6 +80,7 @@ pub struct Scope {
 pub fn gather(
     db: &ResourceDb,
     registry: &ControllerRegistry,
+    sources: IntentSources<'_>,
     generic: &Arc<Controller>,
     helm: &HelmRenderer,
     dig: &DigRef,
@@ -161,7 +164,22 @@ pub fn gather(
     if let Some(allowed) = &scope.clusters {
         clusters.retain(|c| allowed.contains(&ClusterRef::new(&c.provider, &c.name)));
     }
-    let steps = steps(db, registry, generic, dig)?;
+    let group = json!({
+        "project": dig.project,
+        "compositeApp": dig.composite_app,
+        "compositeAppVersion": dig.version,
+        "name": dig.name,
+        "logicalCloud": spec.logical_cloud.clone().unwrap_or_default(),
+        "namespace": release.namespace,
+    });
+    let declared = DeclaredInputs {
+        catalog: sources.catalog.current(db)?,
+        group,
+        apps: apps.iter().map(|a| a.name.clone()).collect(),
+        clusters: &clusters,
+        facts: sources.facts,
+    };
+    let steps = steps(db, registry, generic, dig, &declared)?;
     Ok(Inputs {
         release: spec.version,
         apps,
@@ -434,6 +452,7 @@ fn steps(
     registry: &ControllerRegistry,
     generic: &Arc<Controller>,
     dig: &DigRef,
+    declared: &DeclaredInputs<'_>,
 ) -> Result<Vec<PlannedStep>, OrchestratorError> {
     let dig_path = dig.id().path;
     let mut intents: BTreeMap<String, String> = BTreeMap::new();
@@ -465,6 +484,8 @@ fn steps(
         .collect();
     let mut placement = Vec::new();
     let mut action = Vec::new();
+    // Read once, and only when a declaring controller is named.
+    let mut group_intents: Option<GroupIntents> = None;
     for (name, intent_name) in intents {
         let controller = registry
             .current(&name, db)
@@ -479,10 +500,23 @@ fn steps(
         let mut intent_path = dig_path.clone();
         intent_path.push(intent_name.clone());
         let intent_id = ResourceId::new(Kind::ControllerIntent, intent_path);
-        if !db.exists(&intent_id)? {
-            return Err(missing(Kind::ControllerIntent, &intent_name));
-        }
-        let intent = db.get(&intent_id)?["spec"].to_string();
+        // A controller-intents document of that name is handed over as it
+        // is, as before the controller declared kinds of its own.
+        let intent = match declared.catalog.of(&name) {
+            Some(declaration) if !db.exists(&intent_id)? => {
+                let group = match &mut group_intents {
+                    Some(group) => group,
+                    None => group_intents.insert(GroupIntents::read(db, &dig_path)?),
+                };
+                declared.tree(db, group, declaration, &intent_name)?
+            }
+            _ => {
+                if !db.exists(&intent_id)? {
+                    return Err(missing(Kind::ControllerIntent, &intent_name));
+                }
+                db.get(&intent_id)?["spec"].to_string()
+            }
+        };
         let step = PlannedStep {
             controller,
             intent,
@@ -506,4 +540,75 @@ fn steps(
     steps.extend(placement);
     steps.extend(action);
     Ok(steps)
+}
+
+/// What a declaring controller's tree is built from.
+struct DeclaredInputs<'a> {
+    catalog: Arc<Catalog>,
+    /// The group's identity, as the tree carries it.
+    group: Value,
+    apps: BTreeSet<String>,
+    clusters: &'a [ClusterInfo],
+    facts: &'a dyn ClusterFacts,
+}
+
+impl DeclaredInputs<'_> {
+    /// The tree `declared` gets for the intents named `name`, once every
+    /// reference in it resolves (a 422 naming each that does not, as EMCO
+    /// refuses at instantiate).
+    fn tree(
+        &self,
+        db: &ResourceDb,
+        group: &GroupIntents,
+        declared: &super::intents::Declared,
+        name: &str,
+    ) -> Result<String, OrchestratorError> {
+        let project = self.group["project"].as_str().unwrap_or_default();
+        let exists = |to: ReferenceTarget, target: &str, provider: Option<&str>| {
+            let id = match to {
+                ReferenceTarget::App => return Ok(self.apps.contains(target)),
+                ReferenceTarget::ClusterProvider => {
+                    ResourceId::new(Kind::ClusterProvider, vec![target.to_owned()])
+                }
+                ReferenceTarget::Cluster => ResourceId::new(
+                    Kind::Cluster,
+                    vec![provider.unwrap_or_default().to_owned(), target.to_owned()],
+                ),
+                ReferenceTarget::LogicalCloud => ResourceId::new(
+                    Kind::LogicalCloud,
+                    vec![project.to_owned(), target.to_owned()],
+                ),
+            };
+            db.exists(&id)
+        };
+        let broken = group.broken_references(declared, &exists)?;
+        if !broken.is_empty() {
+            return Err(input(format!(
+                "controller {}'s intents name what does not exist: {}",
+                declared.controller,
+                broken.join("; ")
+            )));
+        }
+        let mut facts = json!({});
+        if declared.declaration.needs.contains(&Need::Nodes) {
+            let mut nodes = serde_json::Map::new();
+            for cluster in self.clusters {
+                let reference = cluster.reference();
+                match self.facts.nodes(&reference) {
+                    Ok(found) => {
+                        nodes.insert(reference.to_string(), found);
+                    }
+                    // Placement decides without them: a cluster it cannot
+                    // read has no capacity it can count on.
+                    Err(reason) => {
+                        tracing::warn!(cluster = %reference, %reason, "cannot read the cluster's nodes")
+                    }
+                }
+            }
+            facts["nodes"] = Value::Object(nodes);
+        }
+        Ok(group
+            .tree(declared, name, self.group.clone(), facts)
+            .to_string())
+    }
 }

@@ -8,6 +8,7 @@ mod deploy;
 mod dig;
 pub mod draft;
 mod inputs;
+pub mod intents;
 mod locks;
 mod logical_cloud;
 pub mod metrics;

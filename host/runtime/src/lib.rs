@@ -34,7 +34,7 @@ pub use cache::{CompilerProcess, DEFAULT_COMPILE_TIMEOUT, compile_to_file};
 pub use error::{CallError, CallFailure, RegistrationError, RuntimeError};
 pub use limits::{ControllerLimits, LimitOverrides};
 pub use log::ControllerLog;
-pub use precheck::CodeLimits;
+pub use precheck::{CodeLimits, declared_intents};
 pub use wasmco_core::controllers::ControllerKind;
 
 /// The export a component of `kind` must have.

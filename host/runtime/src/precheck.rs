@@ -134,6 +134,27 @@ fn read(wasm: &[u8], limits: &CodeLimits) -> Result<Surface, RegistrationError> 
     Ok(surface)
 }
 
+/// The `wasmco:intents` custom section (see `wasmco_core::intents`), at
+/// the component's top level or in one of its core modules; `None` when
+/// it declares no intent kinds. Two such sections are refused: which one
+/// holds would be the toolchain's accident.
+pub fn declared_intents(wasm: &[u8]) -> Result<Option<&[u8]>, RegistrationError> {
+    let mut found = None;
+    for payload in Parser::new(0).parse_all(wasm) {
+        let payload = payload.map_err(|e| RegistrationError::Compile(e.to_string()))?;
+        if let Payload::CustomSection(section) = payload
+            && section.name() == wasmco_core::intents::SECTION
+            && found.replace(section.data()).is_some()
+        {
+            return Err(RegistrationError::Code(format!(
+                "the component has more than one {} section",
+                wasmco_core::intents::SECTION
+            )));
+        }
+    }
+    Ok(found)
+}
+
 fn code_limit(what: String) -> RegistrationError {
     RegistrationError::Code(format!(
         "the component has {what}; such code takes too long to compile"

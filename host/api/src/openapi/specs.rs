@@ -62,7 +62,9 @@ pub fn spec(kind: Kind) -> Value {
         | Kind::App
         | Kind::CompositeProfile
         | Kind::GenericPlacementIntent
-        | Kind::ControllerIntent => free(),
+        | Kind::ControllerIntent
+        // Each declared kind's schema is its controller's.
+        | Kind::Intent => free(),
         // A label's body has no spec; the table sends it elsewhere.
         Kind::ClusterLabel => free(),
         Kind::ClusterKvPair | Kind::LogicalCloudKvPair => object(

@@ -32,6 +32,15 @@ impl ResourceId {
 
     /// The resource it lives under.
     pub fn parent(&self) -> Option<ResourceId> {
+        // A declared intent's path holds its ancestors' segments: one
+        // (segment, name) pair up is its parent, the group's four values
+        // are the group.
+        if self.kind == Kind::Intent && self.path.len() > 6 {
+            return Some(ResourceId::new(
+                Kind::Intent,
+                self.path[..self.path.len() - 2].to_vec(),
+            ));
+        }
         let parent = self.kind.info().parent?;
         Some(ResourceId::new(
             parent,

@@ -297,6 +297,28 @@ impl ResourceDb {
             .collect())
     }
 
+    /// The declared intents in collection `segment` directly under
+    /// `parent` (a deployment intent group or another intent), in name
+    /// order; the parent must exist.
+    pub fn list_intents(
+        &self,
+        parent: &ResourceId,
+        segment: &str,
+    ) -> Result<Vec<(ResourceId, Value)>, DbError> {
+        if !self.exists(parent)? {
+            return Err(DbError::ParentNotFound(parent.clone()));
+        }
+        let mut collection = parent.path.clone();
+        collection.push(segment.to_owned());
+        let depth = collection.len() + 1;
+        self.list_under(Kind::Intent, &collection).map(|items| {
+            items
+                .into_iter()
+                .filter(|(id, _)| id.path.len() == depth)
+                .collect()
+        })
+    }
+
     /// Every resource of `kind` whose path starts with `ancestors`, at any
     /// depth below them (every cluster's labels of one provider, say), in
     /// path order: one scan where listing each parent would take one per
@@ -458,6 +480,17 @@ impl ResourceDb {
                 if child.info().owned_by_parent {
                     doomed.push(child_id);
                 } else {
+                    blocking.push(child_id.describe());
+                }
+            }
+        }
+        if id.kind == Kind::Intent {
+            // Its children are intents below its own path.
+            for (child_key, _) in self
+                .store
+                .scan_prefix(&collection_prefix(Kind::Intent, &id.path))?
+            {
+                if let Some(child_id) = ResourceId::from_key(&child_key) {
                     blocking.push(child_id.describe());
                 }
             }

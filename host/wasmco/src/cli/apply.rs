@@ -6,7 +6,7 @@ use std::time::Duration;
 use reqwest::StatusCode;
 use serde_json::Value;
 
-use wasmco_core::{BodyShape, Kind};
+use wasmco_core::Kind;
 
 use super::CliError;
 use super::client::{ApiClient, ClientError, Upload};
@@ -144,30 +144,32 @@ fn apply_one(client: &ApiClient, document: &Document) -> Result<Outcome, CliErro
                 Err(error) => Err(error.into()),
             }
         }
+        Operation::Note { reason } => Ok(Outcome::Skipped(reason)),
         Operation::Resource {
             kind,
             collection,
             item,
             body,
-            file,
+            multipart,
+            files,
+            part,
         } => {
-            let multipart = matches!(kind.info().body, BodyShape::Multipart(_));
-            let upload = match (&file, multipart) {
-                (Some(path), true) => Some(read_file(kind, path)?),
-                (Some(_), false) => {
-                    return Err(CliError::Usage(format!(
-                        "a {} takes no `file`",
-                        kind.info().title
-                    )));
-                }
-                (None, _) => None,
-            };
+            if !multipart && !files.is_empty() {
+                return Err(CliError::Usage(format!(
+                    "a {} takes no `file`",
+                    kind.info().title
+                )));
+            }
+            let uploads = files
+                .iter()
+                .map(|path| read_file(kind, path, part))
+                .collect::<Result<Vec<_>, _>>()?;
             let created = client.create_or_replace(
                 &format!("v2/{collection}"),
                 &format!("v2/{item}"),
                 &body,
                 multipart,
-                upload,
+                uploads,
             )?;
             let verb = if created { "created" } else { "updated" };
             Ok(Outcome::Done(format!("{verb:<12}{item}")))
@@ -199,7 +201,7 @@ fn already_done(client: &ApiClient, dig: &str, action: &str) -> bool {
 /// The `file` part: a controller's may be its crate's directory, built
 /// here; any other may be a directory (a Helm chart, a profile's files),
 /// packed here as `helm package` packs a chart.
-fn read_file(kind: Kind, path: &std::path::Path) -> Result<Upload, CliError> {
+fn read_file(kind: Kind, path: &std::path::Path, part: &'static str) -> Result<Upload, CliError> {
     let (file, bytes) = if kind == Kind::Controller {
         super::controller::component_bytes(path)?
     } else if path.is_dir() {
@@ -219,7 +221,11 @@ fn read_file(kind: Kind, path: &std::path::Path) -> Result<Upload, CliError> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| "file".into());
-    Ok(Upload { file_name, bytes })
+    Ok(Upload {
+        part,
+        file_name,
+        bytes,
+    })
 }
 
 /// A `.tgz` of `dir` under its own name, as `helm package` makes a chart's.
@@ -267,9 +273,25 @@ fn delete_one(
                 summary_counts(&finished)
             )))
         }
+        // emcoctl undoes a cluster's network `apply` by its `terminate`.
+        Operation::Action { dig, action, .. } if action == "apply" => {
+            match client.post(&format!("v2/{dig}/terminate"), &Value::Null) {
+                Ok(_) => Ok(Outcome::Done(format!("{:<12}{dig}", "terminated"))),
+                Err(error)
+                    if matches!(
+                        error.status(),
+                        Some(StatusCode::CONFLICT | StatusCode::NOT_FOUND)
+                    ) =>
+                {
+                    Ok(Outcome::Skipped(api_message(&error)))
+                }
+                Err(error) => Err(error.into()),
+            }
+        }
         Operation::Action { action, .. } => {
             Ok(Outcome::Skipped(format!("`{action}` has nothing to undo")))
         }
+        Operation::Note { reason } => Ok(Outcome::Skipped(reason)),
         Operation::Resource { item, .. } => match client.delete(&format!("v2/{item}")) {
             Ok(()) => Ok(Outcome::Done(format!("{:<12}{item}", "deleted"))),
             Err(error) if error.status() == Some(StatusCode::NOT_FOUND) => {

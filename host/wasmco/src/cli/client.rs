@@ -180,6 +180,8 @@ fn read_config() -> Result<ConfigFile, ClientError> {
 /// A file sent as the multipart `file` part.
 #[derive(Debug, Clone)]
 pub struct Upload {
+    /// The multipart part it travels in: `file`, or `files` (several).
+    pub part: &'static str,
     /// The name the server sees.
     pub file_name: String,
     /// Its bytes.
@@ -262,12 +264,12 @@ impl ApiClient {
         path: &str,
         replace: bool,
         metadata: &Value,
-        file: Option<Upload>,
+        files: Vec<Upload>,
     ) -> Result<Value, ClientError> {
         let mut form = multipart::Form::new().text("metadata", metadata.to_string());
-        if let Some(file) = file {
+        for file in files {
             form = form.part(
-                "file",
+                file.part,
                 multipart::Part::bytes(file.bytes).file_name(file.file_name),
             );
         }
@@ -281,24 +283,24 @@ impl ApiClient {
 
     /// Creates a resource in `collection`, or, when its name is taken,
     /// replaces it at `item`; `Ok(true)` when it was created. A multipart
-    /// resource sends `body` as its `metadata` part, with `file` when given.
+    /// resource sends `body` as its `metadata` part, with `files` as their parts.
     pub fn create_or_replace(
         &self,
         collection: &str,
         item: &str,
         body: &Value,
         multipart: bool,
-        file: Option<Upload>,
+        files: Vec<Upload>,
     ) -> Result<bool, ClientError> {
         let created = match multipart {
-            true => self.upload(collection, false, body, file.clone()),
+            true => self.upload(collection, false, body, files.clone()),
             false => self.post(collection, body),
         };
         match created {
             Ok(_) => Ok(true),
             Err(error) if error.status() == Some(StatusCode::CONFLICT) => {
                 match multipart {
-                    true => self.upload(item, true, body, file)?,
+                    true => self.upload(item, true, body, files)?,
                     false => self.put(item, body)?,
                 };
                 Ok(false)

@@ -264,6 +264,7 @@ pub fn upload(
         "spec": {"type": kind, "priority": registration.priority},
     });
     let file = Upload {
+        part: "file",
         file_name: format!("{}.wasm", registration.name),
         bytes: wasm,
     };
@@ -272,7 +273,7 @@ pub fn upload(
         &format!("v2/controllers/{}", registration.name),
         &document,
         true,
-        Some(file),
+        vec![file],
     )?)
 }
 

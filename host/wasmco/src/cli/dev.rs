@@ -359,6 +359,8 @@ fn register(client: &ApiClient, kubeconfigs: &[PathBuf]) -> Result<(), CliError>
         spec: Some(spec),
         cluster_label: None,
         file,
+        files: Vec::new(),
+        many: false,
         unsupported: None,
     };
     let mut documents = vec![document(

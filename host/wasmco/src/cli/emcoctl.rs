@@ -115,6 +115,10 @@ pub struct Document {
     pub cluster_label: Option<String>,
     /// `file` (or `files`' one entry), resolved against the document's directory.
     pub file: Option<PathBuf>,
+    /// `files`, resolved likewise: an intent kind of `files` body takes them all.
+    pub files: Vec<PathBuf>,
+    /// Whether the document gave `files` (a list) rather than `file`.
+    pub many: bool,
     /// Why wasmco cannot do what the document asks, found when reading it
     /// (fields it does not know, several files).
     pub unsupported: Option<String>,
@@ -133,8 +137,17 @@ pub enum Operation {
         item: String,
         /// The request body (the multipart `metadata` part for multipart kinds).
         body: Value,
-        /// The multipart `file` part.
-        file: Option<PathBuf>,
+        /// Whether it travels as multipart.
+        multipart: bool,
+        /// Its files, each a multipart part named `part`.
+        files: Vec<PathBuf>,
+        /// `file`, or `files` for a declared intent kind that takes several.
+        part: &'static str,
+    },
+    /// Nothing to send: what EMCO runs as a service is part of wasmco.
+    Note {
+        /// Why, for a person.
+        reason: String,
     },
     /// A DIG action.
     Action {
@@ -265,6 +278,12 @@ fn load_file(path: &Path, values: Option<&gtmpl::Value>) -> Result<Vec<Document>
                 raw.version
             )));
         }
+        let many = !raw.files.is_empty();
+        let listed: Vec<PathBuf> = raw
+            .files
+            .iter()
+            .map(|f| resolve_file(base_dir, f))
+            .collect();
         let mut files = raw.files;
         files.extend(raw.file);
         let unsupported = if !raw.unknown.is_empty() {
@@ -273,11 +292,6 @@ fn load_file(path: &Path, values: Option<&gtmpl::Value>) -> Result<Vec<Document>
                 "the document has fields wasmco does not know: {} (it reads version, \
                  resourceContext, metadata, spec, clusterLabel, file and files)",
                 fields.join(", ")
-            ))
-        } else if files.len() > 1 {
-            Some(format!(
-                "the document names {} files; a wasmco resource takes one `file`",
-                files.len()
             ))
         } else {
             None
@@ -290,6 +304,8 @@ fn load_file(path: &Path, values: Option<&gtmpl::Value>) -> Result<Vec<Document>
             spec: raw.spec,
             cluster_label: raw.cluster_label,
             file,
+            files: listed,
+            many,
             unsupported,
         });
     }
@@ -405,23 +421,24 @@ impl Document {
                 body: self.spec.clone().unwrap_or_else(|| json!({})),
             };
         }
-        let Some(kind) = Kind::from_path(anchor, false) else {
-            return Operation::Unsupported {
-                reason: format!(
-                    "wasmco has no resources at `{anchor}` (it keeps EMCO's core resources; \
-                     see `wasmco get --help` for the kinds it has)"
-                ),
-            };
-        };
-        let spec = self.spec.clone().unwrap_or_else(|| json!({}));
-        if kind == Kind::Controller && (spec.get("host").is_some() || spec.get("port").is_some()) {
-            return Operation::Unsupported {
-                reason: "a controller given by host and port is an EMCO gRPC service; wasmco runs \
-                         controllers as WebAssembly components: give the `.wasm` (or its crate's \
-                         directory) as `file` instead"
-                    .into(),
-            };
+        if let Some(reason) = built_into_wasmco(anchor, self.name()) {
+            return Operation::Note { reason };
         }
+        let spec = self.spec.clone().unwrap_or_else(|| json!({}));
+        let kind = match Kind::from_path(anchor, false) {
+            Some(kind) => kind,
+            // A kind a controller declares, under a DIG: the server knows it.
+            None if under_a_dig(anchor) => Kind::Intent,
+            None => {
+                return Operation::Unsupported {
+                    reason: format!(
+                        "wasmco has no resources at `{anchor}` (it keeps EMCO's core resources \
+                         and the intents its controllers declare; see `wasmco get --help` for \
+                         the kinds it has)"
+                    ),
+                };
+            }
+        };
         let (name, body) = match kind.info().body {
             BodyShape::Label => match &self.cluster_label {
                 Some(label) => (label.clone(), json!({"clusterLabel": label})),
@@ -457,13 +474,66 @@ impl Document {
                 }
             }
         }
+        let mut files: Vec<PathBuf> = self.files.clone();
+        if files.is_empty() {
+            files.extend(self.file.clone());
+        }
+        let (multipart, part) = match kind.info().body {
+            _ if kind.is_declared() => {
+                (!files.is_empty(), if self.many { "files" } else { "file" })
+            }
+            BodyShape::Multipart(_) if files.len() > 1 => {
+                return Operation::Unsupported {
+                    reason: format!(
+                        "the document names {} files; a {} takes one `file`",
+                        files.len(),
+                        kind.info().title
+                    ),
+                };
+            }
+            BodyShape::Multipart(_) => (true, "file"),
+            _ => (false, "file"),
+        };
         Operation::Resource {
             kind,
             collection: anchor.clone(),
             item,
             body,
-            file: self.file.clone(),
+            multipart,
+            files,
+            part,
         }
+    }
+}
+
+/// Whether `anchor` lies below a deployment intent group.
+fn under_a_dig(anchor: &str) -> bool {
+    let dig_depth = Kind::DeploymentIntentGroup
+        .item_route()
+        .trim_start_matches("/v2/")
+        .split('/')
+        .count();
+    let parts: Vec<&str> = anchor.split('/').collect();
+    parts.len() > dig_depth
+        && Kind::from_path(&parts[..dig_depth].join("/"), true) == Some(Kind::DeploymentIntentGroup)
+}
+
+/// What EMCO registers as a service that wasmco has inside it, and so
+/// needs no registration: rsync, dtc's sub-controllers (part of its dtc
+/// component), and CLM's controllers (wasmco reads clusters itself).
+fn built_into_wasmco(anchor: &str, name: Option<&str>) -> Option<String> {
+    match (anchor, name) {
+        ("controllers", Some("rsync")) => {
+            Some("EMCO's rsync is built into wasmco; there is nothing to register".into())
+        }
+        ("dtc-controllers", Some(name)) => Some(format!(
+            "dtc's sub-controller {name} is part of wasmco's built-in dtc component"
+        )),
+        ("clm-controllers", Some(name)) => Some(format!(
+            "{name} needs no cluster events: wasmco reads what it needs from the clusters \
+             when the controller is called"
+        )),
+        _ => None,
     }
 }
 
@@ -550,22 +620,49 @@ mod tests {
             spec: Some(spec),
             cluster_label: None,
             file: None,
+            files: Vec::new(),
+            many: false,
             unsupported: None,
         };
+        // EMCO's own controllers go to the server, which binds the built-in
+        // component; rsync and dtc's sub-controllers need nothing.
+        assert!(matches!(
+            doc("controllers", json!({"host": "gac", "port": 9033})).operation(),
+            Operation::Resource {
+                kind: Kind::Controller,
+                multipart: false,
+                ..
+            }
+        ));
+        let rsync = doc("controllers", json!({"host": "rsync", "port": 9031}));
+        assert!(matches!(rsync.operation(), Operation::Note { .. }));
+        assert!(matches!(
+            doc("dtc-controllers", json!({"host": "nps"})).operation(),
+            Operation::Note { .. }
+        ));
+        // Under a DIG, any other segment is a kind some controller declares.
+        let declared = doc(
+            "projects/p/composite-apps/c/v1/deployment-intent-groups/d/network-controller-intent",
+            json!({}),
+        );
+        let Operation::Resource {
+            kind,
+            item,
+            multipart,
+            ..
+        } = declared.operation()
+        else {
+            panic!("a declared intent is posted")
+        };
+        assert_eq!(kind, Kind::Intent);
+        assert!(item.ends_with("/network-controller-intent/x"), "{item}");
+        assert!(!multipart);
         let Operation::Unsupported { reason } =
-            doc("controllers", json!({"host": "gac", "port": 9033})).operation()
+            doc("projects/p/nothing-here", json!({})).operation()
         else {
             panic!()
         };
-        assert!(reason.contains("host and port"), "{reason}");
-        let Operation::Unsupported { reason } = doc(
-            "projects/p/composite-apps/c/v1/deployment-intent-groups/d/network-controller-intent",
-            json!({}),
-        )
-        .operation() else {
-            panic!()
-        };
-        assert!(reason.contains("network-controller-intent"), "{reason}");
+        assert!(reason.contains("nothing-here"), "{reason}");
         // Each target's own actions, and only those.
         let dig = "projects/p/composite-apps/c/v1/deployment-intent-groups/d";
         for (anchor, acts) in [
@@ -609,13 +706,11 @@ mod tests {
             panic!("an unknown field is unsupported");
         };
         assert!(reason.contains("extra"), "{reason}");
-        let Operation::Resource {
-            file: Some(file), ..
-        } = documents[2].operation()
-        else {
+        let Operation::Resource { files, part, .. } = documents[2].operation() else {
             panic!("files: with one entry is the file");
         };
-        assert!(file.ends_with("web.tgz"), "{file:?}");
+        assert_eq!(part, "file");
+        assert!(files[0].ends_with("web.tgz"), "{files:?}");
         assert!(matches!(
             documents[3].operation(),
             Operation::Unsupported { .. }

@@ -76,15 +76,18 @@ pub fn parse_kind(word: &str) -> Option<Kind> {
     if matches!(word.as_str(), "dig" | "digs") {
         return Some(Kind::DeploymentIntentGroup);
     }
-    Kind::ALL.into_iter().find(|kind| {
-        let info = kind.info();
-        let title = info.title.replace(' ', "-");
-        word == info.segment
-            || word == info.segment.trim_end_matches('s')
-            || word == title
-            || word == format!("{title}s")
-            || word == info.store_id
-    })
+    Kind::ALL
+        .into_iter()
+        .filter(|k| !k.is_declared())
+        .find(|kind| {
+            let info = kind.info();
+            let title = info.title.replace(' ', "-");
+            word == info.segment
+                || word == info.segment.trim_end_matches('s')
+                || word == title
+                || word == format!("{title}s")
+                || word == info.store_id
+        })
 }
 
 /// The collection path of `kind` with its parents from `scope`.
@@ -139,7 +142,11 @@ pub fn get(
         }
     } else {
         let kind = parse_kind(kind_or_path).ok_or_else(|| {
-            let known: Vec<&str> = Kind::ALL.iter().map(|k| k.info().segment).collect();
+            let known: Vec<&str> = Kind::ALL
+                .iter()
+                .filter(|k| !k.is_declared())
+                .map(|k| k.info().segment)
+                .collect();
             CliError::Usage(format!(
                 "unknown kind `{kind_or_path}`; kinds: {}",
                 known.join(", ")

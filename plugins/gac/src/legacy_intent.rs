@@ -1,55 +1,55 @@
-//! The gac intent document.
+//! gac's own intent document (see `legacy`).
 
 use serde::Deserialize;
 
 /// Resources to add and customisations to make.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct GacIntent {
+pub(crate) struct GacIntent {
     #[serde(default)]
-    pub resources: Vec<AddedResource>,
+    pub(crate) resources: Vec<AddedResource>,
     #[serde(default)]
-    pub customizations: Vec<Customization>,
+    pub(crate) customizations: Vec<Customization>,
 }
 
 /// A new Kubernetes object for an app.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AddedResource {
-    pub app: String,
-    pub manifest: serde_json::Value,
+pub(crate) struct AddedResource {
+    pub(crate) app: String,
+    pub(crate) manifest: serde_json::Value,
     #[serde(default, deserialize_with = "cluster_specific")]
-    pub cluster_info: Option<ClusterInfo>,
+    pub(crate) cluster_info: Option<ClusterInfo>,
     #[serde(default)]
-    pub cluster_specific: Option<serde_json::Value>,
+    pub(crate) cluster_specific: Option<serde_json::Value>,
 }
 
 /// A patch to one of an app's resources.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Customization {
-    pub app: String,
-    pub target: Target,
-    pub patch_type: PatchType,
-    pub patch: serde_json::Value,
+pub(crate) struct Customization {
+    pub(crate) app: String,
+    pub(crate) target: Target,
+    pub(crate) patch_type: PatchType,
+    pub(crate) patch: serde_json::Value,
     #[serde(default, deserialize_with = "cluster_specific")]
-    pub cluster_info: Option<ClusterInfo>,
+    pub(crate) cluster_info: Option<ClusterInfo>,
     #[serde(default)]
-    pub cluster_specific: Option<serde_json::Value>,
+    pub(crate) cluster_specific: Option<serde_json::Value>,
 }
 
 /// The resource a customisation changes.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Target {
-    pub kind: String,
-    pub name: String,
+pub(crate) struct Target {
+    pub(crate) kind: String,
+    pub(crate) name: String,
 }
 
 /// EMCO's patch types.
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum PatchType {
+pub(crate) enum PatchType {
     Json,
     Merge,
 }
@@ -57,21 +57,21 @@ pub enum PatchType {
 /// EMCO's `clusterInfo`: which clusters a cluster-specific edit is for.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ClusterInfo {
-    pub scope: Scope,
-    pub cluster_provider: String,
+pub(crate) struct ClusterInfo {
+    pub(crate) scope: Scope,
+    pub(crate) cluster_provider: String,
     #[serde(default)]
-    pub cluster: Option<String>,
+    pub(crate) cluster: Option<String>,
     #[serde(default)]
-    pub cluster_label: Option<String>,
+    pub(crate) cluster_label: Option<String>,
     #[serde(default)]
-    pub mode: Mode,
+    pub(crate) mode: Mode,
 }
 
 /// Select clusters by name or by label.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Scope {
+pub(crate) enum Scope {
     Name,
     Label,
 }
@@ -79,7 +79,7 @@ pub enum Scope {
 /// Whether the selected clusters get the edit, or all the others do.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Mode {
+pub(crate) enum Mode {
     #[default]
     Allow,
     Deny,
@@ -106,7 +106,7 @@ fn cluster_specific<'de, D: serde::Deserializer<'de>>(
 
 /// The clusters an edit is limited to: EMCO writes `clusterSpecific` as a
 /// boolean or as the string `"true"`/`"false"`; `false` ignores `clusterInfo`.
-pub fn selection<'a>(
+pub(crate) fn selection<'a>(
     cluster_info: &'a Option<ClusterInfo>,
     cluster_specific: &Option<serde_json::Value>,
 ) -> Option<&'a ClusterInfo> {
