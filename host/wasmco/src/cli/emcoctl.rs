@@ -491,6 +491,11 @@ impl Document {
                     ),
                 };
             }
+            // EMCO's registration by host and port travels as JSON; the
+            // server binds the built-in component of that name.
+            BodyShape::Multipart(_) if kind == Kind::Controller && files.is_empty() => {
+                (false, "file")
+            }
             BodyShape::Multipart(_) => (true, "file"),
             _ => (false, "file"),
         };
