@@ -348,8 +348,15 @@ fn an_uploaded_controller_gets_its_declared_kinds_and_no_one_takes_anothers() {
         Some("wasmco:intents"),
         "",
     );
-    // Deleting the intent, then the group, works; the controller's kinds
-    // go with it.
+    // The controller cannot go while its intents are stored (nothing
+    // could reach them then); once they are deleted, it can, and its
+    // kinds go with it.
+    refused(
+        server.delete("/v2/controllers/zones"),
+        409,
+        None,
+        "zone-intents/north",
+    );
     expect(server.delete(&format!("{collection}/north")), 204);
     expect(server.delete("/v2/controllers/zones"), 204);
     refused(server.get(&collection), 404, None, "no route");

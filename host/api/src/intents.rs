@@ -5,17 +5,19 @@
 use std::collections::BTreeMap;
 
 use axum::extract::{Path, Request};
-use axum::http::{Method, StatusCode, header};
+use axum::http::{Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use wasmco_core::Kind;
 use wasmco_core::intents::{IntentBody, IntentKind};
-use wasmco_core::{Kind, KindInfo};
 use wasmco_orchestrator::intents::{Declared, stored_files};
 use wasmco_store::db::{ResourceId, Write};
 
 use super::error::ApiError;
-use super::resources::{blocking, expect_json, json_array, json_response, parse_multipart_parts};
+use super::resources::{
+    blocking, content_type, expect_json, json_array, json_response, parse_multipart_parts,
+};
 use super::state::AppState;
 
 /// The route under a deployment intent group that serves them all.
@@ -134,12 +136,6 @@ async fn list(state: &AppState, target: &Target) -> Result<Response, ApiError> {
     Ok(json_response(json_array(&raw)))
 }
 
-/// The largest intent request accepted.
-fn limit() -> usize {
-    let info: &KindInfo = Kind::Intent.info();
-    info.max_body
-}
-
 async fn write(
     state: AppState,
     target: Target,
@@ -147,15 +143,11 @@ async fn write(
     creating: bool,
 ) -> Result<Response, ApiError> {
     let kind = target.kind().clone();
-    let content_type = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
-    let bytes = axum::body::to_bytes(request.into_body(), limit())
+    let content_type = content_type(&request);
+    let limit = Kind::Intent.info().max_body;
+    let bytes = axum::body::to_bytes(request.into_body(), limit)
         .await
-        .map_err(|_| ApiError::too_large(limit()))?;
+        .map_err(|_| ApiError::too_large(limit))?;
     let (metadata, files) = match kind.body {
         IntentBody::Json => {
             expect_json(&content_type)?;

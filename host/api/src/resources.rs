@@ -306,6 +306,9 @@ pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Res
             ));
         }
     }
+    if kind == Kind::Controller {
+        refuse_orphaning_intents(&state, &id.path[0])?;
+    }
     if kind == Kind::LogicalCloud {
         let lc = wasmco_orchestrator::LogicalCloudRef {
             project: id.path[0].clone(),
@@ -374,12 +377,7 @@ async fn read_body(kind: Kind, request: Request) -> Result<RawBody, ApiError> {
     {
         return Err(ApiError::too_large(info.max_body));
     }
-    let content_type = request
-        .headers()
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .to_owned();
+    let content_type = content_type(&request);
     let boundary = match info.body {
         BodyShape::Label | BodyShape::Document => {
             expect_json(&content_type)?;
@@ -627,6 +625,45 @@ fn prepare(
     }
 }
 
+/// A controller cannot go while intents of kinds only it serves are
+/// stored: nothing could read, change or delete them then, and their
+/// deployment intent groups could not be deleted.
+fn refuse_orphaning_intents(state: &AppState, controller: &str) -> Result<(), ApiError> {
+    let catalog = state.orchestrator.intent_catalog()?;
+    let Some(declared) = catalog.of(controller) else {
+        return Ok(());
+    };
+    let alone: Vec<&str> = declared
+        .declaration
+        .top_segments()
+        .filter(|segment| {
+            catalog
+                .serving_all(segment)
+                .all(|other| other.controller == controller)
+        })
+        .collect();
+    if alone.is_empty() {
+        return Ok(());
+    }
+    let stored: Vec<String> = state
+        .db
+        .list_under(Kind::Intent, &[])?
+        .into_iter()
+        .filter(|(id, _)| id.path.len() == 6 && alone.contains(&id.path[4].as_str()))
+        .map(|(id, _)| id.describe())
+        .collect();
+    if stored.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::CONFLICT,
+        format!(
+            "controller {controller} serves intents that are stored ({}); delete them first",
+            stored.join(", ")
+        ),
+    ))
+}
+
 /// The intent kinds `wasm` declares, checked: its section parses, its
 /// schemas compile, and no other controller serves its segments.
 fn declared_intents(
@@ -686,6 +723,16 @@ fn bind_builtin(name: &str, spec: &mut Value) -> Result<(Vec<u8>, String), ApiEr
         spec.entry("type").or_insert(json!(builtin.kind));
     }
     Ok((builtin.wasm.to_vec(), note))
+}
+
+/// The request's `Content-Type`, empty when it has none.
+pub(crate) fn content_type(request: &Request) -> String {
+    request
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_owned()
 }
 
 pub(crate) fn expect_json(content_type: &str) -> Result<(), ApiError> {

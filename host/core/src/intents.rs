@@ -155,12 +155,12 @@ impl Declaration {
                     format!("{:?} is served by wasmco itself", kind.segment),
                 ));
             }
-            // A segment names one collection under its parent, and an
-            // intent's path must say which kind each step is.
-            if !seen.insert((kind.parent.clone(), kind.segment.clone())) {
+            // A kind's `parent` names it by segment, so each segment is one
+            // kind's.
+            if !seen.insert(kind.segment.clone()) {
                 return Err(FieldError::new(
                     field("segment"),
-                    format!("{:?} is declared twice under one parent", kind.segment),
+                    format!("{:?} is declared twice", kind.segment),
                 ));
             }
             if let Some(parent) = &kind.parent
@@ -205,17 +205,14 @@ impl Declaration {
         Ok(())
     }
 
-    /// The kind whose segment is `segment` (segments are unique within
-    /// a declaration, except across parents; the first wins).
+    /// The kind whose segment is `segment` (unique within a declaration).
     pub fn kind(&self, segment: &str) -> Option<&IntentKind> {
         self.kinds.iter().find(|k| k.segment == segment)
     }
 
     /// The kind at `segment` directly under `parent` (`None`: the group).
     pub fn child(&self, parent: Option<&str>, segment: &str) -> Option<&IntentKind> {
-        self.kinds
-            .iter()
-            .find(|k| k.segment == segment && k.parent.as_deref() == parent)
+        self.kind(segment).filter(|k| k.parent.as_deref() == parent)
     }
 
     /// The kinds directly under `parent` (`None`: the group).

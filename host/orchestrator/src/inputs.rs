@@ -502,20 +502,16 @@ fn steps(
         let intent_id = ResourceId::new(Kind::ControllerIntent, intent_path);
         // A controller-intents document of that name is handed over as it
         // is, as before the controller declared kinds of its own.
-        let intent = match declared.catalog.of(&name) {
-            Some(declaration) if !db.exists(&intent_id)? => {
+        let intent = match (db.exists(&intent_id)?, declared.catalog.of(&name)) {
+            (true, _) => db.get(&intent_id)?["spec"].to_string(),
+            (false, Some(declaration)) => {
                 let group = match &mut group_intents {
                     Some(group) => group,
                     None => group_intents.insert(GroupIntents::read(db, &dig_path)?),
                 };
                 declared.tree(db, group, declaration, &intent_name)?
             }
-            _ => {
-                if !db.exists(&intent_id)? {
-                    return Err(missing(Kind::ControllerIntent, &intent_name));
-                }
-                db.get(&intent_id)?["spec"].to_string()
-            }
+            (false, None) => return Err(missing(Kind::ControllerIntent, &intent_name)),
         };
         let step = PlannedStep {
             controller,

@@ -17,8 +17,8 @@ pub struct Declared {
     pub controller: String,
     /// What it declares.
     pub declaration: Declaration,
-    /// By (parent segment, segment).
-    validators: HashMap<(Option<String>, String), jsonschema::Validator>,
+    /// By segment.
+    validators: HashMap<String, jsonschema::Validator>,
 }
 
 impl std::fmt::Debug for Declared {
@@ -42,7 +42,7 @@ impl Declared {
                     format!("not a JSON Schema wasmco can check: {e}"),
                 )
             })?;
-            validators.insert((kind.parent.clone(), kind.segment.clone()), validator);
+            validators.insert(kind.segment.clone(), validator);
         }
         Ok(Declared {
             controller: controller.to_owned(),
@@ -54,10 +54,7 @@ impl Declared {
     /// Checks `spec` against `kind`'s schema; the error names the field
     /// (`spec.resource.requests`) and what the schema says of it.
     pub fn validate(&self, kind: &IntentKind, spec: &Value) -> Result<(), FieldError> {
-        let Some(validator) = self
-            .validators
-            .get(&(kind.parent.clone(), kind.segment.clone()))
-        else {
+        let Some(validator) = self.validators.get(&kind.segment) else {
             return Ok(());
         };
         match validator.iter_errors(spec).next() {
@@ -97,6 +94,14 @@ impl Catalog {
     /// The declaration of the controller serving top-level `segment`.
     pub fn serving(&self, segment: &str) -> Option<&Arc<Declared>> {
         self.by_controller.get(self.top.get(segment)?)
+    }
+
+    /// Every controller declaring top-level `segment` (one, or several
+    /// registrations of the same kinds).
+    pub fn serving_all<'a>(&'a self, segment: &'a str) -> impl Iterator<Item = &'a Arc<Declared>> {
+        self.by_controller
+            .values()
+            .filter(move |d| d.declaration.top_segments().any(|s| s == segment))
     }
 
     /// The declaration of `controller`, if it declares anything.

@@ -471,14 +471,9 @@ fn a_missing_traffic_group_or_unplaced_server_is_refused() {
 
 /// The declaration's schema of `segment`.
 fn schema(segment: &str) -> jsonschema::Validator {
-    let declaration: Value = serde_json::from_str(include_str!("../intents.json")).unwrap();
-    let kind = declaration["kinds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|kind| kind["segment"] == segment)
-        .unwrap();
-    jsonschema::draft202012::new(&kind["schema"]).unwrap()
+    let schema =
+        wasmco_guest::testing::declared_schema(include_str!("../intents.json"), segment).unwrap();
+    jsonschema::draft202012::new(&schema).unwrap()
 }
 
 #[test]

@@ -587,14 +587,9 @@ fn emco_legacy_single_cluster_example_needs_a_real_template() {
 // Schemas.
 
 fn schema(segment: &str) -> jsonschema::Validator {
-    let declaration: Value = serde_json::from_str(include_str!("../intents.json")).unwrap();
-    let kind = declaration["kinds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|kind| kind["segment"] == segment)
-        .unwrap();
-    jsonschema::draft202012::new(&kind["schema"]).unwrap()
+    let schema =
+        wasmco_guest::testing::declared_schema(include_str!("../intents.json"), segment).unwrap();
+    jsonschema::draft202012::new(&schema).unwrap()
 }
 
 #[test]

@@ -760,14 +760,9 @@ fn go_json_details() {
 
 /// The declaration's schema of `segment`.
 fn schema(segment: &str) -> jsonschema::Validator {
-    let declaration: Value = serde_json::from_str(include_str!("../intents.json")).unwrap();
-    let kind = declaration["kinds"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|kind| kind["segment"] == segment)
-        .unwrap();
-    jsonschema::draft202012::new(&kind["schema"]).unwrap()
+    let schema =
+        wasmco_guest::testing::declared_schema(include_str!("../intents.json"), segment).unwrap();
+    jsonschema::draft202012::new(&schema).unwrap()
 }
 
 #[test]

@@ -352,17 +352,17 @@ fn display_dir(given: &Option<PathBuf>, actual: &Path) -> String {
 /// built-in controllers, through the API like any client; a second start
 /// replaces what the first registered.
 fn register(client: &ApiClient, kubeconfigs: &[PathBuf]) -> Result<(), CliError> {
-    let document = |anchor: String, metadata: serde_json::Value, spec, file| Document {
-        origin: "wasmco dev".into(),
-        anchor,
-        metadata: Some(metadata),
-        spec: Some(spec),
-        cluster_label: None,
-        file,
-        files: Vec::new(),
-        many: false,
-        unsupported: None,
-    };
+    let document =
+        |anchor: String, metadata: serde_json::Value, spec, file: Option<PathBuf>| Document {
+            origin: "wasmco dev".into(),
+            anchor,
+            metadata: Some(metadata),
+            spec: Some(spec),
+            cluster_label: None,
+            files: file.into_iter().collect(),
+            many: false,
+            unsupported: None,
+        };
     let mut documents = vec![document(
         "cluster-providers".into(),
         json!({"name": DEV_PROVIDER, "description": "virtual clusters of wasmco dev"}),

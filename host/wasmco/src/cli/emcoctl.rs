@@ -113,11 +113,10 @@ pub struct Document {
     pub spec: Option<Value>,
     /// A label document's `clusterLabel`.
     pub cluster_label: Option<String>,
-    /// `file` (or `files`' one entry), resolved against the document's directory.
-    pub file: Option<PathBuf>,
-    /// `files`, resolved likewise: an intent kind of `files` body takes them all.
+    /// `files` then `file`, resolved against the document's directory.
     pub files: Vec<PathBuf>,
-    /// Whether the document gave `files` (a list) rather than `file`.
+    /// Whether the document gave `files` (a list) rather than `file`: an
+    /// intent kind of `files` body takes them as `files` parts.
     pub many: bool,
     /// Why wasmco cannot do what the document asks, found when reading it
     /// (fields it does not know, several files).
@@ -279,13 +278,12 @@ fn load_file(path: &Path, values: Option<&gtmpl::Value>) -> Result<Vec<Document>
             )));
         }
         let many = !raw.files.is_empty();
-        let listed: Vec<PathBuf> = raw
+        let files: Vec<PathBuf> = raw
             .files
             .iter()
+            .chain(&raw.file)
             .map(|f| resolve_file(base_dir, f))
             .collect();
-        let mut files = raw.files;
-        files.extend(raw.file);
         let unsupported = if !raw.unknown.is_empty() {
             let fields: Vec<&str> = raw.unknown.keys().map(String::as_str).collect();
             Some(format!(
@@ -296,15 +294,13 @@ fn load_file(path: &Path, values: Option<&gtmpl::Value>) -> Result<Vec<Document>
         } else {
             None
         };
-        let file = files.first().map(|f| resolve_file(base_dir, f));
         documents.push(Document {
             origin: format!("{}#{index}", path.display()),
             anchor: normalise_anchor(&raw.resource_context.anchor),
             metadata: raw.metadata,
             spec: raw.spec,
             cluster_label: raw.cluster_label,
-            file,
-            files: listed,
+            files,
             many,
             unsupported,
         });
@@ -474,10 +470,7 @@ impl Document {
                 }
             }
         }
-        let mut files: Vec<PathBuf> = self.files.clone();
-        if files.is_empty() {
-            files.extend(self.file.clone());
-        }
+        let files = self.files.clone();
         let (multipart, part) = match kind.info().body {
             _ if kind.is_declared() => {
                 (!files.is_empty(), if self.many { "files" } else { "file" })
@@ -624,7 +617,6 @@ mod tests {
             metadata: Some(json!({"name": "x"})),
             spec: Some(spec),
             cluster_label: None,
-            file: None,
             files: Vec::new(),
             many: false,
             unsupported: None,
@@ -639,7 +631,8 @@ mod tests {
                 ..
             }
         ));
-        let rsync = doc("controllers", json!({"host": "rsync", "port": 9031}));
+        let mut rsync = doc("controllers", json!({"host": "rsync", "port": 9031}));
+        rsync.metadata = Some(json!({"name": "rsync"}));
         assert!(matches!(rsync.operation(), Operation::Note { .. }));
         assert!(matches!(
             doc("dtc-controllers", json!({"host": "nps"})).operation(),
