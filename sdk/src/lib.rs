@@ -15,6 +15,7 @@ extern crate alloc;
 
 use alloc::vec::Vec;
 
+#[cfg(feature = "intents")]
 pub mod intents;
 pub mod records;
 pub mod testing;

@@ -109,6 +109,7 @@ macro_rules! cluster_table {
 /// The JSON Schema that `declaration` (a controller's `intents.json`)
 /// gives the kind at `segment`, for a unit test to hold example bodies
 /// to what the host will check; `None` when no kind has that segment.
+#[cfg(feature = "intents")]
 pub fn declared_schema(declaration: &str, segment: &str) -> Option<serde_json::Value> {
     let declaration: serde_json::Value = serde_json::from_str(declaration).ok()?;
     declaration["kinds"]

@@ -337,13 +337,18 @@ fn emcos_single_cluster_flow_runs_unchanged_in_a_standard_logical_cloud() {
         let path = format!("examples/emco-flow/{file}");
         applied += &dev.ok(&["apply", "-f", &path, "-v", values]);
     }
-    // EMCO's rsync given by host and port is the one document left out.
+    // EMCO's rsync given by host and port is noted as built in; nothing
+    // is left out.
     let left_out: Vec<&str> = applied
         .lines()
         .filter(|l| l.starts_with("unsupported"))
         .collect();
-    assert_eq!(left_out.len(), 1, "{applied}");
-    assert!(applied.contains("host and port"), "{applied}");
+    assert_eq!(left_out.len(), 0, "{applied}");
+    assert!(
+        applied.contains("skipped     controllers")
+            && applied.contains("rsync is built into wasmco"),
+        "{applied}"
+    );
     let status = dev.ok(&["status", "web-dig", "--timeout", "60s"]);
     assert!(status.contains("frontend"), "{status}");
     // In the cloud's namespace, on its one cluster, signed by that cluster.
@@ -506,6 +511,8 @@ fn examples_controller_is_the_template_unchanged() {
         "sdk/src/lib.rs",
         "sdk/src/testing.rs",
         "sdk/src/records.rs",
+        "sdk/src/intents.rs",
+        "sdk/Cargo.toml",
         "fixture.json",
         ".cargo/config.toml",
     ] {
@@ -662,7 +669,7 @@ fn errors_a_person_can_act_on() {
     let applied = dev.cli(&["apply", "-f", file.to_str().unwrap()]);
     let stdout = String::from_utf8_lossy(&applied.stdout);
     assert!(
-        stdout.contains("unsupported controllers") && stdout.contains("host and port"),
+        stdout.contains("skipped     controllers") && stdout.contains("rsync is built into wasmco"),
         "{stdout}"
     );
     assert!(
