@@ -491,6 +491,12 @@ fn checked_document(
     file: Option<(FileKind, Vec<u8>)>,
 ) -> Result<Incoming, ApiError> {
     wasmco_core::check_name("metadata.name", &document.metadata.name)?;
+    let mut document = document;
+    if kind == Kind::LogicalCloud
+        && let Some(project) = parent.first()
+    {
+        wasmco_core::specs::fill_default_user(project, &document.metadata.name, &mut document.spec);
+    }
     let references = wasmco_core::check_spec(kind, parent, &document)?;
     let mut own = vec![document.metadata.name.clone()];
     if kind.is_versioned() {
@@ -596,7 +602,11 @@ fn prepare(
             if let Some(chart) = file
                 && wasmco_core::files::app_file_kind(chart) == AppFileKind::Chart
             {
-                state.orchestrator.helm().inspect(chart).map_err(|e| {
+                let app = id.path.last().map(String::as_str).unwrap_or_default();
+                let chart = wasmco_core::files::chart_for_app(chart, app).map_err(|e| {
+                    ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, e.field, e.reason)
+                })?;
+                state.orchestrator.helm().inspect(&chart).map_err(|e| {
                     let reason = match e {
                         busy @ HelmError::Busy { .. } => {
                             return ApiError::busy(busy.to_string());

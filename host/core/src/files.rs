@@ -1,6 +1,8 @@
 //! The `file` parts of multipart resources: manifest bundles and app
 //! profiles (kubeconfigs are checked by the kubeconfig policy).
 
+use std::borrow::Cow;
+use std::collections::BTreeSet;
 use std::io::Read;
 
 use serde_json::Value;
@@ -50,6 +52,135 @@ pub fn app_file_kind(bytes: &[u8]) -> AppFileKind {
 /// it: at most [`MAX_ARCHIVE_ENTRIES`] entries, as for any other archive.
 pub fn check_chart_archive(bytes: &[u8]) -> Result<(), FieldError> {
     archive_texts(bytes, |_| false).map(drop)
+}
+
+/// The chart an app's archive holds, laid out as Helm's loader reads it:
+/// one top directory with `Chart.yaml` in it. EMCO's own scripts pack
+/// charts with `tar -C helm .`, so entries start with `./<chart>/`, and an
+/// archive may hold several charts; EMCO loads the folder named after the
+/// app, else the archive's one top-level folder, else its root. An archive
+/// already in Helm's layout is returned as it is.
+pub fn chart_for_app<'a>(bytes: &'a [u8], app: &str) -> Result<Cow<'a, [u8]>, FieldError> {
+    let entries = archive_entries(bytes)?;
+    let has_chart_yaml = |dir: &str| {
+        entries
+            .iter()
+            .any(|e| e.is_file && e.path == format!("{dir}Chart.yaml"))
+    };
+    let tops: BTreeSet<&str> = entries
+        .iter()
+        .filter_map(|e| e.path.split_once('/').map(|(top, _)| top))
+        .collect();
+    let root = if has_chart_yaml(&format!("{app}/")) {
+        format!("{app}/")
+    } else if let [top] = tops.iter().collect::<Vec<_>>().as_slice()
+        && has_chart_yaml(&format!("{top}/"))
+    {
+        format!("{top}/")
+    } else if has_chart_yaml("") {
+        String::new()
+    } else {
+        let reason = match tops.len() {
+            0 | 1 => "holds no Chart.yaml at its root or in its one top folder".to_owned(),
+            _ => format!(
+                "the archive holds the folders {} and none named after the app {app} has a Chart.yaml",
+                tops.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        };
+        return Err(FieldError::new("file", reason));
+    };
+    let canonical = !root.is_empty() && tops.len() == 1 && entries.iter().all(|e| !e.dot_prefixed);
+    if canonical {
+        return Ok(Cow::Borrowed(bytes));
+    }
+    let folder = if root.is_empty() {
+        app
+    } else {
+        root.trim_end_matches('/')
+    };
+    let mut packed = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    for entry in entries.iter().filter(|e| e.is_file) {
+        let Some(rest) = entry.path.strip_prefix(&root) else {
+            continue;
+        };
+        let mut header = tar::Header::new_gnu();
+        header.set_size(entry.data.len() as u64);
+        header.set_mode(0o644);
+        header.set_entry_type(tar::EntryType::Regular);
+        let repack =
+            |e: std::io::Error| FieldError::new("file", format!("cannot repack the chart: {e}"));
+        packed
+            .append_data(
+                &mut header,
+                format!("{folder}/{rest}"),
+                entry.data.as_slice(),
+            )
+            .map_err(repack)?;
+    }
+    let repack =
+        |e: std::io::Error| FieldError::new("file", format!("cannot repack the chart: {e}"));
+    let gz = packed.into_inner().map_err(repack)?;
+    Ok(Cow::Owned(gz.finish().map_err(repack)?))
+}
+
+/// One entry of an archive, its path without a leading `./`.
+struct ArchiveEntry {
+    path: String,
+    dot_prefixed: bool,
+    is_file: bool,
+    data: Vec<u8>,
+}
+
+/// Every entry of a `.tgz`, read within the unpacking bounds; a path that
+/// leaves the archive's root is refused.
+fn archive_entries(bytes: &[u8]) -> Result<Vec<ArchiveEntry>, FieldError> {
+    let unpacked = Bounded::new(flate2::read::GzDecoder::new(bytes), MAX_UNPACKED_BYTES);
+    let mut archive = tar::Archive::new(unpacked);
+    let unreadable = |e: std::io::Error| match e.get_ref() {
+        Some(inner) if inner.is::<TooLarge>() => FieldError::new("file", inner.to_string()),
+        _ => FieldError::new("file", format!("not a readable .tgz: {e}")),
+    };
+    let mut read = Vec::new();
+    for (index, entry) in archive.entries().map_err(unreadable)?.enumerate() {
+        if index >= MAX_ARCHIVE_ENTRIES {
+            return Err(FieldError::new(
+                "file",
+                format!("holds more than {MAX_ARCHIVE_ENTRIES} entries"),
+            ));
+        }
+        let mut entry = entry.map_err(unreadable)?;
+        let raw = entry.path().map_err(unreadable)?.into_owned();
+        let mut parts = Vec::new();
+        for component in raw.components() {
+            match component {
+                std::path::Component::Normal(part) => {
+                    parts.push(part.to_string_lossy().into_owned())
+                }
+                std::path::Component::CurDir => {}
+                _ => {
+                    return Err(FieldError::new(
+                        format!("file:{}", raw.display()),
+                        "a path in the archive leaves its root",
+                    ));
+                }
+            }
+        }
+        let is_file = entry.header().entry_type().is_file();
+        let mut data = Vec::new();
+        if is_file {
+            entry.read_to_end(&mut data).map_err(unreadable)?;
+        }
+        read.push(ArchiveEntry {
+            dot_prefixed: raw.components().next() == Some(std::path::Component::CurDir),
+            path: parts.join("/"),
+            is_file,
+            data,
+        });
+    }
+    Ok(read)
 }
 
 fn is_gzip(bytes: &[u8]) -> bool {
@@ -248,6 +379,70 @@ pub fn check_profile(bytes: &[u8]) -> Result<(), FieldError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn tgz(entries: &[(&str, &str)]) -> Vec<u8> {
+        let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+            Vec::new(),
+            flate2::Compression::fast(),
+        ));
+        for (path, text) in entries {
+            let mut header = tar::Header::new_gnu();
+            header.set_size(text.len() as u64);
+            header.set_mode(0o644);
+            // `append_data` would normalise `./`; EMCO's archives keep it.
+            header.as_gnu_mut().unwrap().name[..path.len()].copy_from_slice(path.as_bytes());
+            header.set_cksum();
+            builder.append(&header, text.as_bytes()).unwrap();
+        }
+        builder.into_inner().unwrap().finish().unwrap()
+    }
+
+    fn paths(archive: &[u8]) -> Vec<String> {
+        let mut archive = tar::Archive::new(flate2::read::GzDecoder::new(archive));
+        archive
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().display().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_chart_packed_from_its_parent_folder_is_laid_out_for_helm() {
+        // `tar -czf collectd.tar.gz -C helm .`, as EMCO's setup.sh packs it.
+        let emco = tgz(&[
+            ("./collectd/Chart.yaml", "name: collectd\n"),
+            ("./collectd/templates/ds.yaml", "kind: DaemonSet\n"),
+        ]);
+        let chart = chart_for_app(&emco, "collectd").unwrap();
+        assert_eq!(
+            paths(&chart),
+            ["collectd/Chart.yaml", "collectd/templates/ds.yaml"]
+        );
+        // Already Helm's layout: the same bytes.
+        let helm = tgz(&[("web/Chart.yaml", "name: web\n")]);
+        assert!(matches!(
+            chart_for_app(&helm, "other").unwrap(),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn of_several_charts_the_one_named_after_the_app_is_taken() {
+        let two = tgz(&[
+            ("./operator/Chart.yaml", "name: operator\n"),
+            ("./m3db/Chart.yaml", "name: m3db\n"),
+            ("./m3db/values.yaml", "a: 1\n"),
+        ]);
+        let chart = chart_for_app(&two, "m3db").unwrap();
+        assert_eq!(paths(&chart), ["m3db/Chart.yaml", "m3db/values.yaml"]);
+        let err = chart_for_app(&two, "collectd").unwrap_err();
+        assert_eq!(err.field, "file");
+        assert!(err.reason.contains("m3db, operator"), "{}", err.reason);
+        let root = tgz(&[("./Chart.yaml", "name: x\n")]);
+        assert_eq!(paths(&chart_for_app(&root, "x").unwrap()), ["x/Chart.yaml"]);
+        let escaping = tgz(&[("../Chart.yaml", "name: x\n")]);
+        assert!(chart_for_app(&escaping, "x").is_err());
+    }
 
     #[test]
     fn multi_document_yaml_is_split_and_checked() {

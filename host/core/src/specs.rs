@@ -17,6 +17,7 @@ mod logical_cloud;
 
 pub use logical_cloud::{
     ClusterReferenceSpec, LogicalCloudSpec, LogicalCloudUser, QuotaSpec, UserPermissionSpec,
+    fill_default_user,
 };
 
 /// The key of a DIG intent that names its generic placement intent.

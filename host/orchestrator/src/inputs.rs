@@ -262,6 +262,9 @@ fn render_chart(
             e.field, e.reason
         ))
     })?;
+    let chart = wasmco_core::files::chart_for_app(&chart, name)
+        .map_err(|e| input(format!("app {name}: {e}")))?
+        .into_owned();
     let request = RenderRequest {
         chart,
         value_files,

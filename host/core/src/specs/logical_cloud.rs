@@ -87,6 +87,25 @@ impl Spec for LogicalCloudSpec {
     }
 }
 
+/// Gives a standard cloud whose spec names no user (EMCO does not require
+/// one) the user `<project>:<cloud>`: a name of the project's own, which
+/// no cluster knows otherwise and which a project's token may use.
+pub fn fill_default_user(project: &str, cloud: &str, spec: &mut Value) {
+    let Ok(read) = serde_json::from_value::<LogicalCloudSpec>(spec.clone()) else {
+        // Refused by the check that follows, naming the field.
+        return;
+    };
+    if read.is_admin() || read.user.is_some() {
+        return;
+    }
+    if let Value::Object(fields) = spec {
+        fields.insert(
+            "user".into(),
+            serde_json::json!({"userName": format!("{project}:{cloud}"), "type": "certificate"}),
+        );
+    }
+}
+
 /// A logical cloud's user.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
