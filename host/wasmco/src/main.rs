@@ -69,8 +69,10 @@ enum Command {
     /// Stop rsync working on a DIG (a cluster that never answers, say);
     /// terminate (or, after a stopped terminate, instantiate) follows.
     Stop(dig::DigArgs),
-    /// Update a DIG to its current inputs.
-    Update(dig::DigArgs),
+    /// Update a DIG to its current inputs (`update DIG`), or replace what
+    /// emcoctl documents describe, a PUT each (`update -f FILE`, as
+    /// emcoctl's update).
+    Update(documents::UpdateArgs),
     /// Roll a DIG back to an earlier context revision.
     Rollback(dig::RollbackArgs),
     /// Show a DIG's status, refreshing until its last action has finished.
@@ -127,7 +129,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Instantiate(args) => dig::act(connect, &args, "instantiate"),
         Command::Terminate(args) => dig::act(connect, &args, "terminate"),
         Command::Stop(args) => dig::act(connect, &args, "stop"),
-        Command::Update(args) => dig::act(connect, &args, "update"),
+        Command::Update(args) => documents::update(connect, args),
         Command::Rollback(args) => dig::rollback(connect, args),
         Command::Status(args) => dig::status(connect, args),
         Command::Controller { command } => controller::run(connect, command),

@@ -62,6 +62,19 @@ pub fn apply(
     run(documents.iter(), options, out, |doc| apply_one(client, doc))
 }
 
+/// Replaces each resource `documents` describe (emcoctl's `update`: a PUT,
+/// so one that does not exist is a failure); actions are not posted.
+pub fn update(
+    client: &ApiClient,
+    documents: &[Document],
+    options: RunOptions,
+    out: &mut dyn Write,
+) -> Result<Tally, CliError> {
+    run(documents.iter(), options, out, |doc| {
+        update_one(client, doc)
+    })
+}
+
 /// Undoes `documents` in reverse order: deletes each resource (one already
 /// gone is skipped) and terminates a DIG the documents instantiated,
 /// waiting until its resources are gone before deleting the DIG.
@@ -154,16 +167,7 @@ fn apply_one(client: &ApiClient, document: &Document) -> Result<Outcome, CliErro
             files,
             part,
         } => {
-            if !multipart && !files.is_empty() {
-                return Err(CliError::Usage(format!(
-                    "a {} takes no `file`",
-                    kind.info().title
-                )));
-            }
-            let uploads = files
-                .iter()
-                .map(|path| read_file(kind, path, part))
-                .collect::<Result<Vec<_>, _>>()?;
+            let uploads = uploads(kind, multipart, &files, part)?;
             let created = client.create_or_replace(
                 &format!("v2/{collection}"),
                 &format!("v2/{item}"),
@@ -175,6 +179,52 @@ fn apply_one(client: &ApiClient, document: &Document) -> Result<Outcome, CliErro
             Ok(Outcome::Done(format!("{verb:<12}{item}")))
         }
     }
+}
+
+fn update_one(client: &ApiClient, document: &Document) -> Result<Outcome, CliError> {
+    match document.operation() {
+        Operation::Unsupported { reason } => Ok(Outcome::Unsupported(reason)),
+        Operation::Action { action, .. } => Ok(Outcome::Skipped(format!(
+            "{action} is an action; update only replaces resources"
+        ))),
+        Operation::Note { reason } => Ok(Outcome::Skipped(reason)),
+        Operation::Resource {
+            kind,
+            item,
+            body,
+            multipart,
+            files,
+            part,
+            ..
+        } => {
+            let uploads = uploads(kind, multipart, &files, part)?;
+            let path = format!("v2/{item}");
+            match multipart {
+                true => client.upload(&path, true, &body, uploads)?,
+                false => client.put(&path, &body)?,
+            };
+            Ok(Outcome::Done(format!("{:<12}{item}", "updated")))
+        }
+    }
+}
+
+/// The files a resource's document uploads, read (and built or packed).
+fn uploads(
+    kind: Kind,
+    multipart: bool,
+    files: &[std::path::PathBuf],
+    part: &'static str,
+) -> Result<Vec<Upload>, CliError> {
+    if !multipart && !files.is_empty() {
+        return Err(CliError::Usage(format!(
+            "a {} takes no `file`",
+            kind.info().title
+        )));
+    }
+    files
+        .iter()
+        .map(|path| read_file(kind, path, part))
+        .collect()
 }
 
 /// Whether the DIG already is where `action` leads (so applying the same

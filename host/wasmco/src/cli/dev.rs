@@ -428,7 +428,11 @@ fn run_example(
     console: &Console,
 ) -> Result<(), CliError> {
     say(console, format!("Applying {}:", example.display()));
-    let documents = super::emcoctl::load(&[example.to_owned()], None)?;
+    let loaded = super::emcoctl::load(&[example.to_owned()], None)?;
+    for warning in &loaded.warnings {
+        say(console, format!("warning: {warning}"));
+    }
+    let documents = loaded.documents;
     let mut report = Vec::new();
     // A document wasmco does not have (EMCO's rsync by host and port, say)
     // is reported and the rest goes on, as `wasmco apply` does.

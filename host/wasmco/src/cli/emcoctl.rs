@@ -164,12 +164,23 @@ pub enum Operation {
     },
 }
 
+/// Documents read from files, and what their templates left unfilled.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// The documents, in order.
+    pub documents: Vec<Document>,
+    /// Values a template used that the values file does not set: each
+    /// rendered as Go's templates render one (`<no value>`, false in `if`),
+    /// as emcoctl does, and named here.
+    pub warnings: Vec<String>,
+}
+
 /// Reads every document of `paths` (files, or directories of `*.yaml` files
 /// in name order). A directory's `values.yaml` fills the templates of its
 /// files when no values file is given, and is not read as documents.
-pub fn load(paths: &[PathBuf], values: Option<&Path>) -> Result<Vec<Document>, DocumentError> {
+pub fn load(paths: &[PathBuf], values: Option<&Path>) -> Result<Loaded, DocumentError> {
     let explicit = values.map(read_values).transpose()?;
-    let mut documents = Vec::new();
+    let mut loaded = Loaded::default();
     for path in paths {
         if path.is_dir() {
             let implicit = match &explicit {
@@ -184,13 +195,13 @@ pub fn load(paths: &[PathBuf], values: Option<&Path>) -> Result<Vec<Document>, D
             };
             let values = explicit.as_ref().or(implicit.as_ref());
             for file in yaml_files(path)? {
-                documents.extend(load_file(&file, values)?);
+                load_file(&file, values, &mut loaded)?;
             }
         } else {
-            documents.extend(load_file(path, explicit.as_ref())?);
+            load_file(path, explicit.as_ref(), &mut loaded)?;
         }
     }
-    Ok(documents)
+    Ok(loaded)
 }
 
 fn yaml_files(dir: &Path) -> Result<Vec<PathBuf>, DocumentError> {
@@ -251,14 +262,25 @@ fn template_value(value: Value) -> gtmpl::Value {
     }
 }
 
-fn load_file(path: &Path, values: Option<&gtmpl::Value>) -> Result<Vec<Document>, DocumentError> {
+fn load_file(
+    path: &Path,
+    values: Option<&gtmpl::Value>,
+    loaded: &mut Loaded,
+) -> Result<(), DocumentError> {
     let text = std::fs::read_to_string(path).map_err(|source| DocumentError::Read {
         path: path.to_owned(),
         source,
     })?;
-    let text = render_template(path, &text, values)?;
+    let (text, unset) = render_template(path, &text, values)?;
+    for key in unset {
+        loaded.warnings.push(format!(
+            "{}: the template uses {{{{.{key}}}}}, which the values file does not set; \
+             rendered as emcoctl renders it (`<no value>`, false in `if`)",
+            path.display()
+        ));
+    }
     let base_dir = path.parent().unwrap_or(Path::new("."));
-    let mut documents = Vec::new();
+    let documents = &mut loaded.documents;
     for (index, yaml) in serde_norway::Deserializer::from_str(&text).enumerate() {
         let index = index + 1;
         let parse = |reason: String| DocumentError::Parse {
@@ -305,16 +327,20 @@ fn load_file(path: &Path, values: Option<&gtmpl::Value>) -> Result<Vec<Document>
             unsupported,
         });
     }
-    Ok(documents)
+    Ok(())
 }
 
+/// Fills a file's Go template. A top-level value the values file does not
+/// set is Go's "no value" (printed `<no value>`, false in `if`), as in
+/// emcoctl, and returned by name so the user is told; one missing deeper
+/// (a field of a `range` item) is an error naming it.
 fn render_template(
     path: &Path,
     text: &str,
     values: Option<&gtmpl::Value>,
-) -> Result<String, DocumentError> {
+) -> Result<(String, Vec<String>), DocumentError> {
     if !text.contains("{{") {
-        return Ok(text.to_owned());
+        return Ok((text.to_owned(), Vec::new()));
     }
     let fail = |reason: String| DocumentError::Template {
         path: path.to_owned(),
@@ -330,22 +356,35 @@ fn render_template(
     template
         .parse(text)
         .map_err(|e| fail(format!("template: {e}")))?;
-    template
-        .render(&gtmpl::Context::from(values.clone()))
-        .map_err(|e| fail(missing_value(&e.to_string(), values)))
+    let mut filled = values.clone();
+    let mut unset = Vec::new();
+    loop {
+        match template.render(&gtmpl::Context::from(filled.clone())) {
+            Ok(text) => return Ok((text, unset)),
+            Err(gtmpl::error::ExecError::NoFiledFor(key, receiver))
+                if receiver == filled && !unset.contains(&key) =>
+            {
+                if let gtmpl::Value::Object(top) = &mut filled {
+                    top.insert(key.clone(), gtmpl::Value::NoValue);
+                }
+                unset.push(key);
+            }
+            Err(e) => return Err(fail(fill_error(&e))),
+        }
+    }
 }
 
-/// What a failed fill says, in the user's words: the key the values lack
-/// and the keys they have, never the values themselves (gtmpl's message
-/// prints them all, secrets included).
-fn missing_value(error: &str, values: &gtmpl::Value) -> String {
-    let Some(rest) = error.split("no field ").nth(1) else {
+/// What a failed fill says, in the user's words: the key an item of the
+/// values lacks and the keys it has, never the values themselves (gtmpl's
+/// message prints them all, secrets included).
+fn fill_error(error: &gtmpl::error::ExecError) -> String {
+    let gtmpl::error::ExecError::NoFiledFor(key, receiver) = error else {
         // Whatever else it says ends before a dump of the values.
-        let said = error.split(" for {").next().unwrap_or(error);
+        let error = error.to_string();
+        let said = error.split(" for {").next().unwrap_or(&error);
         return format!("filling the template from the values: {said}");
     };
-    let key = rest.split_whitespace().next().unwrap_or(rest);
-    let have = match values {
+    let have = match receiver {
         gtmpl::Value::Object(map) | gtmpl::Value::Map(map) => {
             let mut keys: Vec<&str> = map.keys().map(String::as_str).collect();
             keys.sort_unstable();
@@ -353,7 +392,7 @@ fn missing_value(error: &str, values: &gtmpl::Value) -> String {
         }
         _ => String::new(),
     };
-    format!("the template uses {{{{.{key}}}}}, which the values file does not set{have}")
+    format!("the template uses {{{{.{key}}}}}, which an item of the values file does not set{have}")
 }
 
 /// emcoctl documents name files relative to where emcoctl runs; wasmco
@@ -562,7 +601,7 @@ mod tests {
              clusterLabel: edge\n---\n\
              version: emco/v2\nresourceContext: {anchor: projects/shop/composite-apps/store/v1/deployment-intent-groups/d/instantiate}\n",
         );
-        let docs = load(&[dir.path().to_owned()], None).unwrap();
+        let docs = load(&[dir.path().to_owned()], None).unwrap().documents;
         assert_eq!(docs.len(), 3);
         match docs[0].operation() {
             Operation::Resource { kind, item, .. } => {
@@ -593,17 +632,35 @@ mod tests {
     #[test]
     fn missing_value_names_the_key() {
         let dir = tempfile::tempdir().unwrap();
-        let values = write(dir.path(), "v.yaml", "Other: x\n");
+        let values = write(dir.path(), "v.yaml", "Other: x\nApps: [{Name: a}]\n");
+        // As emcoctl (Go's templates, default options): a top-level value
+        // not set prints `<no value>` and is false in `if`; wasmco says so.
         let file = write(
             dir.path(),
             "a.yaml",
-            "version: emco/v2\nresourceContext: {anchor: projects}\nmetadata: {name: \"{{.ProjectName}}\"}\n",
+            "version: emco/v2\nresourceContext: {anchor: projects}\nmetadata: {name: \"{{.ProjectName}}\"}\n\
+             {{if .KubeConfig2}}---\nversion: emco/v2\nresourceContext: {anchor: second}\n{{end}}",
+        );
+        let loaded = load(std::slice::from_ref(&file), Some(&values)).unwrap();
+        assert_eq!(loaded.documents.len(), 1);
+        assert_eq!(
+            loaded.documents[0].metadata.as_ref().unwrap()["name"],
+            "<no value>"
+        );
+        assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
+        assert!(loaded.warnings[0].contains("{{.ProjectName}}"));
+        assert!(loaded.warnings[1].contains("{{.KubeConfig2}}"));
+        // A field missing from a `range` item is an error naming it.
+        let file = write(
+            dir.path(),
+            "b.yaml",
+            "{{range .Apps}}version: emco/v2\nresourceContext: {anchor: \"{{.Cluster}}\"}\n{{end}}",
         );
         let error = load(std::slice::from_ref(&file), Some(&values))
             .unwrap_err()
             .to_string();
-        assert!(error.contains("{{.ProjectName}}"), "{error}");
-        assert!(error.contains("it has Other"), "{error}");
+        assert!(error.contains("{{.Cluster}}"), "{error}");
+        assert!(error.contains("it has Name"), "{error}");
         assert!(!error.contains("\"x\""), "no value is printed: {error}");
         let error = load(&[file], None).unwrap_err().to_string();
         assert!(error.contains("-v values.yaml"), "{error}");
@@ -694,7 +751,7 @@ mod tests {
              version: emco/v2\nresourceContext: {anchor: projects/a/composite-apps/c/v1/apps}\n\
              metadata: {name: two}\nfiles: [a.tgz, b.tgz]\n",
         );
-        let documents = load(&[file], None).unwrap();
+        let documents = load(&[file], None).unwrap().documents;
         assert_eq!(documents.len(), 4);
         assert!(matches!(
             documents[0].operation(),

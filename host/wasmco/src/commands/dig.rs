@@ -45,8 +45,13 @@ pub struct StatusArgs {
 
 /// Posts `action` (`approve`, `instantiate`, …) to the DIG.
 pub fn act(connect: &Connect, dig: &DigArgs, action: &str) -> anyhow::Result<()> {
+    act_on(connect, &dig.name, &dig.scope, action)
+}
+
+/// Posts `action` to the DIG `name` names (within `scope`).
+pub fn act_on(connect: &Connect, name: &str, scope: &Scope, action: &str) -> anyhow::Result<()> {
     let client = connect.client()?;
-    let path = resources::find_dig(&client, &dig.name, &dig.scope)?;
+    let path = resources::find_dig(&client, name, scope)?;
     let answer = client.post(&format!("{path}/{action}"), &serde_json::Value::Null)?;
     report_state(&mut std::io::stdout().lock(), action, &path, &answer)
 }

@@ -2,6 +2,7 @@
 
 use std::path::PathBuf;
 
+use wasmco::cli::resources::Scope;
 use wasmco::cli::{apply, emcoctl};
 
 use super::Connect;
@@ -37,6 +38,47 @@ pub fn apply(connect: &Connect, args: DocumentArgs) -> anyhow::Result<()> {
     run(connect, &args, std::time::Duration::ZERO, apply::apply)
 }
 
+/// `wasmco update`: a DIG to its current inputs, or emcoctl's `update -f`.
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("what").required(true).args(["name", "files"])))]
+pub struct UpdateArgs {
+    /// The DIG to update to its current inputs (found in every project
+    /// when unique), or its path.
+    #[arg(value_name = "DIG", conflicts_with = "files")]
+    name: Option<String>,
+    #[command(flatten)]
+    scope: Scope,
+    /// A file (or directory) of emcoctl documents whose resources are
+    /// replaced, each with a PUT, as emcoctl's `update -f`; repeatable.
+    #[arg(short = 'f', long = "file")]
+    files: Vec<PathBuf>,
+    /// Values for the documents' Go-template placeholders.
+    #[arg(short = 'v', long = "values", requires = "files")]
+    values: Option<PathBuf>,
+    /// Stop at the first document that fails.
+    #[arg(short = 's', long = "stop-on-error", requires = "files")]
+    stop_on_error: bool,
+}
+
+pub fn update(connect: &Connect, args: UpdateArgs) -> anyhow::Result<()> {
+    match args.name {
+        Some(dig) => super::dig::act_on(connect, &dig, &args.scope, "update"),
+        None => {
+            let documents = DocumentArgs {
+                files: args.files,
+                values: args.values,
+                stop_on_error: args.stop_on_error,
+            };
+            run(
+                connect,
+                &documents,
+                std::time::Duration::ZERO,
+                apply::update,
+            )
+        }
+    }
+}
+
 pub fn delete(connect: &Connect, args: DeleteArgs) -> anyhow::Result<()> {
     run(connect, &args.documents, args.timeout, apply::delete)
 }
@@ -53,7 +95,11 @@ fn run(
         &mut dyn std::io::Write,
     ) -> Result<apply::Tally, wasmco::cli::CliError>,
 ) -> anyhow::Result<()> {
-    let documents = emcoctl::load(&args.files, args.values.as_deref())?;
+    let loaded = emcoctl::load(&args.files, args.values.as_deref())?;
+    for warning in &loaded.warnings {
+        eprintln!("warning: {warning}");
+    }
+    let documents = loaded.documents;
     let options = apply::RunOptions {
         stop_on_error: args.stop_on_error,
         terminate_timeout,
