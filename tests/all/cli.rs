@@ -94,14 +94,16 @@ impl Dev {
         succeeded(args, self.cli(args))
     }
 
+    /// Dev cluster `n`'s kubeconfig, as `wasmco dev` wrote it.
+    pub(crate) fn kubeconfig_path(&self, n: u32) -> PathBuf {
+        self.data
+            .path()
+            .join(format!("clusters/dev-{n}.kubeconfig"))
+    }
+
     /// The `kind` objects (`apis/apps/v1/deployments`) in dev cluster `n`.
     pub(crate) fn objects(&self, n: u32, collection: &str) -> Vec<Value> {
-        let kubeconfig = std::fs::read_to_string(
-            self.data
-                .path()
-                .join(format!("clusters/dev-{n}.kubeconfig")),
-        )
-        .unwrap();
+        let kubeconfig = std::fs::read_to_string(self.kubeconfig_path(n)).unwrap();
         let server = kubeconfig
             .lines()
             .find_map(|l| l.trim().strip_prefix("server: "))
@@ -512,6 +514,7 @@ fn examples_controller_is_the_template_unchanged() {
         "sdk/src/testing.rs",
         "sdk/src/records.rs",
         "sdk/src/intents.rs",
+        "sdk/src/quantity.rs",
         "sdk/Cargo.toml",
         "fixture.json",
         ".cargo/config.toml",

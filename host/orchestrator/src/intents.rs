@@ -8,7 +8,7 @@ use base64::Engine;
 use serde_json::{Value, json};
 
 use wasmco_core::intents::{Declaration, IntentBody, IntentKind, ReferenceTarget};
-use wasmco_core::{ClusterRef, FieldError, Kind};
+use wasmco_core::{FieldError, Kind};
 use wasmco_store::db::{DbError, ResourceDb, ResourceId};
 
 /// One controller's declaration, its schemas compiled.
@@ -361,23 +361,7 @@ impl GroupIntents {
     }
 }
 
-/// Facts about clusters that only the clusters know, for controllers
-/// that declare they need them.
-pub trait ClusterFacts: Send + Sync {
-    /// The cluster's nodes: `[{name, labels, available: {resource: amount}}]`,
-    /// available being allocatable minus what the pods on it request.
-    fn nodes(&self, cluster: &ClusterRef) -> Result<Value, String>;
-}
-
-/// No cluster access: every fact is unknown.
-#[derive(Debug, Default)]
-pub struct NoFacts;
-
-impl ClusterFacts for NoFacts {
-    fn nodes(&self, _cluster: &ClusterRef) -> Result<Value, String> {
-        Err("this host reads no facts from clusters".to_owned())
-    }
-}
+pub use wasmco_store::appcontext::{ClusterFacts, NoFacts};
 
 /// Whether the target a reference names exists: what it is, its name,
 /// and (for a cluster) its provider's.

@@ -22,6 +22,7 @@
 
 mod credentials;
 mod drift;
+mod facts;
 mod health;
 pub mod metrics;
 mod owner;

@@ -13,8 +13,6 @@
 //! Clusters of the app's current placement that fall short are unplaced. An
 //! app left with no cluster, or an anyOf group left empty, is an error.
 
-mod quantity;
-
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Deserialize;
@@ -37,7 +35,7 @@ pub use bindings::wasmco::controller::types::{
 };
 use wasmco_guest::{Clusters, StringTable};
 
-use quantity::Quantity;
+use wasmco_guest::quantity::Quantity;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -29,3 +29,22 @@ impl SyncEngine for NoSync {
         tracing::info!(target = key, "state changed; nothing syncs it");
     }
 }
+
+/// Facts about clusters that only the clusters know, for controllers
+/// that declare they need them: read by the sync engine, which holds the
+/// clusters' clients.
+pub trait ClusterFacts: Send + Sync {
+    /// The cluster's nodes: `[{name, labels, available: {resource: amount}}]`,
+    /// available being allocatable minus what the pods on it request.
+    fn nodes(&self, cluster: &ClusterRef) -> Result<serde_json::Value, String>;
+}
+
+/// No cluster access: every fact is unknown.
+#[derive(Debug, Default)]
+pub struct NoFacts;
+
+impl ClusterFacts for NoFacts {
+    fn nodes(&self, _cluster: &ClusterRef) -> Result<serde_json::Value, String> {
+        Err("this host reads no facts from clusters".to_owned())
+    }
+}

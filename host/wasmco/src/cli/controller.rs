@@ -29,6 +29,7 @@ const SDK_LIB: &str = include_str!("../../../../sdk/src/lib.rs");
 const SDK_TESTING: &str = include_str!("../../../../sdk/src/testing.rs");
 const SDK_RECORDS: &str = include_str!("../../../../sdk/src/records.rs");
 const SDK_INTENTS: &str = include_str!("../../../../sdk/src/intents.rs");
+const SDK_QUANTITY: &str = include_str!("../../../../sdk/src/quantity.rs");
 const SDK_MANIFEST: &str = "[package]\nname = \"wasmco-guest\"\nversion = \"0.1.0\"\n\
     edition = \"2024\"\nrust-version = \"1.95\"\npublish = false\n\n\
     [dependencies]\n\
@@ -36,7 +37,8 @@ const SDK_MANIFEST: &str = "[package]\nname = \"wasmco-guest\"\nversion = \"0.1.
     serde_json = { version = \"1\", default-features = false, features = [\"alloc\"], optional = true }\n\
     base64 = { version = \"0.22\", default-features = false, features = [\"alloc\"], optional = true }\n\n\
     [features]\n\
-    intents = [\"dep:serde\", \"dep:serde_json\", \"dep:base64\"]\n";
+    intents = [\"serde\", \"dep:base64\"]\n\
+    serde = [\"dep:serde\", \"dep:serde_json\"]\n";
 const TEMPLATE_MANIFEST: &str = include_str!("../../templates/controller/Cargo.toml.in");
 const TEMPLATE_PLACEMENT: &str = include_str!("../../templates/controller/placement.rs");
 const TEMPLATE_ACTION: &str = include_str!("../../templates/controller/action.rs");
@@ -112,6 +114,7 @@ fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), CliErro
         ("sdk/src/testing.rs", SDK_TESTING.to_owned()),
         ("sdk/src/records.rs", SDK_RECORDS.to_owned()),
         ("sdk/src/intents.rs", SDK_INTENTS.to_owned()),
+        ("sdk/src/quantity.rs", SDK_QUANTITY.to_owned()),
         ("fixture.json", fixture.to_owned()),
         ("README.md", fill(TEMPLATE_README)),
         (".gitignore", GITIGNORE.to_owned()),

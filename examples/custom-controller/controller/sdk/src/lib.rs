@@ -17,6 +17,7 @@ use alloc::vec::Vec;
 
 #[cfg(feature = "intents")]
 pub mod intents;
+pub mod quantity;
 pub mod records;
 pub mod testing;
 

@@ -1,0 +1,143 @@
+//! What placement controllers may ask of a cluster: its nodes, with what
+//! each still has free, read through the cluster's own kubeconfig.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use wasmco_core::ClusterRef;
+use wasmco_guest::quantity::Quantity;
+use wasmco_store::appcontext::ClusterFacts;
+
+use crate::Rsync;
+use crate::target::{Labels, SyncTarget};
+
+/// How long a placement waits for a cluster's nodes before deciding
+/// without them.
+const NODES_TIMEOUT: Duration = Duration::from_secs(10);
+
+impl ClusterFacts for Rsync {
+    fn nodes(&self, cluster: &ClusterRef) -> Result<Value, String> {
+        let inner = self.inner.clone();
+        let cluster = cluster.clone();
+        let (sender, answer) = std::sync::mpsc::channel();
+        // The orchestrator asks from its own (blocking) threads; the
+        // clients live on rsync's runtime.
+        self.inner.runtime.spawn(async move {
+            let nodes = match inner.target(&cluster).await {
+                Ok(target) => read_nodes(target.as_ref()).await,
+                Err(error) => Err(error.to_string()),
+            };
+            let _ = sender.send(nodes);
+        });
+        answer
+            .recv_timeout(NODES_TIMEOUT)
+            .map_err(|_| format!("no answer in {NODES_TIMEOUT:?}"))?
+    }
+}
+
+/// Each node's name, labels and `available`: its allocatable amounts less
+/// what the pods bound to it (and not finished) request, in whole units
+/// (cores, bytes, devices).
+async fn read_nodes(target: &dyn SyncTarget) -> Result<Value, String> {
+    let everything = Labels::default();
+    let nodes = target
+        .list_labelled("v1", "Node", &everything)
+        .await
+        .map_err(|e| e.to_string())?;
+    let pods = target
+        .list_labelled("v1", "Pod", &everything)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut requested: BTreeMap<&str, BTreeMap<String, u128>> = BTreeMap::new();
+    for pod in &pods {
+        let finished = matches!(
+            pod["status"]["phase"].as_str(),
+            Some("Succeeded" | "Failed")
+        );
+        let Some(node) = pod["spec"]["nodeName"].as_str().filter(|_| !finished) else {
+            continue;
+        };
+        let on_node = requested.entry(node).or_default();
+        for (resource, millis) in pod_requests(pod) {
+            *on_node.entry(resource).or_default() += millis;
+        }
+    }
+    let described: Vec<Value> = nodes
+        .iter()
+        .map(|node| {
+            let name = node["metadata"]["name"].as_str().unwrap_or_default();
+            let taken = requested.get(name);
+            let available: BTreeMap<&str, u128> = node["status"]["allocatable"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .filter_map(|(resource, amount)| {
+                    let allocatable = amount.as_str()?.parse::<Quantity>().ok()?.millis();
+                    let used = taken
+                        .and_then(|t| t.get(resource.as_str()))
+                        .copied()
+                        .unwrap_or_default();
+                    Some((resource.as_str(), allocatable.saturating_sub(used) / 1000))
+                })
+                .collect();
+            json!({
+                "name": name,
+                "labels": node["metadata"]["labels"].clone(),
+                "available": available,
+            })
+        })
+        .collect();
+    Ok(Value::Array(described))
+}
+
+/// What a pod takes from its node, per resource, in thousandths: the sum
+/// of its containers' requests, or the largest init container's when that
+/// is more (the scheduler's rule).
+fn pod_requests(pod: &Value) -> BTreeMap<String, u128> {
+    let requests = |container: &Value| -> BTreeMap<String, u128> {
+        container["resources"]["requests"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(resource, amount)| {
+                let millis = amount.as_str()?.parse::<Quantity>().ok()?.millis();
+                Some((resource.clone(), millis))
+            })
+            .collect()
+    };
+    let containers =
+        |field: &str| -> Vec<Value> { pod["spec"][field].as_array().cloned().unwrap_or_default() };
+    let mut total: BTreeMap<String, u128> = BTreeMap::new();
+    for container in containers("containers") {
+        for (resource, millis) in requests(&container) {
+            *total.entry(resource).or_default() += millis;
+        }
+    }
+    for init in containers("initContainers") {
+        for (resource, millis) in requests(&init) {
+            let entry = total.entry(resource).or_default();
+            *entry = (*entry).max(millis);
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pod_takes_its_containers_requests_or_its_largest_init_container() {
+        let pod = json!({"spec": {
+            "containers": [
+                {"resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}},
+                {"resources": {"requests": {"cpu": "250m"}}},
+            ],
+            "initContainers": [{"resources": {"requests": {"cpu": "2", "memory": "1Mi"}}}],
+        }});
+        let taken = pod_requests(&pod);
+        assert_eq!(taken["cpu"], 2000);
+        assert_eq!(taken["memory"], 1024 * 1024 * 1024 * 1000);
+    }
+}
