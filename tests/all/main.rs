@@ -8,6 +8,7 @@ mod clusters;
 mod contract;
 mod declared_intents;
 mod deploy;
+mod emco_flows;
 mod helm;
 mod hostile;
 mod hosts;
