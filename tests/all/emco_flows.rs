@@ -296,3 +296,218 @@ fn dcm_advanced_adds_a_cluster_to_a_standard_cloud_and_deploys_in_its_namespace(
         assert!(labelled(&dev, n, "apis/apps/v1/daemonsets", "collectd").is_empty());
     }
 }
+
+/// The object `name` of `collection` in dev cluster `n`.
+fn object(dev: &Dev, n: u32, collection: &str, name: &str) -> serde_json::Value {
+    dev.objects(n, collection)
+        .into_iter()
+        .find(|o| o["metadata"]["name"] == name)
+        .unwrap_or_else(|| panic!("dev-{n} has no {collection} {name}"))
+}
+
+#[test]
+fn test_gac_adds_patches_and_fills_objects_then_updates_and_rolls_back() {
+    let dev = Dev::start();
+    let flows = Flows::new();
+    let flow = "test-gac";
+    for tar in [
+        "-czf output/collectd.tar.gz -C ../helm_charts/collectd/helm .",
+        "-czf output/collectd_profile.tar.gz -C ../helm_charts/collectd/profile .",
+        "-czf output/operator.tar.gz -C ../helm_charts/operators-latest/helm .",
+        "-czf output/operator_profile.tar.gz -C ../helm_charts/operators-latest/profile .",
+    ] {
+        flows.tar(flow, tar);
+    }
+    flows.values(
+        flow,
+        &format!(
+            "ProjectName: proj1\nClusterProvider: provider1\nCluster: cluster1\n\
+             ClusterLabel: edge-cluster1\nClusterRef: cluster1-ref\nAdminCloud: default\n\
+             App1: operator\nApp2: collectd\nKubeConfig: {}\n\
+             ClusterIstioIngressGatewayAddress: 192.168.121.26\n\
+             HelmApp1: output/operator.tar.gz\nHelmApp2: output/collectd.tar.gz\n\
+             ProfileApp1: output/operator_profile.tar.gz\nProfileApp2: output/collectd_profile.tar.gz\n\
+             CompositeProfile: collection-composite-profile\n\
+             GenericPlacementIntent: collection-placement-intent\n\
+             DeploymentIntent: collection-deployment-intent-group\n\
+             CompositeAppGac: gac-composite-app\nGacIntent: operator-gac-intent\n\
+             IstioIngressGatewayKvName: istioingressgatewaykvpairs\n\
+             DatabaseAuthorizationKvName: databaseauthorizationkvpairs\n\
+             RsyncPort: 30431\nGacPort: 30433\nDtcPort: 30448\nNpsPort: 30438\nHostIP: 127.0.0.1\n",
+            kubeconfig(&dev, 1)
+        ),
+    );
+    // apply.sh test-gac.yaml
+    flows.run(
+        &dev,
+        "apply",
+        flow,
+        &[
+            "controllers.yaml",
+            "projects.yaml",
+            "clusters.yaml",
+            "logicalclouds.yaml",
+            "instantiatelc.yaml",
+            "apps.yaml",
+            "intents.yaml",
+            "test-gac.yaml",
+            "instantiate.yaml",
+        ],
+    );
+    let dig = "collection-deployment-intent-group";
+    dev.ok(&["status", dig, "--timeout", "90s"]);
+    let policies = "apis/networking.k8s.io/v1/networkpolicies";
+    object(&dev, 1, policies, "netpol-web");
+    // json patch: role db → database.
+    assert_eq!(
+        object(&dev, 1, policies, "netpol-db")["spec"]["podSelector"]["matchLabels"]["role"],
+        "database"
+    );
+    let configmaps = "api/v1/configmaps";
+    let game = object(&dev, 1, configmaps, "cm-game");
+    assert!(
+        game["data"]["info.json"]
+            .as_str()
+            .unwrap()
+            .contains("chess"),
+        "{game}"
+    );
+    let team = object(&dev, 1, configmaps, "cm-team");
+    assert_eq!(team["data"]["team_size"], "10", "{team}");
+    assert!(team["data"]["game.properties"].is_string(), "{team}");
+    assert!(
+        team["data"]["user-interface.properties"].is_string(),
+        "{team}"
+    );
+    let statefulsets = "apis/apps/v1/statefulsets";
+    // An existing object (the chart's etcd) patched: 3 replicas → 1.
+    assert_eq!(object(&dev, 1, statefulsets, "etcd")["spec"]["replicas"], 1);
+    // Readme: update the customization, update the DIG, roll it back.
+    flows.run(&dev, "update", flow, &["test-gac-update.yaml"]);
+    flows.run(&dev, "apply", flow, &["update.yaml"]);
+    dev.ok(&["status", dig, "--timeout", "90s"]);
+    assert_eq!(object(&dev, 1, statefulsets, "etcd")["spec"]["replicas"], 2);
+    flows.run(&dev, "apply", flow, &["rollback.yaml"]);
+    dev.ok(&["status", dig, "--timeout", "90s"]);
+    assert_eq!(object(&dev, 1, statefulsets, "etcd")["spec"]["replicas"], 1);
+    // delete.sh test-gac.yaml
+    flows.run(&dev, "apply", flow, &["terminate.yaml"]);
+    for file in ["test-gac.yaml", "intents.yaml", "apps.yaml"] {
+        flows.run(&dev, "delete", flow, &[file]);
+    }
+    flows.run(&dev, "apply", flow, &["terminatelc.yaml"]);
+    for file in [
+        "logicalclouds.yaml",
+        "clusters.yaml",
+        "projects.yaml",
+        "controllers.yaml",
+    ] {
+        flows.run(&dev, "delete", flow, &[file]);
+    }
+    assert!(dev.objects(1, policies).is_empty());
+    assert!(dev.objects(1, statefulsets).is_empty());
+    dev.assert_clusters_empty();
+}
+
+/// dtc/network_policy as its `setup.sh` sets it up, with one cluster
+/// (`KUBE_PATH2` unset: the files' `{{if .KubeConfig2}}` is false) or two.
+fn dtc_network_policy(two_clusters: bool) {
+    let dev = Dev::start();
+    let flows = Flows::new();
+    let flow = "dtc/network_policy";
+    for tar in [
+        "-czf output/http-server.tgz -C ../../helm_charts/http-server/helm http-server",
+        "-czf output/http-client.tgz -C ../../helm_charts/http-client/helm http-client",
+        "-czf output/http-server-profile.tar.gz -C ../../helm_charts/http-server/profile/network_policy_overrides/http-server-profile .",
+        "-czf output/http-client-profile.tar.gz -C ../../helm_charts/http-client/profile/network_policy_overrides/http-client-profile .",
+    ] {
+        flows.tar(flow, tar);
+    }
+    let mut values = format!(
+        "KubeConfig1: {}\nProjectName: proj1\nLogicalCloud: default\n\
+         CompositeApp: collection-composite-app\n\
+         DeploymentIntentGroup: collection-deployment-intent-group\nHostIP: 127.0.0.1\n\
+         RsyncPort: 30431\nDtcPort: 30448\nNpsPort: 30438\n\
+         HttpServerImageRepository: registry.local/my-custom-httptest-server\n\
+         HttpClientImageRepository: registry.local/my-custom-httptest-client\n",
+        kubeconfig(&dev, 1)
+    );
+    if two_clusters {
+        values += &format!("KubeConfig2: {}\n", kubeconfig(&dev, 2));
+    }
+    flows.values(flow, &values);
+    let setup = [
+        "controllers.yaml",
+        "projects.yaml",
+        "clusters.yaml",
+        "logicalclouds.yaml",
+        "instantiatelc.yaml",
+        "apps.yaml",
+        "intents.yaml",
+        "instantiate.yaml",
+    ];
+    flows.run(&dev, "apply", flow, &setup);
+    let dig = "collection-deployment-intent-group";
+    dev.ok(&["status", dig, "--timeout", "90s"]);
+    let server = if two_clusters { 2 } else { 1 };
+    let deployments = "apis/apps/v1/deployments";
+    assert_eq!(
+        labelled(&dev, 1, deployments, "http-client"),
+        ["http-client"]
+    );
+    assert_eq!(
+        labelled(&dev, server, deployments, "http-server"),
+        ["http-server"]
+    );
+    // The DIG's override reached the chart.
+    let image = &object(&dev, server, deployments, "http-server")["spec"]["template"]["spec"]["containers"]
+        [0]["image"];
+    assert_eq!(image, "registry.local/my-custom-httptest-server:1.1");
+    // nps: the server's pods admit the client's, on the server's cluster.
+    let policies = dev.objects(server, "apis/networking.k8s.io/v1/networkpolicies");
+    assert_eq!(policies.len(), 1, "{policies:?}");
+    let policy = &policies[0]["spec"];
+    assert_eq!(
+        policy["podSelector"]["matchLabels"]["app"], "http-server",
+        "{policy}"
+    );
+    assert!(
+        policy["ingress"].to_string().contains("http-client"),
+        "{policy}"
+    );
+    if two_clusters {
+        assert!(
+            dev.objects(1, "apis/networking.k8s.io/v1/networkpolicies")
+                .is_empty()
+        );
+    }
+    // delete.sh
+    flows.run(&dev, "apply", flow, &["terminate.yaml"]);
+    for file in ["intents.yaml", "apps.yaml"] {
+        flows.run(&dev, "delete", flow, &[file]);
+    }
+    flows.run(&dev, "apply", flow, &["terminatelc.yaml"]);
+    for file in [
+        "logicalclouds.yaml",
+        "clusters.yaml",
+        "projects.yaml",
+        "controllers.yaml",
+    ] {
+        flows.run(&dev, "delete", flow, &[file]);
+    }
+    assert!(
+        dev.objects(server, "apis/networking.k8s.io/v1/networkpolicies")
+            .is_empty()
+    );
+    dev.assert_clusters_empty();
+}
+
+#[test]
+fn dtc_network_policy_on_one_cluster_takes_the_files_unset_value_as_false() {
+    dtc_network_policy(false);
+}
+
+#[test]
+fn dtc_network_policy_admits_the_client_on_the_servers_cluster() {
+    dtc_network_policy(true);
+}
