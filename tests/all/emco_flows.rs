@@ -45,6 +45,26 @@ impl Flows {
         assert!(status.success(), "tar {args}");
     }
 
+    /// Writes the values the flow's `setup.sh` writes (its `cat << NET >
+    /// values.yaml` here-document), its shell variables set as `vars` says.
+    fn setup_values(&self, flow: &str, vars: &[(&str, &str)]) {
+        let script = std::fs::read_to_string(self.dir(flow).join("setup.sh")).unwrap();
+        let (_, rest) = script.split_once("cat << NET > values.yaml\n").unwrap();
+        let mut values: String = rest
+            .lines()
+            .take_while(|line| line.trim() != "NET")
+            .map(|line| format!("{line}\n"))
+            .collect();
+        // Longest first: $KUBE_PATH1 is not a prefix problem, but a
+        // variable may be another's prefix.
+        let mut vars = vars.to_vec();
+        vars.sort_by_key(|(name, _)| std::cmp::Reverse(name.len()));
+        for (name, value) in vars {
+            values = values.replace(&format!("${name}"), value);
+        }
+        self.values(flow, &values);
+    }
+
     /// Writes the values `setup.sh` would write.
     fn values(&self, flow: &str, yaml: &str) {
         std::fs::write(self.dir(flow).join("values.yaml"), yaml).unwrap();
@@ -453,14 +473,14 @@ fn dtc_network_policy(two_clusters: bool) {
     let deployments = "apis/apps/v1/deployments";
     assert_eq!(
         labelled(&dev, 1, deployments, "http-client"),
-        ["http-client"]
+        ["r1-http-client"]
     );
     assert_eq!(
         labelled(&dev, server, deployments, "http-server"),
-        ["http-server"]
+        ["r1-http-server"]
     );
     // The DIG's override reached the chart.
-    let image = &object(&dev, server, deployments, "http-server")["spec"]["template"]["spec"]["containers"]
+    let image = &object(&dev, server, deployments, "r1-http-server")["spec"]["template"]["spec"]["containers"]
         [0]["image"];
     assert_eq!(image, "registry.local/my-custom-httptest-server:1.1");
     // nps: the server's pods admit the client's, on the server's cluster.
@@ -510,4 +530,89 @@ fn dtc_network_policy_on_one_cluster_takes_the_files_unset_value_as_false() {
 #[test]
 fn dtc_network_policy_admits_the_client_on_the_servers_cluster() {
     dtc_network_policy(true);
+}
+
+/// Dev cluster `n`'s API address.
+fn server_of(dev: &Dev, n: u32) -> String {
+    std::fs::read_to_string(dev.kubeconfig_path(n))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("server: ").map(str::to_owned))
+        .unwrap()
+}
+
+#[test]
+fn hpa_places_by_the_clusters_free_cpu_and_sets_the_consumers_resources() {
+    let dev = Dev::start();
+    let flows = Flows::new();
+    let flow = "hpa";
+    for tar in [
+        "-czf output/http-client.tgz -C ../helm_charts/http-client/helm http-client",
+        "-czf output/http-server.tgz -C ../helm_charts/http-server/helm http-server",
+        "-czf output/http-server-profile.tar.gz -C ../helm_charts/http-server/profile/network_policy_overrides/http-server-profile .",
+        "-czf output/http-client-profile.tar.gz -C ../helm_charts/http-client/profile/network_policy_overrides/http-client-profile .",
+    ] {
+        flows.tar(flow, tar);
+    }
+    let (k1, k2) = (kubeconfig(&dev, 1), kubeconfig(&dev, 2));
+    flows.setup_values(
+        flow,
+        &[
+            ("KUBE_PATH1", &k1),
+            ("KUBE_PATH2", &k2),
+            ("KUBE_PATH3", "oops"),
+            ("KUBE_PATH4", "oops"),
+            ("HOST_IP", "127.0.0.1"),
+            (
+                "HTTP_SERVER_IMAGE_REPOSITORY",
+                "registry.local/my-custom-httptest-server",
+            ),
+            (
+                "HTTP_CLIENT_IMAGE_REPOSITORY",
+                "registry.local/my-custom-httptest-client",
+            ),
+        ],
+    );
+    // cluster1's one node is nearly full: a pod bound to it asks for 7.5
+    // of its 8 cores, so the consumer's two 1-core replicas fit only on
+    // cluster2 (the anyOf's second choice).
+    let node = &dev.objects(1, "api/v1/nodes")[0]["metadata"]["name"];
+    let hog = serde_json::json!({"apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "hog", "namespace": "default"},
+        "spec": {"nodeName": node, "containers": [{"name": "hog", "image": "busybox",
+            "resources": {"requests": {"cpu": "7500m"}}}]}});
+    let made = reqwest::blocking::Client::new()
+        .post(format!(
+            "{}/api/v1/namespaces/default/pods",
+            server_of(&dev, 1)
+        ))
+        .json(&hog)
+        .send()
+        .unwrap();
+    assert!(made.status().is_success(), "{}", made.text().unwrap());
+    let files = ["prerequisites.yaml", "hpa-example.yaml"];
+    flows.run(&dev, "apply", flow, &files);
+    dev.ok(&[
+        "status",
+        "collection-deployment-intent-group",
+        "--timeout",
+        "90s",
+    ]);
+    let deployments = "apis/apps/v1/deployments";
+    assert!(labelled(&dev, 1, deployments, "http-client").is_empty());
+    assert_eq!(
+        labelled(&dev, 1, deployments, "http-server"),
+        ["r1-http-server"]
+    );
+    // hpa-action: the consumer's replicas and its container's resources.
+    let client = object(&dev, 2, deployments, "r1-http-client");
+    assert_eq!(client["spec"]["replicas"], 2, "{client}");
+    let resources = &client["spec"]["template"]["spec"]["containers"][0]["resources"];
+    assert_eq!(resources["requests"]["cpu"], "1", "{resources}");
+    assert_eq!(resources["limits"]["cpu"], "1", "{resources}");
+    let mut reversed = files;
+    reversed.reverse();
+    flows.run(&dev, "delete", flow, &reversed);
+    assert!(labelled(&dev, 2, deployments, "http-client").is_empty());
+    dev.assert_clusters_empty();
 }
