@@ -127,6 +127,15 @@ impl Dev {
         names
     }
 
+    /// The server holds no project.
+    pub(crate) fn assert_no_projects(&self) {
+        let projects = self.ok(&["get", "projects", "-o", "json"]);
+        assert_eq!(
+            serde_json::from_str::<Value>(&projects).unwrap(),
+            serde_json::json!([])
+        );
+    }
+
     /// Every dev cluster holds no deployment, service or config map.
     pub(crate) fn assert_clusters_empty(&self) {
         for n in 1..=3 {
@@ -317,11 +326,7 @@ fn hello_deploys_by_label_and_terminates_through_the_cli() {
     );
     let deleted = dev.ok(&["delete", "-f", "examples/hello"]);
     assert!(deleted.contains("deleted"), "{deleted}");
-    let projects = dev.ok(&["get", "projects", "-o", "json"]);
-    assert_eq!(
-        serde_json::from_str::<Value>(&projects).unwrap(),
-        serde_json::json!([])
-    );
+    dev.assert_no_projects();
 }
 
 #[test]
@@ -386,11 +391,7 @@ fn emcos_single_cluster_flow_runs_unchanged_in_a_standard_logical_cloud() {
         let path = format!("examples/emco-flow/{file}");
         dev.ok(&["delete", "-f", &path, "-v", values]);
     }
-    let projects = dev.ok(&["get", "projects", "-o", "json"]);
-    assert_eq!(
-        serde_json::from_str::<Value>(&projects).unwrap(),
-        serde_json::json!([])
-    );
+    dev.assert_no_projects();
     dev.assert_clusters_empty();
 }
 

@@ -7,7 +7,12 @@
 use std::path::PathBuf;
 use std::process::Command;
 
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
 use crate::cli::{Dev, repo};
+use crate::kube_apiserver::{ApiServer, kubectl};
 
 /// A scratch copy of `tests/emco/` with our stand-ins for the files the
 /// mirror does not hold (`tests/emco-stand-ins/`) laid over it.
@@ -48,21 +53,47 @@ impl Flows {
     /// Writes the values the flow's `setup.sh` writes (its `cat << NET >
     /// values.yaml` here-document), its shell variables set as `vars` says.
     fn setup_values(&self, flow: &str, vars: &[(&str, &str)]) {
+        let values = self.here_document(flow, "cat << NET > values.yaml\n", vars);
+        self.values(flow, &values);
+    }
+
+    /// The here-document of the flow's `setup.sh` that follows `opening`,
+    /// its shell variables set as `vars` says.
+    fn here_document(&self, flow: &str, opening: &str, vars: &[(&str, &str)]) -> String {
         let script = std::fs::read_to_string(self.dir(flow).join("setup.sh")).unwrap();
-        let (_, rest) = script.split_once("cat << NET > values.yaml\n").unwrap();
-        let mut values: String = rest
+        let (_, rest) = script.split_once(opening).unwrap();
+        let mut text: String = rest
             .lines()
             .take_while(|line| line.trim() != "NET")
             .map(|line| format!("{line}\n"))
             .collect();
-        // Longest first: $KUBE_PATH1 is not a prefix problem, but a
-        // variable may be another's prefix.
+        // Longest first: a variable's name may begin another's.
         let mut vars = vars.to_vec();
         vars.sort_by_key(|(name, _)| std::cmp::Reverse(name.len()));
         for (name, value) in vars {
-            values = values.replace(&format!("${name}"), value);
+            text = text.replace(&format!("${name}"), value);
         }
-        self.values(flow, &values);
+        text
+    }
+
+    /// The flow's `delete.sh`: terminate and wait until Terminated, delete
+    /// `deployment` (its intents and apps files), terminate the logical
+    /// cloud, then delete the prerequisites.
+    fn delete_sh(&self, dev: &Dev, flow: &str, dig: &str, deployment: &[&str]) {
+        self.run(dev, "apply", flow, &["terminate.yaml"]);
+        dev.ok(&["status", dig, "--timeout", "90s"]);
+        for file in deployment {
+            self.run(dev, "delete", flow, &[file]);
+        }
+        self.run(dev, "apply", flow, &["terminatelc.yaml"]);
+        for file in [
+            "logicalclouds.yaml",
+            "clusters.yaml",
+            "projects.yaml",
+            "controllers.yaml",
+        ] {
+            self.run(dev, "delete", flow, &[file]);
+        }
     }
 
     /// Writes the values `setup.sh` would write.
@@ -96,25 +127,84 @@ fn kubeconfig(dev: &Dev, n: u32) -> String {
     dev.kubeconfig_path(n).to_str().unwrap().to_owned()
 }
 
+/// A cluster a flow deploys to: one of `wasmco dev`'s, or a real API server.
+#[derive(Clone, Copy)]
+enum On<'a> {
+    Dev(&'a Dev, u32),
+    Real(&'a ApiServer),
+}
+
+impl On<'_> {
+    fn kubeconfig(&self) -> String {
+        match self {
+            On::Dev(dev, n) => kubeconfig(dev, *n),
+            On::Real(real) => real.kubeconfig_path.to_str().unwrap().to_owned(),
+        }
+    }
+
+    /// The objects of `collection` (`apis/apps/v1/daemonsets`).
+    fn objects(&self, collection: &str) -> Vec<Value> {
+        match self {
+            On::Dev(dev, n) => dev.objects(*n, collection),
+            On::Real(real) => {
+                let out = kubectl(
+                    &real.kubeconfig_path,
+                    &["get", "--raw", &format!("/{collection}")],
+                );
+                assert!(out.status.success(), "{out:?}");
+                let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+                list["items"].as_array().cloned().unwrap_or_default()
+            }
+        }
+    }
+
+    /// The names of `collection`'s objects carrying `app: <app>`.
+    fn labelled(&self, collection: &str, app: &str) -> Vec<String> {
+        self.objects(collection)
+            .iter()
+            .filter(|o| o["metadata"]["labels"]["app"] == app)
+            .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    }
+
+    /// The object `name` of `collection`.
+    fn object(&self, collection: &str, name: &str) -> Value {
+        self.objects(collection)
+            .into_iter()
+            .find(|o| o["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {collection} {name}"))
+    }
+
+    /// Waits until `check` holds: a real API server runs no controllers,
+    /// so what rsync applied is read back rather than waited Ready for.
+    fn eventually(&self, what: &str, check: impl Fn(&Self) -> bool) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while !check(self) {
+            assert!(Instant::now() < deadline, "{what}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
 /// The names of `collection`'s objects in dev cluster `n` that carry
 /// `app: <app>`.
 fn labelled(dev: &Dev, n: u32, collection: &str, app: &str) -> Vec<String> {
-    dev.objects(n, collection)
-        .iter()
-        .filter(|o| o["metadata"]["labels"]["app"] == app)
-        .map(|o| o["metadata"]["name"].as_str().unwrap().to_owned())
-        .collect()
+    On::Dev(dev, n).labelled(collection, app)
 }
+
+/// How EMCO's scripts pack collectd and the operator, with their profiles
+/// (`_common.sh` and test-gac's and dcm-advanced's `setup.sh` alike).
+const COLLECTD_AND_OPERATOR: [&str; 4] = [
+    "-czf output/collectd.tar.gz -C ../helm_charts/collectd/helm .",
+    "-czf output/collectd_profile.tar.gz -C ../helm_charts/collectd/profile .",
+    "-czf output/operator.tar.gz -C ../helm_charts/operators-latest/helm .",
+    "-czf output/operator_profile.tar.gz -C ../helm_charts/operators-latest/profile .",
+];
 
 /// multi-cluster's `setup.sh -a collectd:cluster1:cluster2 -b operator:cluster1`:
 /// its values, and the tar commands of `_common.sh` for those two apps.
-fn multi_cluster_setup(flows: &Flows, dev: &Dev, flow: &str, extra: &str) {
-    for tar in [
-        "-czf output/collectd.tar.gz -C ../helm_charts/collectd/helm .",
-        "-czf output/collectd_profile.tar.gz -C ../helm_charts/collectd/profile .",
-        "-czf output/operator.tar.gz -C ../helm_charts/operators-latest/helm .",
-        "-czf output/operator_profile.tar.gz -C ../helm_charts/operators-latest/profile .",
-    ] {
+fn multi_cluster_setup(flows: &Flows, clusters: [On; 2], flow: &str, extra: &str) {
+    for tar in COLLECTD_AND_OPERATOR {
         flows.tar(flow, tar);
     }
     flows.values(
@@ -126,19 +216,18 @@ fn multi_cluster_setup(flows: &Flows, dev: &Dev, flow: &str, extra: &str) {
              RsyncPort: 30431\nGacPort: 30433\nOvnPort: 30432\nDtcPort: 30448\nNpsPort: 30438\n\
              HostIP: 127.0.0.1\n\
              Clusters:\n- Name: cluster1\n  KubeConfig: {}\n- Name: cluster2\n  KubeConfig: {}\n{extra}",
-            kubeconfig(dev, 1),
-            kubeconfig(dev, 2)
+            clusters[0].kubeconfig(),
+            clusters[1].kubeconfig()
         ),
     );
 }
 
-#[test]
-fn multi_cluster_deploys_collectd_on_both_clusters_and_the_operator_on_one() {
-    let dev = Dev::start();
+/// multi-cluster's README steps, then its delete steps, on `clusters`.
+fn multi_cluster(dev: &Dev, clusters: [On; 2]) {
     let flows = Flows::new();
     multi_cluster_setup(
         &flows,
-        &dev,
+        clusters,
         "multi-cluster",
         "ProjectName: proj-multi-1\nClusterProvider: provider-multi\n\
          DeploymentIntent: test-deployment-intent\n\
@@ -152,7 +241,7 @@ fn multi_cluster_deploys_collectd_on_both_clusters_and_the_operator_on_one() {
         "03-deployment-intent.yaml",
         "04-deployment-instantiate.yaml",
     ];
-    let applied = flows.run(&dev, "apply", "multi-cluster", &files);
+    let applied = flows.run(dev, "apply", "multi-cluster", &files);
     // EMCO's controllers by host and port bind the built-in components.
     for controller in ["gac", "ovnaction", "dtc"] {
         assert!(
@@ -160,21 +249,20 @@ fn multi_cluster_deploys_collectd_on_both_clusters_and_the_operator_on_one() {
             "{applied}"
         );
     }
-    let status = dev.ok(&["status", "test-deployment-intent", "--timeout", "90s"]);
-    assert!(status.contains("collectd"), "{status}");
+    // Virtual clusters make workloads Ready; a real API server without its
+    // controllers never does, so there the objects are read back instead.
+    if let On::Dev(..) = clusters[0] {
+        let status = dev.ok(&["status", "test-deployment-intent", "--timeout", "90s"]);
+        assert!(status.contains("collectd"), "{status}");
+    }
+    let (daemonsets, statefulsets) = ("apis/apps/v1/daemonsets", "apis/apps/v1/statefulsets");
     // collectd on both clusters (released as the DIG's version, with the
     // profile's values rendered in), the operator's etcd on cluster1 only.
-    for n in [1, 2] {
-        assert_eq!(
-            labelled(&dev, n, "apis/apps/v1/daemonsets", "collectd"),
-            ["r1-collectd"],
-            "dev-{n}"
-        );
-        let config = dev
-            .objects(n, "api/v1/configmaps")
-            .into_iter()
-            .find(|c| c["metadata"]["labels"]["app"] == "collectd")
-            .unwrap();
+    for cluster in clusters {
+        cluster.eventually("collectd lands", |c| {
+            c.labelled(daemonsets, "collectd") == ["r1-collectd"]
+        });
+        let config = cluster.object("api/v1/configmaps", "r1-collectd-config");
         assert!(
             config["data"]["collectd.conf"]
                 .as_str()
@@ -183,19 +271,34 @@ fn multi_cluster_deploys_collectd_on_both_clusters_and_the_operator_on_one() {
             "{config}"
         );
     }
-    assert_eq!(
-        labelled(&dev, 1, "apis/apps/v1/statefulsets", "etcd"),
-        ["etcd"]
-    );
-    assert!(labelled(&dev, 2, "apis/apps/v1/statefulsets", "etcd").is_empty());
+    clusters[0].eventually("etcd lands", |c| {
+        c.labelled(statefulsets, "etcd") == ["etcd"]
+    });
+    assert!(clusters[1].labelled(statefulsets, "etcd").is_empty());
     let mut reversed = files;
     reversed.reverse();
-    flows.run(&dev, "delete", "multi-cluster", &reversed);
-    for n in [1, 2] {
-        assert!(labelled(&dev, n, "apis/apps/v1/daemonsets", "collectd").is_empty());
-        assert!(labelled(&dev, n, "apis/apps/v1/statefulsets", "etcd").is_empty());
+    flows.run(dev, "delete", "multi-cluster", &reversed);
+    for cluster in clusters {
+        assert!(cluster.labelled(daemonsets, "collectd").is_empty());
+        assert!(cluster.labelled(statefulsets, "etcd").is_empty());
+        assert!(cluster.labelled("api/v1/configmaps", "collectd").is_empty());
     }
+}
+
+#[test]
+fn multi_cluster_deploys_collectd_on_both_clusters_and_the_operator_on_one() {
+    let dev = Dev::start();
+    multi_cluster(&dev, [On::Dev(&dev, 1), On::Dev(&dev, 2)]);
+    dev.assert_no_projects();
     dev.assert_clusters_empty();
+}
+
+#[test]
+fn multi_cluster_runs_on_two_real_api_servers() {
+    let one = ApiServer::start("emco-multi-cluster-1");
+    let two = ApiServer::start("emco-multi-cluster-2");
+    let dev = Dev::start();
+    multi_cluster(&dev, [On::Real(&one), On::Real(&two)]);
 }
 
 #[test]
@@ -204,7 +307,7 @@ fn test_update_moves_collectd_and_rollback_brings_it_back() {
     let flows = Flows::new();
     multi_cluster_setup(
         &flows,
-        &dev,
+        [On::Dev(&dev, 1), On::Dev(&dev, 2)],
         "test-update",
         "ProjectName: proj-update-1\nClusterProvider: provider-update\n\
          DeploymentIntent: test-deployment-intent\nAPP1: collectd\n\
@@ -243,10 +346,7 @@ fn dcm_advanced_adds_a_cluster_to_a_standard_cloud_and_deploys_in_its_namespace(
     let dev = Dev::start();
     let flows = Flows::new();
     let flow = "dcm-advanced";
-    for tar in [
-        "-czf output/collectd.tar.gz -C ../helm_charts/collectd/helm .",
-        "-czf output/collectd_profile.tar.gz -C ../helm_charts/collectd/profile .",
-    ] {
+    for tar in &COLLECTD_AND_OPERATOR[..2] {
         flows.tar(flow, tar);
     }
     flows.values(
@@ -318,24 +418,16 @@ fn dcm_advanced_adds_a_cluster_to_a_standard_cloud_and_deploys_in_its_namespace(
 }
 
 /// The object `name` of `collection` in dev cluster `n`.
-fn object(dev: &Dev, n: u32, collection: &str, name: &str) -> serde_json::Value {
-    dev.objects(n, collection)
-        .into_iter()
-        .find(|o| o["metadata"]["name"] == name)
-        .unwrap_or_else(|| panic!("dev-{n} has no {collection} {name}"))
+fn object(dev: &Dev, n: u32, collection: &str, name: &str) -> Value {
+    On::Dev(dev, n).object(collection, name)
 }
 
-#[test]
-fn test_gac_adds_patches_and_fills_objects_then_updates_and_rolls_back() {
-    let dev = Dev::start();
+/// test-gac's `apply.sh test-gac.yaml`, its README's update and rollback,
+/// and its `delete.sh`, on `cluster`.
+fn test_gac(dev: &Dev, cluster: On) {
     let flows = Flows::new();
     let flow = "test-gac";
-    for tar in [
-        "-czf output/collectd.tar.gz -C ../helm_charts/collectd/helm .",
-        "-czf output/collectd_profile.tar.gz -C ../helm_charts/collectd/profile .",
-        "-czf output/operator.tar.gz -C ../helm_charts/operators-latest/helm .",
-        "-czf output/operator_profile.tar.gz -C ../helm_charts/operators-latest/profile .",
-    ] {
+    for tar in COLLECTD_AND_OPERATOR {
         flows.tar(flow, tar);
     }
     flows.values(
@@ -354,12 +446,12 @@ fn test_gac_adds_patches_and_fills_objects_then_updates_and_rolls_back() {
              IstioIngressGatewayKvName: istioingressgatewaykvpairs\n\
              DatabaseAuthorizationKvName: databaseauthorizationkvpairs\n\
              RsyncPort: 30431\nGacPort: 30433\nDtcPort: 30448\nNpsPort: 30438\nHostIP: 127.0.0.1\n",
-            kubeconfig(&dev, 1)
+            cluster.kubeconfig()
         ),
     );
     // apply.sh test-gac.yaml
     flows.run(
-        &dev,
+        dev,
         "apply",
         flow,
         &[
@@ -375,16 +467,31 @@ fn test_gac_adds_patches_and_fills_objects_then_updates_and_rolls_back() {
         ],
     );
     let dig = "collection-deployment-intent-group";
-    dev.ok(&["status", dig, "--timeout", "90s"]);
+    // Ready on a virtual cluster; read back on a real API server.
+    let settled = |revision_check: &dyn Fn(&On) -> bool| {
+        if let On::Dev(..) = cluster {
+            dev.ok(&["status", dig, "--timeout", "90s"]);
+        }
+        cluster.eventually("the DIG's objects land", revision_check);
+    };
     let policies = "apis/networking.k8s.io/v1/networkpolicies";
-    object(&dev, 1, policies, "netpol-web");
+    let statefulsets = "apis/apps/v1/statefulsets";
+    let etcd_replicas = |replicas: u64| {
+        move |c: &On| {
+            c.objects(statefulsets)
+                .iter()
+                .any(|o| o["metadata"]["name"] == "etcd" && o["spec"]["replicas"] == replicas)
+        }
+    };
+    settled(&etcd_replicas(1));
+    cluster.object(policies, "netpol-web");
     // json patch: role db → database.
     assert_eq!(
-        object(&dev, 1, policies, "netpol-db")["spec"]["podSelector"]["matchLabels"]["role"],
+        cluster.object(policies, "netpol-db")["spec"]["podSelector"]["matchLabels"]["role"],
         "database"
     );
     let configmaps = "api/v1/configmaps";
-    let game = object(&dev, 1, configmaps, "cm-game");
+    let game = cluster.object(configmaps, "cm-game");
     assert!(
         game["data"]["info.json"]
             .as_str()
@@ -392,41 +499,51 @@ fn test_gac_adds_patches_and_fills_objects_then_updates_and_rolls_back() {
             .contains("chess"),
         "{game}"
     );
-    let team = object(&dev, 1, configmaps, "cm-team");
+    let team = cluster.object(configmaps, "cm-team");
     assert_eq!(team["data"]["team_size"], "10", "{team}");
     assert!(team["data"]["game.properties"].is_string(), "{team}");
     assert!(
         team["data"]["user-interface.properties"].is_string(),
         "{team}"
     );
-    let statefulsets = "apis/apps/v1/statefulsets";
-    // An existing object (the chart's etcd) patched: 3 replicas → 1.
-    assert_eq!(object(&dev, 1, statefulsets, "etcd")["spec"]["replicas"], 1);
+    // An existing object (the chart's etcd) patched: 3 replicas → 1 (what
+    // `settled` waited for).
     // Readme: update the customization, update the DIG, roll it back.
-    flows.run(&dev, "update", flow, &["test-gac-update.yaml"]);
-    flows.run(&dev, "apply", flow, &["update.yaml"]);
-    dev.ok(&["status", dig, "--timeout", "90s"]);
-    assert_eq!(object(&dev, 1, statefulsets, "etcd")["spec"]["replicas"], 2);
-    flows.run(&dev, "apply", flow, &["rollback.yaml"]);
-    dev.ok(&["status", dig, "--timeout", "90s"]);
-    assert_eq!(object(&dev, 1, statefulsets, "etcd")["spec"]["replicas"], 1);
-    // delete.sh test-gac.yaml
-    flows.run(&dev, "apply", flow, &["terminate.yaml"]);
-    for file in ["test-gac.yaml", "intents.yaml", "apps.yaml"] {
-        flows.run(&dev, "delete", flow, &[file]);
+    flows.run(dev, "update", flow, &["test-gac-update.yaml"]);
+    flows.run(dev, "apply", flow, &["update.yaml"]);
+    settled(&etcd_replicas(2));
+    flows.run(dev, "apply", flow, &["rollback.yaml"]);
+    settled(&etcd_replicas(1));
+    flows.delete_sh(
+        dev,
+        flow,
+        dig,
+        &["test-gac.yaml", "intents.yaml", "apps.yaml"],
+    );
+    assert!(cluster.objects(policies).is_empty());
+    assert!(cluster.labelled(statefulsets, "etcd").is_empty());
+    for name in ["cm-game", "cm-team"] {
+        assert!(
+            !cluster
+                .objects("api/v1/configmaps")
+                .iter()
+                .any(|c| c["metadata"]["name"] == name)
+        );
     }
-    flows.run(&dev, "apply", flow, &["terminatelc.yaml"]);
-    for file in [
-        "logicalclouds.yaml",
-        "clusters.yaml",
-        "projects.yaml",
-        "controllers.yaml",
-    ] {
-        flows.run(&dev, "delete", flow, &[file]);
-    }
-    assert!(dev.objects(1, policies).is_empty());
-    assert!(dev.objects(1, statefulsets).is_empty());
+}
+
+#[test]
+fn test_gac_adds_patches_and_fills_objects_then_updates_and_rolls_back() {
+    let dev = Dev::start();
+    test_gac(&dev, On::Dev(&dev, 1));
     dev.assert_clusters_empty();
+}
+
+#[test]
+fn test_gac_runs_on_a_real_api_server() {
+    let real = ApiServer::start("emco-test-gac");
+    let dev = Dev::start();
+    test_gac(&dev, On::Real(&real));
 }
 
 /// dtc/network_policy as its `setup.sh` sets it up, with one cluster
@@ -501,20 +618,7 @@ fn dtc_network_policy(two_clusters: bool) {
                 .is_empty()
         );
     }
-    // delete.sh
-    flows.run(&dev, "apply", flow, &["terminate.yaml"]);
-    for file in ["intents.yaml", "apps.yaml"] {
-        flows.run(&dev, "delete", flow, &[file]);
-    }
-    flows.run(&dev, "apply", flow, &["terminatelc.yaml"]);
-    for file in [
-        "logicalclouds.yaml",
-        "clusters.yaml",
-        "projects.yaml",
-        "controllers.yaml",
-    ] {
-        flows.run(&dev, "delete", flow, &[file]);
-    }
+    flows.delete_sh(&dev, flow, dig, &["intents.yaml", "apps.yaml"]);
     assert!(
         dev.objects(server, "apis/networking.k8s.io/v1/networkpolicies")
             .is_empty()
@@ -615,4 +719,85 @@ fn hpa_places_by_the_clusters_free_cpu_and_sets_the_consumers_resources() {
     flows.run(&dev, "delete", flow, &reversed);
     assert!(labelled(&dev, 2, deployments, "http-client").is_empty());
     dev.assert_clusters_empty();
+}
+
+/// single-cluster's monitor use case in a logical cloud of `level`, as
+/// `LOGICAL_CLOUD_LEVEL=<level> ./setup.sh create` prepares it: values from
+/// `templates/values-novars.yaml` and its here-document, `prerequisites.yaml`
+/// from the common template and the level's.
+fn single_cluster_monitor(level: &str, namespace: &str) {
+    let dev = Dev::start();
+    let flows = Flows::new();
+    let flow = "single-cluster";
+    // setup.sh packs monitor from EMCO's deployments/helm, vendored here
+    // under helm_charts/monitor/helm (SOURCES.md).
+    for tar in [
+        "-czf output/monitor.tar.gz -C ../helm_charts/monitor/helm monitor",
+        "-czf output/operator_profile.tar.gz -C ../helm_charts/operators-latest/profile .",
+    ] {
+        flows.tar(flow, tar);
+    }
+    let dir = flows.dir(flow);
+    let mut values = std::fs::read_to_string(dir.join("templates/values-novars.yaml")).unwrap();
+    values += &flows.here_document(
+        flow,
+        "cat << NET >> values.yaml\n",
+        &[
+            ("RSYNC_CONTROL_PORT", "30431"),
+            ("GAC_CONTROL_PORT", "30433"),
+            ("OVN_CONTROL_PORT", "30432"),
+            ("DTC_CONTROL_PORT", "30448"),
+            ("NPS_CONTROL_PORT", "30438"),
+            ("KUBE_PATH", &kubeconfig(&dev, 1)),
+            ("HOST_IP", "127.0.0.1"),
+            ("IMAGE_REPOSITORY", "myrepository.example.com"),
+        ],
+    );
+    flows.values(flow, &values);
+    let read = |file: &str| std::fs::read_to_string(dir.join(file)).unwrap();
+    std::fs::write(
+        dir.join("prerequisites.yaml"),
+        read("templates/prerequisites-common.yaml")
+            + &read(&format!("templates/prerequisites-lc-{level}.yaml")),
+    )
+    .unwrap();
+    let files = [
+        "prerequisites.yaml",
+        "instantiate-lc.yaml",
+        "monitor-deployment.yaml",
+        "monitor-instantiate.yaml",
+    ];
+    flows.run(&dev, "apply", flow, &files);
+    dev.ok(&[
+        "status",
+        "collection-deployment-intent-group",
+        "--timeout",
+        "90s",
+    ]);
+    let deployments = format!("apis/apps/v1/namespaces/{namespace}/deployments");
+    let names: Vec<String> = dev
+        .objects(1, &deployments)
+        .iter()
+        .map(|d| d["metadata"]["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert!(names.iter().any(|n| n.ends_with("-monitor")), "{names:?}");
+    let mut reversed = files;
+    reversed.reverse();
+    flows.run(&dev, "delete", flow, &reversed);
+    dev.assert_clusters_empty();
+}
+
+#[test]
+fn single_cluster_monitor_in_an_admin_cloud() {
+    single_cluster_monitor("admin", "default");
+}
+
+#[test]
+fn single_cluster_monitor_in_a_privileged_cloud() {
+    single_cluster_monitor("privileged", "privileged-lc-ns");
+}
+
+#[test]
+fn single_cluster_monitor_in_a_standard_cloud() {
+    single_cluster_monitor("standard", "standard-lc-ns");
 }

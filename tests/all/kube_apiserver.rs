@@ -92,11 +92,13 @@ impl ApiServer {
     /// The one API server the test process shares (started on first use).
     pub fn shared() -> &'static ApiServer {
         static SHARED: OnceLock<ApiServer> = OnceLock::new();
-        SHARED.get_or_init(ApiServer::start)
+        SHARED.get_or_init(|| ApiServer::start("kube-apiserver"))
     }
 
-    fn start() -> ApiServer {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("kube-apiserver");
+    /// An API server of the caller's own (for a scenario that needs
+    /// several clusters), its files in `CARGO_TARGET_TMPDIR/<dir>`.
+    pub fn start(dir: &str) -> ApiServer {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let pki = wasmco_pki::ClusterPki::create("real").unwrap();

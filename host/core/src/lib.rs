@@ -14,6 +14,7 @@ pub mod kinds;
 pub mod limits;
 pub mod names;
 pub mod network;
+pub mod quantity;
 pub mod resource;
 pub mod specs;
 pub mod tenancy;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use wasmco_core::ClusterRef;
-use wasmco_guest::quantity::Quantity;
+use wasmco_core::quantity;
 use wasmco_store::appcontext::ClusterFacts;
 
 use crate::Rsync;
@@ -73,7 +73,7 @@ async fn read_nodes(target: &dyn SyncTarget) -> Result<Value, String> {
                 .into_iter()
                 .flatten()
                 .filter_map(|(resource, amount)| {
-                    let allocatable = amount.as_str()?.parse::<Quantity>().ok()?.millis();
+                    let allocatable = quantity::millis(amount.as_str()?)?;
                     let used = taken
                         .and_then(|t| t.get(resource.as_str()))
                         .copied()
@@ -101,7 +101,7 @@ fn pod_requests(pod: &Value) -> BTreeMap<String, u128> {
             .into_iter()
             .flatten()
             .filter_map(|(resource, amount)| {
-                let millis = amount.as_str()?.parse::<Quantity>().ok()?.millis();
+                let millis = quantity::millis(amount.as_str()?)?;
                 Some((resource.clone(), millis))
             })
             .collect()
