@@ -53,15 +53,24 @@ impl Flows {
     /// Writes the values the flow's `setup.sh` writes (its `cat << NET >
     /// values.yaml` here-document), its shell variables set as `vars` says.
     fn setup_values(&self, flow: &str, vars: &[(&str, &str)]) {
-        let values = self.here_document(flow, "cat << NET > values.yaml\n", vars);
+        let values = self.here_document(flow, "cat << NET > values.yaml\n", 0, vars);
         self.values(flow, &values);
     }
 
-    /// The here-document of the flow's `setup.sh` that follows `opening`,
-    /// its shell variables set as `vars` says.
-    fn here_document(&self, flow: &str, opening: &str, vars: &[(&str, &str)]) -> String {
+    /// The here-document of the flow's `setup.sh` that follows the
+    /// `nth` (from 0) `opening`, its shell variables set as `vars` says.
+    fn here_document(
+        &self,
+        flow: &str,
+        opening: &str,
+        nth: usize,
+        vars: &[(&str, &str)],
+    ) -> String {
         let script = std::fs::read_to_string(self.dir(flow).join("setup.sh")).unwrap();
-        let (_, rest) = script.split_once(opening).unwrap();
+        let rest = script
+            .split(opening)
+            .nth(nth + 1)
+            .unwrap_or_else(|| panic!("{flow}/setup.sh has no {nth}th {opening:?}"));
         let mut text: String = rest
             .lines()
             .take_while(|line| line.trim() != "NET")
@@ -645,12 +654,16 @@ fn server_of(dev: &Dev, n: u32) -> String {
         .unwrap()
 }
 
-#[test]
-fn hpa_places_by_the_clusters_free_cpu_and_sets_the_consumers_resources() {
-    let dev = Dev::start();
+/// hpa's `setup.sh create`: its tar commands and the values it writes,
+/// for clusters 1 and 2 (3 and 4 left `oops`, as when unset).
+fn hpa_setup(dev: &Dev) -> Flows {
     let flows = Flows::new();
     let flow = "hpa";
     for tar in [
+        "-czf output/firewall.tar.gz -C ../helm_charts/composite-cnf-firewall/helm firewall",
+        "-czf output/packetgen.tar.gz -C ../helm_charts/composite-cnf-firewall/helm packetgen",
+        "-czf output/sink.tar.gz -C ../helm_charts/composite-cnf-firewall/helm sink",
+        "-czf output/profile.tar.gz -C ../helm_charts/composite-cnf-firewall/profile manifest.yaml override_values.yaml",
         "-czf output/http-client.tgz -C ../helm_charts/http-client/helm http-client",
         "-czf output/http-server.tgz -C ../helm_charts/http-server/helm http-server",
         "-czf output/http-server-profile.tar.gz -C ../helm_charts/http-server/profile/network_policy_overrides/http-server-profile .",
@@ -658,7 +671,7 @@ fn hpa_places_by_the_clusters_free_cpu_and_sets_the_consumers_resources() {
     ] {
         flows.tar(flow, tar);
     }
-    let (k1, k2) = (kubeconfig(&dev, 1), kubeconfig(&dev, 2));
+    let (k1, k2) = (kubeconfig(dev, 1), kubeconfig(dev, 2));
     flows.setup_values(
         flow,
         &[
@@ -677,6 +690,14 @@ fn hpa_places_by_the_clusters_free_cpu_and_sets_the_consumers_resources() {
             ),
         ],
     );
+    flows
+}
+
+#[test]
+fn hpa_places_by_the_clusters_free_cpu_and_sets_the_consumers_resources() {
+    let dev = Dev::start();
+    let flows = hpa_setup(&dev);
+    let flow = "hpa";
     // cluster1's one node is nearly full: a pod bound to it asks for 7.5
     // of its 8 cores, so the consumer's two 1-core replicas fit only on
     // cluster2 (the anyOf's second choice).
@@ -721,20 +742,33 @@ fn hpa_places_by_the_clusters_free_cpu_and_sets_the_consumers_resources() {
     dev.assert_clusters_empty();
 }
 
-/// single-cluster's monitor use case in a logical cloud of `level`, as
-/// `LOGICAL_CLOUD_LEVEL=<level> ./setup.sh create` prepares it: values from
-/// `templates/values-novars.yaml` and its here-document, `prerequisites.yaml`
-/// from the common template and the level's.
-fn single_cluster_monitor(level: &str, namespace: &str) {
+/// single-cluster's `setup.sh` tar commands for the use cases run here
+/// (monitor packed from EMCO's deployments/helm, vendored under
+/// helm_charts/monitor/helm: SOURCES.md).
+const SINGLE_CLUSTER_TARS: [&str; 10] = [
+    "-czf output/operator_profile.tar.gz -C ../helm_charts/operators-latest/profile .",
+    "-czf output/http-client.tar.gz -C ../helm_charts/http-client/helm http-client",
+    "-czf output/http-server.tar.gz -C ../helm_charts/http-server/helm http-server",
+    "-czf output/http-server-profile.tar.gz -C ../helm_charts/http-server/profile/network_policy_overrides/http-server-profile .",
+    "-czf output/http-client-profile.tar.gz -C ../helm_charts/http-client/profile/network_policy_overrides/http-client-profile .",
+    "-czf output/firewall.tar.gz -C ../helm_charts/composite-cnf-firewall/helm firewall",
+    "-czf output/packetgen.tar.gz -C ../helm_charts/composite-cnf-firewall/helm packetgen",
+    "-czf output/sink.tar.gz -C ../helm_charts/composite-cnf-firewall/helm sink",
+    "-czf output/profile.tar.gz -C ../helm_charts/composite-cnf-firewall/profile manifest.yaml override_values.yaml",
+    "-czf output/monitor.tar.gz -C ../helm_charts/monitor/helm monitor",
+];
+
+/// single-cluster's use case `case` (`monitor`, `test-vfw`, `test-dtc`)
+/// in a logical cloud of `level`, as `LOGICAL_CLOUD_LEVEL=<level>
+/// ./setup.sh create` prepares it: values from
+/// `templates/values-novars.yaml` and its here-document,
+/// `prerequisites.yaml` from the common template and the level's. `check`
+/// reads dev cluster 1 once the DIG `dig` is Ready.
+fn single_cluster(level: &str, case: &str, dig: &str, check: impl Fn(&Dev)) {
     let dev = Dev::start();
     let flows = Flows::new();
     let flow = "single-cluster";
-    // setup.sh packs monitor from EMCO's deployments/helm, vendored here
-    // under helm_charts/monitor/helm (SOURCES.md).
-    for tar in [
-        "-czf output/monitor.tar.gz -C ../helm_charts/monitor/helm monitor",
-        "-czf output/operator_profile.tar.gz -C ../helm_charts/operators-latest/profile .",
-    ] {
+    for tar in SINGLE_CLUSTER_TARS {
         flows.tar(flow, tar);
     }
     let dir = flows.dir(flow);
@@ -742,6 +776,7 @@ fn single_cluster_monitor(level: &str, namespace: &str) {
     values += &flows.here_document(
         flow,
         "cat << NET >> values.yaml\n",
+        0,
         &[
             ("RSYNC_CONTROL_PORT", "30431"),
             ("GAC_CONTROL_PORT", "30433"),
@@ -761,30 +796,44 @@ fn single_cluster_monitor(level: &str, namespace: &str) {
             + &read(&format!("templates/prerequisites-lc-{level}.yaml")),
     )
     .unwrap();
+    let deployment = format!("{case}-deployment.yaml");
+    let instantiate = format!("{case}-instantiate.yaml");
     let files = [
         "prerequisites.yaml",
         "instantiate-lc.yaml",
-        "monitor-deployment.yaml",
-        "monitor-instantiate.yaml",
+        &deployment,
+        &instantiate,
     ];
     flows.run(&dev, "apply", flow, &files);
-    dev.ok(&[
-        "status",
-        "collection-deployment-intent-group",
-        "--timeout",
-        "90s",
-    ]);
-    let deployments = format!("apis/apps/v1/namespaces/{namespace}/deployments");
-    let names: Vec<String> = dev
-        .objects(1, &deployments)
-        .iter()
-        .map(|d| d["metadata"]["name"].as_str().unwrap().to_owned())
-        .collect();
-    assert!(names.iter().any(|n| n.ends_with("-monitor")), "{names:?}");
+    dev.ok(&["status", dig, "--timeout", "90s"]);
+    check(&dev);
     let mut reversed = files;
     reversed.reverse();
     flows.run(&dev, "delete", flow, &reversed);
     dev.assert_clusters_empty();
+}
+
+/// The names of dev cluster 1's Deployments in `namespace`.
+fn deployments_in(dev: &Dev, namespace: &str) -> Vec<String> {
+    dev.objects(
+        1,
+        &format!("apis/apps/v1/namespaces/{namespace}/deployments"),
+    )
+    .iter()
+    .map(|d| d["metadata"]["name"].as_str().unwrap().to_owned())
+    .collect()
+}
+
+fn single_cluster_monitor(level: &str, namespace: &str) {
+    single_cluster(
+        level,
+        "monitor",
+        "collection-deployment-intent-group",
+        |dev| {
+            let names = deployments_in(dev, namespace);
+            assert!(names.iter().any(|n| n.ends_with("-monitor")), "{names:?}");
+        },
+    );
 }
 
 #[test]
@@ -800,4 +849,156 @@ fn single_cluster_monitor_in_a_privileged_cloud() {
 #[test]
 fn single_cluster_monitor_in_a_standard_cloud() {
     single_cluster_monitor("standard", "standard-lc-ns");
+}
+
+#[test]
+fn single_cluster_vfw_in_an_admin_cloud() {
+    single_cluster("admin", "test-vfw", "vfw_deployment_intent_group", |dev| {
+        let mut names = deployments_in(dev, "default");
+        names.sort();
+        assert_eq!(names, ["r1-firewall", "r1-packetgen", "r1-sink"]);
+        let sink = object(dev, 1, "apis/apps/v1/deployments", "r1-sink");
+        let networks = &sink["spec"]["template"]["metadata"]["annotations"]["k8s.plugin.opnfv.org/nfn-network"];
+        assert!(
+            networks.to_string().contains("protected-private-net"),
+            "{sink}"
+        );
+    });
+}
+
+#[test]
+fn single_cluster_dtc_in_a_privileged_cloud() {
+    single_cluster(
+        "privileged",
+        "test-dtc",
+        "collection-deployment-intent-group",
+        |dev| {
+            let mut names = deployments_in(dev, "privileged-lc-ns");
+            names.sort();
+            assert_eq!(names.len(), 2, "{names:?}");
+            let policies = dev.objects(
+                1,
+                "apis/networking.k8s.io/v1/namespaces/privileged-lc-ns/networkpolicies",
+            );
+            assert_eq!(policies.len(), 1, "{policies:?}");
+        },
+    );
+}
+
+#[test]
+fn vfw_puts_ovnactions_networks_on_the_three_workloads() {
+    let dev = Dev::start();
+    let flows = Flows::new();
+    let flow = "vfw";
+    for tar in [
+        "-czf output/firewall.tar.gz -C ../helm_charts/composite-cnf-firewall/helm firewall",
+        "-czf output/packetgen.tar.gz -C ../helm_charts/composite-cnf-firewall/helm packetgen",
+        "-czf output/sink.tar.gz -C ../helm_charts/composite-cnf-firewall/helm sink",
+        "-czf output/profile.tar.gz -C ../helm_charts/composite-cnf-firewall/profile manifest.yaml override_values.yaml",
+    ] {
+        flows.tar(flow, tar);
+    }
+    flows.setup_values(
+        flow,
+        &[
+            ("KUBE_PATH", &kubeconfig(&dev, 1)),
+            ("HOST_IP", "127.0.0.1"),
+        ],
+    );
+    // `./setup.sh create` (an admin cloud): prerequisites.yaml's head and
+    // its admin part.
+    let prerequisites = flows.here_document(flow, "cat << NET > prerequisites.yaml\n", 0, &[])
+        + &flows.here_document(flow, "cat << NET >> prerequisites.yaml\n", 1, &[]);
+    std::fs::write(flows.dir(flow).join("prerequisites.yaml"), prerequisites).unwrap();
+    let files = ["prerequisites.yaml", "test-vfw.yaml"];
+    flows.run(&dev, "apply", flow, &files);
+    dev.ok(&["status", "vfw_deployment_intent_group", "--timeout", "90s"]);
+    let deployments = "apis/apps/v1/deployments";
+    // ovnaction's annotations on each workload's pod template, the
+    // interfaces in the workload's order.
+    let networks = |name: &str| {
+        let deployment = object(&dev, 1, deployments, name);
+        let annotations = &deployment["spec"]["template"]["metadata"]["annotations"];
+        annotations["k8s.plugin.opnfv.org/nfn-network"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{name}: {annotations}"))
+            .to_owned()
+    };
+    let packetgen = networks("r1-packetgen");
+    assert!(
+        packetgen.contains("unprotected-private-net") && packetgen.contains("192.168.10.2"),
+        "{packetgen}"
+    );
+    let firewall = networks("r1-firewall");
+    for network in [
+        "emco-private-net",
+        "unprotected-private-net",
+        "protected-private-net",
+    ] {
+        assert!(firewall.contains(network), "{firewall}");
+    }
+    assert!(networks("r1-sink").contains("protected-private-net"));
+    // The DIG's override values reached the charts.
+    let sink = object(&dev, 1, "api/v1/services", "r1-sink");
+    assert_eq!(sink["spec"]["ports"][0]["nodePort"], 30677, "{sink}");
+    let mut reversed = files;
+    reversed.reverse();
+    flows.run(&dev, "delete", flow, &reversed);
+    dev.assert_clusters_empty();
+}
+
+#[test]
+fn hpa_vfw_places_the_hugepages_consumers_on_the_node_labelled_for_them() {
+    let dev = Dev::start();
+    let flows = hpa_setup(&dev);
+    let flow = "hpa";
+    // Node Feature Discovery's label, on cluster2's node only.
+    let node = dev.objects(2, "api/v1/nodes")[0]["metadata"]["name"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let labelled_node = reqwest::blocking::Client::new()
+        .patch(format!("{}/api/v1/nodes/{node}", server_of(&dev, 2)))
+        .header("content-type", "application/merge-patch+json")
+        .body(r#"{"metadata":{"labels":{"feature.node.kubernetes.io/hugepages":"true"}}}"#)
+        .send()
+        .unwrap();
+    assert!(
+        labelled_node.status().is_success(),
+        "{}",
+        labelled_node.text().unwrap()
+    );
+    let files = [
+        "prerequisites.yaml",
+        "hpa-vfw-networks.yaml",
+        "hpa-vfw-apps.yaml",
+    ];
+    flows.run(&dev, "apply", flow, &files);
+    dev.ok(&[
+        "status",
+        "collection-deployment-intents",
+        "--timeout",
+        "90s",
+    ]);
+    let deployments = "apis/apps/v1/deployments";
+    // packetgen and firewall (anyOf cluster1 or cluster2) need the label:
+    // cluster2; sink (allOf) on both.
+    for app in ["packetgen", "firewall"] {
+        assert!(labelled(&dev, 1, deployments, app).is_empty(), "{app}");
+        assert_eq!(labelled(&dev, 2, deployments, app), [format!("r1-{app}")]);
+    }
+    for n in [1, 2] {
+        assert_eq!(labelled(&dev, n, deployments, "sink"), ["r1-sink"]);
+    }
+    // hpa-action pins the consumer to a node with the label.
+    let packetgen = object(&dev, 2, deployments, "r1-packetgen");
+    assert_eq!(
+        packetgen["spec"]["template"]["spec"]["nodeSelector"]["feature.node.kubernetes.io/hugepages"],
+        "true",
+        "{packetgen}"
+    );
+    let mut reversed = files;
+    reversed.reverse();
+    flows.run(&dev, "delete", flow, &reversed);
+    dev.assert_clusters_empty();
 }

@@ -263,6 +263,33 @@ fn main() {
             took.as_secs_f64() / base.as_secs_f64()
         );
     }
+    // What any action call costs before the controller does anything: the
+    // request (every app's placement on the 1,000 clusters and its
+    // resources) passed in, and an intent of nothing parsed.
+    let dtc = load(&runtime, "dtc", ControllerKind::Action);
+    let nothing = tree(
+        "bench-dtc",
+        vec![
+            json!({"kind": "traffic group intent", "metadata": {"name": "bench-dtc"},
+                    "spec": {}, "children": {}}),
+        ],
+        json!({}),
+    );
+    let floor = action(&draft, nothing);
+    assert_eq!(floor(&dtc), 0, "an empty traffic group changes nothing");
+    let floor_time = median(
+        (0..iterations)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(floor(&dtc));
+                start.elapsed()
+            })
+            .collect(),
+    );
+    println!(
+        "  action floor   {:>9} (dtc with an empty traffic group: the request alone)",
+        micros(floor_time)
+    );
 }
 
 /// One controller's call; how many edits it made.

@@ -74,6 +74,13 @@ pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, Controlle
     let intents = model::read_intents(&tree).map_err(error)?;
     let strings = StringTable::new(&request.strings.data, &request.strings.ends);
     let clusters: Clusters<'_> = wasmco_guest::clusters!(request.clusters);
+    // Each cluster's nodes, looked up once for every app.
+    let nodes: Vec<&[NodeFacts]> = (0..clusters.len() as u32)
+        .map(|cluster| {
+            let key = fact_key(strings, clusters, cluster);
+            tree.facts.nodes.get(&key).map_or(&[][..], Vec::as_slice)
+        })
+        .collect();
     let mut edits = Vec::new();
     for &app_id in &request.apps {
         let app = strings.get(app_id);
@@ -95,7 +102,7 @@ pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, Controlle
         let app_check = AppCheck {
             app,
             intents: &app_intents,
-            nodes: &tree.facts.nodes,
+            nodes: &nodes,
             clusters,
             strings,
         };
@@ -110,7 +117,8 @@ pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, Controlle
 struct AppCheck<'a> {
     app: &'a str,
     intents: &'a [&'a HpaIntent],
-    nodes: &'a BTreeMap<String, Vec<NodeFacts>>,
+    /// Per cluster index, its nodes.
+    nodes: &'a [&'a [NodeFacts]],
     clusters: Clusters<'a>,
     strings: StringTable<'a>,
 }
@@ -207,10 +215,11 @@ impl AppCheck<'_> {
     /// Whether `cluster` can host every consumer of the app's intents; the
     /// first consumer it cannot host, otherwise.
     fn check_cluster(&self, cluster: u32) -> Result<(), Refusal<'_>> {
-        let nodes: &[NodeFacts] = self
+        let nodes = self
             .nodes
-            .get(&self.cluster_name(cluster))
-            .map_or(&[], Vec::as_slice);
+            .get(cluster as usize)
+            .copied()
+            .unwrap_or_default();
         let mut ledger = Ledger::new(nodes);
         for intent in self.intents {
             for consumer in &intent.consumers {
@@ -227,14 +236,18 @@ impl AppCheck<'_> {
         Ok(())
     }
 
-    /// `provider+cluster`, the name the host keys node facts by.
     fn cluster_name(&self, cluster: u32) -> String {
-        format!(
-            "{}+{}",
-            self.strings.get(self.clusters.provider(cluster)),
-            self.strings.get(self.clusters.name(cluster))
-        )
+        fact_key(self.strings, self.clusters, cluster)
     }
+}
+
+/// `provider+cluster`, the name the host keys node facts by.
+fn fact_key(strings: StringTable<'_>, clusters: Clusters<'_>, cluster: u32) -> String {
+    format!(
+        "{}+{}",
+        strings.get(clusters.provider(cluster)),
+        strings.get(clusters.name(cluster))
+    )
 }
 
 /// A cluster's nodes with what is still free on each.
