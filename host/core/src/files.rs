@@ -61,7 +61,8 @@ pub fn check_chart_archive(bytes: &[u8]) -> Result<(), FieldError> {
 /// app, else the archive's one top-level folder, else its root. An archive
 /// already in Helm's layout is returned as it is.
 pub fn chart_for_app<'a>(bytes: &'a [u8], app: &str) -> Result<Cow<'a, [u8]>, FieldError> {
-    let entries = archive_entries(bytes)?;
+    // Headers first: most archives are Helm's already, and are not read twice.
+    let entries = archive_entries(bytes, false)?;
     let has_chart_yaml = |dir: &str| {
         entries
             .iter()
@@ -98,11 +99,13 @@ pub fn chart_for_app<'a>(bytes: &'a [u8], app: &str) -> Result<Cow<'a, [u8]>, Fi
     } else {
         root.trim_end_matches('/')
     };
+    let repack =
+        |e: std::io::Error| FieldError::new("file", format!("cannot repack the chart: {e}"));
     let mut packed = tar::Builder::new(flate2::write::GzEncoder::new(
         Vec::new(),
         flate2::Compression::fast(),
     ));
-    for entry in entries.iter().filter(|e| e.is_file) {
+    for entry in archive_entries(bytes, true)?.iter().filter(|e| e.is_file) {
         let Some(rest) = entry.path.strip_prefix(&root) else {
             continue;
         };
@@ -110,8 +113,6 @@ pub fn chart_for_app<'a>(bytes: &'a [u8], app: &str) -> Result<Cow<'a, [u8]>, Fi
         header.set_size(entry.data.len() as u64);
         header.set_mode(0o644);
         header.set_entry_type(tar::EntryType::Regular);
-        let repack =
-            |e: std::io::Error| FieldError::new("file", format!("cannot repack the chart: {e}"));
         packed
             .append_data(
                 &mut header,
@@ -120,8 +121,6 @@ pub fn chart_for_app<'a>(bytes: &'a [u8], app: &str) -> Result<Cow<'a, [u8]>, Fi
             )
             .map_err(repack)?;
     }
-    let repack =
-        |e: std::io::Error| FieldError::new("file", format!("cannot repack the chart: {e}"));
     let gz = packed.into_inner().map_err(repack)?;
     Ok(Cow::Owned(gz.finish().map_err(repack)?))
 }
@@ -131,12 +130,14 @@ struct ArchiveEntry {
     path: String,
     dot_prefixed: bool,
     is_file: bool,
+    /// Its content, when read.
     data: Vec<u8>,
 }
 
-/// Every entry of a `.tgz`, read within the unpacking bounds; a path that
-/// leaves the archive's root is refused.
-fn archive_entries(bytes: &[u8]) -> Result<Vec<ArchiveEntry>, FieldError> {
+/// Every entry of a `.tgz` (with its content when `with_data`), read
+/// within the unpacking bounds; a path that leaves the archive's root is
+/// refused.
+fn archive_entries(bytes: &[u8], with_data: bool) -> Result<Vec<ArchiveEntry>, FieldError> {
     let unpacked = Bounded::new(flate2::read::GzDecoder::new(bytes), MAX_UNPACKED_BYTES);
     let mut archive = tar::Archive::new(unpacked);
     let unreadable = |e: std::io::Error| match e.get_ref() {
@@ -170,7 +171,7 @@ fn archive_entries(bytes: &[u8]) -> Result<Vec<ArchiveEntry>, FieldError> {
         }
         let is_file = entry.header().entry_type().is_file();
         let mut data = Vec::new();
-        if is_file {
+        if is_file && with_data {
             entry.read_to_end(&mut data).map_err(unreadable)?;
         }
         read.push(ArchiveEntry {

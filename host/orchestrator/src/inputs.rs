@@ -591,9 +591,10 @@ impl DeclaredInputs<'_> {
         let mut facts = json!({});
         if declared.declaration.needs.contains(&Need::Nodes) {
             let mut nodes = serde_json::Map::new();
-            for cluster in self.clusters {
-                let reference = cluster.reference();
-                match self.facts.nodes(&reference) {
+            let references: Vec<_> = self.clusters.iter().map(|c| c.reference()).collect();
+            let answers = self.facts.nodes_of(&references);
+            for (reference, answer) in references.iter().zip(answers) {
+                match answer {
                     Ok(found) => {
                         nodes.insert(reference.to_string(), found);
                     }

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use futures_util::StreamExt;
 use serde_json::{Value, json};
 use wasmco_core::ClusterRef;
 use wasmco_core::quantity;
@@ -18,21 +19,45 @@ const NODES_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl ClusterFacts for Rsync {
     fn nodes(&self, cluster: &ClusterRef) -> Result<Value, String> {
+        self.nodes_of(std::slice::from_ref(cluster))
+            .pop()
+            .unwrap_or_else(|| Err("no answer".to_owned()))
+    }
+
+    /// Asks up to `parallel_clusters` clusters at once, each within
+    /// [`NODES_TIMEOUT`].
+    fn nodes_of(&self, clusters: &[ClusterRef]) -> Vec<Result<Value, String>> {
         let inner = self.inner.clone();
-        let cluster = cluster.clone();
+        let count = clusters.len();
+        let clusters = clusters.to_vec();
+        let at_once = self.inner.config.parallel_clusters.max(1);
         let (sender, answer) = std::sync::mpsc::channel();
         // The orchestrator asks from its own (blocking) threads; the
         // clients live on rsync's runtime.
         self.inner.runtime.spawn(async move {
-            let nodes = match inner.target(&cluster).await {
-                Ok(target) => read_nodes(target.as_ref()).await,
-                Err(error) => Err(error.to_string()),
-            };
-            let _ = sender.send(nodes);
+            let asked = clusters.into_iter().map(|cluster| {
+                let inner = inner.clone();
+                async move {
+                    let read = async {
+                        let target = inner.target(&cluster).await.map_err(|e| e.to_string())?;
+                        read_nodes(target.as_ref()).await
+                    };
+                    tokio::time::timeout(NODES_TIMEOUT, read)
+                        .await
+                        .unwrap_or_else(|_| Err(format!("no answer in {NODES_TIMEOUT:?}")))
+                }
+            });
+            let answers: Vec<_> = futures_util::stream::iter(asked)
+                .buffered(at_once)
+                .collect()
+                .await;
+            let _ = sender.send(answers);
         });
-        answer
-            .recv_timeout(NODES_TIMEOUT)
-            .map_err(|_| format!("no answer in {NODES_TIMEOUT:?}"))?
+        answer.recv().unwrap_or_else(|_| {
+            (0..count)
+                .map(|_| Err("rsync stopped before answering".to_owned()))
+                .collect()
+        })
     }
 }
 

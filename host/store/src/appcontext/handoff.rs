@@ -37,6 +37,12 @@ pub trait ClusterFacts: Send + Sync {
     /// The cluster's nodes: `[{name, labels, available: {resource: amount}}]`,
     /// available being allocatable minus what the pods on it request.
     fn nodes(&self, cluster: &ClusterRef) -> Result<serde_json::Value, String>;
+
+    /// [`Self::nodes`] of each of `clusters`, in their order; an engine
+    /// that can ask several clusters at once does.
+    fn nodes_of(&self, clusters: &[ClusterRef]) -> Vec<Result<serde_json::Value, String>> {
+        clusters.iter().map(|cluster| self.nodes(cluster)).collect()
+    }
 }
 
 /// No cluster access: every fact is unknown.
