@@ -385,6 +385,15 @@ fn an_admin_logical_cloud_takes_emcos_bodies_and_marks_its_clusters_usable() {
         Some("spec.level"),
         "admin",
     );
+    // EMCO does not require a standard cloud's user: the project's own
+    // name for it is given.
+    let made = expect(
+        server.post(clouds, doc("plain", json!({"namespace": "plain-ns"}))),
+        201,
+    );
+    assert_eq!(made["spec"]["user"]["userName"], "shop:plain", "{made}");
+    let stored = expect(server.get(&format!("{clouds}/plain")), 200);
+    assert_eq!(stored["spec"]["user"]["userName"], "shop:plain");
     // EMCO spells the load balancer's address more than one way.
     let admin = format!("{clouds}/default");
     for (name, spelling) in [("east-1", "loadbalancerIp"), ("east-2", "loadBalancerIP")] {

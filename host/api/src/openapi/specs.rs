@@ -140,12 +140,12 @@ pub fn spec(kind: Kind) -> Value {
             )
         }
         // An admin cloud (level 0) needs nothing else; a standard one its
-        // namespace and user.
+        // namespace (its user is `<project>:<cloud>` when not given).
         Kind::LogicalCloud => json!({"oneOf": [
             {"type": "object", "required": ["level"], "properties": {
                 "level": {"oneOf": [{"type": "string", "enum": ["0"]}, {"type": "integer", "enum": [0]}]},
                 "namespace": {"type": "string", "pattern": format!("^$|{}", &NAMESPACE_PATTERN[1..])}}},
-            {"type": "object", "required": ["namespace", "user"], "properties": {
+            {"type": "object", "required": ["namespace"], "properties": {
                 "level": or_null(json!({"oneOf": [{"type": "string", "enum": ["1"]}, {"type": "integer", "enum": [1]}]})),
                 "namespace": namespace(),
                 "user": {"type": "object", "required": ["userName"], "properties": {
