@@ -85,6 +85,27 @@ impl Flows {
         text
     }
 
+    /// The flow's `apply.sh` (test-gac's takes its test file, `extra`):
+    /// prerequisites, the logical cloud instantiated, apps, intents, then
+    /// the DIG instantiated.
+    fn apply_sh(&self, dev: &Dev, flow: &str, extra: &[&str]) {
+        let head = [
+            "controllers.yaml",
+            "projects.yaml",
+            "clusters.yaml",
+            "logicalclouds.yaml",
+            "instantiatelc.yaml",
+            "apps.yaml",
+            "intents.yaml",
+        ];
+        let files: Vec<&str> = head
+            .into_iter()
+            .chain(extra.iter().copied())
+            .chain(["instantiate.yaml"])
+            .collect();
+        self.run(dev, "apply", flow, &files);
+    }
+
     /// The flow's `delete.sh`: terminate and wait until Terminated, delete
     /// `deployment` (its intents and apps files), terminate the logical
     /// cloud, then delete the prerequisites.
@@ -458,23 +479,7 @@ fn test_gac(dev: &Dev, cluster: On) {
             cluster.kubeconfig()
         ),
     );
-    // apply.sh test-gac.yaml
-    flows.run(
-        dev,
-        "apply",
-        flow,
-        &[
-            "controllers.yaml",
-            "projects.yaml",
-            "clusters.yaml",
-            "logicalclouds.yaml",
-            "instantiatelc.yaml",
-            "apps.yaml",
-            "intents.yaml",
-            "test-gac.yaml",
-            "instantiate.yaml",
-        ],
-    );
+    flows.apply_sh(dev, flow, &["test-gac.yaml"]);
     let dig = "collection-deployment-intent-group";
     // Ready on a virtual cluster; read back on a real API server.
     let settled = |revision_check: &dyn Fn(&On) -> bool| {
@@ -582,17 +587,7 @@ fn dtc_network_policy(two_clusters: bool) {
         values += &format!("KubeConfig2: {}\n", kubeconfig(&dev, 2));
     }
     flows.values(flow, &values);
-    let setup = [
-        "controllers.yaml",
-        "projects.yaml",
-        "clusters.yaml",
-        "logicalclouds.yaml",
-        "instantiatelc.yaml",
-        "apps.yaml",
-        "intents.yaml",
-        "instantiate.yaml",
-    ];
-    flows.run(&dev, "apply", flow, &setup);
+    flows.apply_sh(&dev, flow, &[]);
     let dig = "collection-deployment-intent-group";
     dev.ok(&["status", dig, "--timeout", "90s"]);
     let server = if two_clusters { 2 } else { 1 };
