@@ -83,9 +83,17 @@ wasmco_guest::declare_intents!("../intents.json");
 /// Whether the intent is gac's own document of before (a controller-intents
 /// document the DIG names), not the tree of EMCO's kinds the host builds.
 fn is_legacy(intent: &str) -> bool {
-    serde_json::from_str::<serde_json::Value>(intent).is_ok_and(|value| {
-        value.get("deploymentIntentGroup").is_none()
-            && (value.get("resources").is_some() || value.get("customizations").is_some())
+    // Only which keys are there matters: their values are skipped, not built.
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Keys {
+        deployment_intent_group: Option<serde::de::IgnoredAny>,
+        resources: Option<serde::de::IgnoredAny>,
+        customizations: Option<serde::de::IgnoredAny>,
+    }
+    serde_json::from_str::<Keys>(intent).is_ok_and(|keys| {
+        keys.deployment_intent_group.is_none()
+            && (keys.resources.is_some() || keys.customizations.is_some())
     })
 }
 
@@ -205,13 +213,19 @@ impl<'r> Run<'r> {
                 "app {name:?} is not an app of the composite app being deployed"
             ));
         };
-        let mut seen = HashSet::new();
+        // Cluster indices are dense: a bit per cluster finds repeats
+        // without hashing a thousand of them.
+        let mut seen = vec![false; request.clusters.provider.len()];
         let placed: Vec<u32> = request
             .placements
             .iter()
             .filter(|p| p.app == id)
             .flat_map(|p| p.clusters.iter().map(|placed| placed.cluster))
-            .filter(|&cluster| seen.insert(cluster))
+            .filter(|&cluster| match seen.get_mut(cluster as usize) {
+                Some(taken) => !std::mem::replace(taken, true),
+                // Out of the table: kept, and refused where it is used.
+                None => true,
+            })
             .collect();
         let resources = request.resources.iter().find(|r| r.app == id);
         let base = resources.map_or(&[][..], |r| r.base.as_slice());

@@ -114,7 +114,12 @@ impl<'r> AppState<'r> {
         let mut known: HashMap<Option<&str>, usize> = HashMap::from([(base_text, 0)]);
         let mut version_of = Vec::with_capacity(self.placed.len());
         for cluster in &self.placed {
-            let version = match self.differing.get(cluster) {
+            let differs = if self.differing.is_empty() {
+                None
+            } else {
+                self.differing.get(cluster)
+            };
+            let version = match differs {
                 None => 0,
                 Some(list) => {
                     let text = find(list);
@@ -167,13 +172,14 @@ impl Tracked {
     /// appearance.
     pub fn groups(&self, positions: &[usize]) -> Vec<(usize, Vec<usize>)> {
         let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
-        let mut group_of: HashMap<usize, usize> = HashMap::new();
+        // Versions are numbered from 0: a slot per version, no hashing.
+        let mut group_of: Vec<Option<usize>> = vec![None; self.versions.len()];
         for &position in positions {
             let version = self.version_of[position];
-            match group_of.get(&version) {
-                Some(&group) => groups[group].1.push(position),
+            match group_of[version] {
+                Some(group) => groups[group].1.push(position),
                 None => {
-                    group_of.insert(version, groups.len());
+                    group_of[version] = Some(groups.len());
                     groups.push((version, vec![position]));
                 }
             }
