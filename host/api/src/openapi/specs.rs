@@ -148,9 +148,9 @@ pub fn spec(kind: Kind) -> Value {
             {"type": "object", "required": ["namespace"], "properties": {
                 "level": or_null(json!({"oneOf": [{"type": "string", "enum": ["1"]}, {"type": "integer", "enum": [1]}]})),
                 "namespace": namespace(),
-                "user": {"type": "object", "required": ["userName"], "properties": {
+                "user": or_null(json!({"type": "object", "required": ["userName"], "properties": {
                     "userName": {"type": "string", "minLength": 1, "maxLength": 253,
-                                 "pattern": "^[^/\\u0000-\\u001f\\u007f-\\u009f]+$"}}},
+                                 "pattern": "^[^/\\u0000-\\u001f\\u007f-\\u009f]+$"}}})),
                 "labels": {"type": "object", "propertyNames": {"maxLength": 253, "pattern":
                     "^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?){0,2}/)?[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$"},
                     "additionalProperties": {"type": "string", "maxLength": 63,
