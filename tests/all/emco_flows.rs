@@ -1,12 +1,12 @@
 //! EMCO's own example flows (vendored unchanged in `tests/emco/`), run as
 //! an EMCO user runs them: their charts packed by their `setup.sh`'s tar
 //! commands, their files applied with `wasmco apply -f FILE -v values.yaml`
-//! in their README's order against `wasmco dev`'s virtual clusters, then
-//! deleted in their order, leaving the clusters empty.
+//! in their README's order against `wasmco dev`'s virtual clusters (and,
+//! for multi-cluster and test-gac, real kube-apiservers), then deleted in
+//! their order, leaving the clusters empty.
 
 use std::path::PathBuf;
 use std::process::Command;
-
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
