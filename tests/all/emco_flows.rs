@@ -460,24 +460,13 @@ fn test_gac(dev: &Dev, cluster: On) {
     for tar in COLLECTD_AND_OPERATOR {
         flows.tar(flow, tar);
     }
-    flows.values(
+    flows.setup_values(
         flow,
-        &format!(
-            "ProjectName: proj1\nClusterProvider: provider1\nCluster: cluster1\n\
-             ClusterLabel: edge-cluster1\nClusterRef: cluster1-ref\nAdminCloud: default\n\
-             App1: operator\nApp2: collectd\nKubeConfig: {}\n\
-             ClusterIstioIngressGatewayAddress: 192.168.121.26\n\
-             HelmApp1: output/operator.tar.gz\nHelmApp2: output/collectd.tar.gz\n\
-             ProfileApp1: output/operator_profile.tar.gz\nProfileApp2: output/collectd_profile.tar.gz\n\
-             CompositeProfile: collection-composite-profile\n\
-             GenericPlacementIntent: collection-placement-intent\n\
-             DeploymentIntent: collection-deployment-intent-group\n\
-             CompositeAppGac: gac-composite-app\nGacIntent: operator-gac-intent\n\
-             IstioIngressGatewayKvName: istioingressgatewaykvpairs\n\
-             DatabaseAuthorizationKvName: databaseauthorizationkvpairs\n\
-             RsyncPort: 30431\nGacPort: 30433\nDtcPort: 30448\nNpsPort: 30438\nHostIP: 127.0.0.1\n",
-            cluster.kubeconfig()
-        ),
+        &[
+            ("KUBE_PATH", &cluster.kubeconfig()),
+            ("CLUSTER_ISTIO_INGRESS_GATEWAY_ADDRESS", "192.168.121.26"),
+            ("HOST_IP", "127.0.0.1"),
+        ],
     );
     flows.apply_sh(dev, flow, &["test-gac.yaml"]);
     let dig = "collection-deployment-intent-group";
