@@ -986,3 +986,327 @@ fn hpa_vfw_places_the_hugepages_consumers_on_the_node_labelled_for_them() {
     flows.run(&dev, "delete", flow, &reversed);
     dev.assert_clusters_empty();
 }
+
+/// test-cert's issuing cluster as `ca-certs/setup-ca-issuers.sh` leaves
+/// it: for each issuer a root CA, an intermediate signed by it, and a
+/// ClusterIssuer over the intermediate's secret in `cert-manager`. The
+/// script's own openssl commands; the intermediate's CertificateRequest,
+/// which cert-manager signs there, is signed with openssl here (no
+/// cert-manager runs on a bare API server).
+fn set_up_ca_issuers(flows: &Flows, issuing: &ApiServer) {
+    let openssl = |dir: &PathBuf, args: &str| {
+        let status = Command::new("openssl")
+            .args(args.split_whitespace())
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("openssl runs");
+        assert!(status.success(), "openssl {args}");
+    };
+    for issuer in ["foo", "foobar", "new-istio-system"] {
+        let dir = flows.dir(&format!("test-cert/ca-certs/{issuer}"));
+        for sub in ["root", "csr", "istio"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        openssl(&dir, &format!("genrsa -out root/{issuer}-ca-key.pem 4096"));
+        openssl(
+            &dir,
+            &format!(
+                "req -new -key root/{issuer}-ca-key.pem -config root-ca.conf -out root/{issuer}-ca.csr"
+            ),
+        );
+        openssl(
+            &dir,
+            &format!(
+                "x509 -req -days 3650 -signkey root/{issuer}-ca-key.pem -extensions req_ext -extfile root-ca.conf -in root/{issuer}-ca.csr -out root/{issuer}-ca-cert.pem"
+            ),
+        );
+        openssl(&dir, &format!("genrsa -out csr/{issuer}-csr-key.pem 4096"));
+        openssl(
+            &dir,
+            &format!(
+                "req -new -key csr/{issuer}-csr-key.pem -config root-ca.conf -out csr/{issuer}"
+            ),
+        );
+        openssl(
+            &dir,
+            &format!(
+                "x509 -req -days 90 -in csr/{issuer} -CA root/{issuer}-ca-cert.pem -CAkey root/{issuer}-ca-key.pem -CAcreateserial -extensions req_ext -extfile root-ca.conf -out istio/ca.crt"
+            ),
+        );
+        let chain = std::fs::read_to_string(dir.join("istio/ca.crt")).unwrap()
+            + &std::fs::read_to_string(dir.join(format!("root/{issuer}-ca-cert.pem"))).unwrap();
+        std::fs::write(dir.join("istio/tls.crt"), chain).unwrap();
+        std::fs::copy(
+            dir.join(format!("csr/{issuer}-csr-key.pem")),
+            dir.join("istio/tls.key"),
+        )
+        .unwrap();
+        let created = kubectl(
+            &issuing.kubeconfig_path,
+            &[
+                "create",
+                "secret",
+                "generic",
+                &format!("{issuer}-ca"),
+                "-n",
+                "cert-manager",
+                &format!("--from-file={}", dir.join("istio/tls.crt").display()),
+                &format!("--from-file={}", dir.join("istio/tls.key").display()),
+            ],
+        );
+        assert!(created.status.success(), "{created:?}");
+        let manifest = dir.join("issuer.yaml");
+        std::fs::write(
+            &manifest,
+            format!(
+                "apiVersion: cert-manager.io/v1\nkind: ClusterIssuer\nmetadata:\n  name: {issuer}\n\
+                 spec:\n  ca:\n    secretName: {issuer}-ca\n"
+            ),
+        )
+        .unwrap();
+        let applied = kubectl(
+            &issuing.kubeconfig_path,
+            &["apply", "-f", manifest.to_str().unwrap()],
+        );
+        assert!(applied.status.success(), "{applied:?}");
+    }
+}
+
+/// `kubectl apply` of test-cert's stand-in for cert-manager's, Istio's and
+/// KNCC's installs.
+fn install_mesh_kinds(flows: &Flows, kubeconfig: &std::path::Path) {
+    let crds = flows.file("test-cert", "crds.yaml");
+    let applied = kubectl(
+        kubeconfig,
+        &["apply", "--server-side", "--validate=false", "-f", &crds],
+    );
+    assert!(applied.status.success(), "{applied:?}");
+}
+
+/// The certificates in a PEM bundle, as DER.
+fn pem_chain(pem: &str) -> Vec<Vec<u8>> {
+    x509_parser::pem::Pem::iter_from_buffer(pem.as_bytes())
+        .map(|p| p.unwrap().contents)
+        .collect()
+}
+
+/// What ca-certs put on dev cluster `n` for caCert `cert`: its Secret's
+/// `tls.crt` must chain to `issuer`'s intermediate and carry `common_name`;
+/// its ClusterIssuer must name the Secret; its ConfigCtrl must give Istio
+/// that PEM; the ProxyConfigs are returned by namespace.
+fn check_distributed(
+    flows: &Flows,
+    dev: &Dev,
+    n: u32,
+    cert: &str,
+    issuer: &str,
+    common_name: &str,
+) -> Vec<String> {
+    use base64::Engine;
+    use x509_parser::prelude::*;
+    let on = On::Dev(dev, n);
+    let suffix = format!("-{cert}-provider1-cluster{n}");
+    let named = |collection: &str, ending: &str| -> Value {
+        let wanted = format!("{suffix}{ending}");
+        on.eventually(&format!("dev-{n}: {collection} *{wanted}"), |on| {
+            on.objects(collection)
+                .iter()
+                .any(|o| o["metadata"]["name"].as_str().unwrap().ends_with(&wanted))
+        });
+        on.objects(collection)
+            .into_iter()
+            .find(|o| o["metadata"]["name"].as_str().unwrap().ends_with(&wanted))
+            .unwrap()
+    };
+    let secret = named("api/v1/namespaces/cert-manager/secrets", "-ca");
+    let crt = base64::engine::general_purpose::STANDARD
+        .decode(secret["data"]["tls.crt"].as_str().unwrap())
+        .unwrap();
+    let crt = String::from_utf8(crt).unwrap();
+    let chain = pem_chain(&crt);
+    let intermediate =
+        std::fs::read_to_string(flows.dir(&format!("test-cert/ca-certs/{issuer}/istio/ca.crt")))
+            .unwrap();
+    assert_eq!(chain.len(), 3, "leaf, {issuer}'s intermediate, its root");
+    assert_eq!(chain[1], pem_chain(&intermediate)[0]);
+    let (_, leaf) = X509Certificate::from_der(&chain[0]).unwrap();
+    let (_, signer) = X509Certificate::from_der(&chain[1]).unwrap();
+    leaf.verify_signature(Some(signer.public_key()))
+        .expect("signed by the issuer's CA");
+    assert!(leaf.is_ca());
+    assert_eq!(
+        leaf.subject()
+            .iter_common_name()
+            .next()
+            .unwrap()
+            .as_str()
+            .unwrap(),
+        common_name
+    );
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(secret["data"]["tls.key"].as_str().unwrap())
+        .unwrap();
+    assert!(
+        String::from_utf8(key)
+            .unwrap()
+            .starts_with("-----BEGIN RSA PRIVATE KEY-----")
+    );
+    let issuer_object = named("apis/cert-manager.io/v1/clusterissuers", "-issuer");
+    assert_eq!(
+        issuer_object["spec"]["ca"]["secretName"],
+        secret["metadata"]["name"]
+    );
+    let issuer_name = issuer_object["metadata"]["name"].as_str().unwrap();
+    let kncc = named(
+        "apis/kncc.k8sappconfig.com.gitlab.com/v1alpha1/namespaces/istio-system/configctrls",
+        "-kncc",
+    );
+    let signers = kncc["spec"]["patch"][0]["value"].as_str().unwrap();
+    assert!(
+        signers.contains(&format!("clusterissuers.cert-manager.io/{issuer_name}")),
+        "{signers}"
+    );
+    let first_line = crt.lines().nth(1).unwrap();
+    assert!(signers.contains(&format!("    {first_line}")), "{signers}");
+    on.objects("apis/networking.istio.io/v1beta1/proxyconfigs")
+        .iter()
+        .filter(|p| {
+            p["metadata"]["name"]
+                .as_str()
+                .unwrap()
+                .contains(&format!("{suffix}-"))
+        })
+        .map(|p| {
+            assert_eq!(
+                p["spec"]["environmentVariables"]["ISTIO_META_CERT_SIGNER"],
+                issuer_name
+            );
+            p["metadata"]["namespace"].as_str().unwrap().to_owned()
+        })
+        .collect()
+}
+
+/// test-cert, as its README runs it: three edge clusters (wasmco dev's)
+/// and an issuing cluster (a real API server) whose ClusterIssuers
+/// `setup-ca-issuers.sh` made. The cluster provider's caCert gives all
+/// three edges a CA from `new-istio-system`, as Istio's default signer;
+/// the project's give each logical cloud's clusters one from `foo` or
+/// `foobar`, chosen per namespace by ProxyConfigs, and only on the
+/// clouds' own clusters. Then every file is deleted in reverse.
+#[test]
+fn test_cert_signs_each_clusters_ca_with_the_issuing_clusters_issuer() {
+    let issuing = ApiServer::start("emco-test-cert-issuing");
+    let dev = Dev::start();
+    let flows = Flows::new();
+    let flow = "test-cert";
+    install_mesh_kinds(&flows, &issuing.kubeconfig_path);
+    for n in 1..=3 {
+        install_mesh_kinds(&flows, &dev.kubeconfig_path(n));
+    }
+    set_up_ca_issuers(&flows, &issuing);
+    flows.setup_values(
+        flow,
+        &[
+            ("HOST_IP", "127.0.0.1"),
+            (
+                "KUBE_PATH_ISSUING",
+                issuing.kubeconfig_path.to_str().unwrap(),
+            ),
+            ("KUBE_PATH1", &kubeconfig(&dev, 1)),
+            ("KUBE_PATH2", &kubeconfig(&dev, 2)),
+            ("KUBE_PATH3", &kubeconfig(&dev, 3)),
+        ],
+    );
+    let provider_files = [
+        "prerequisites.yaml",
+        "ca-cert-cluster-provider.yaml",
+        "ca-cert-cluster-provider-enrollment.yaml",
+        "ca-cert-cluster-provider-distribution.yaml",
+    ];
+    flows.run(&dev, "apply", flow, &provider_files);
+    // group0a names cluster1, group0b's label group23 selects 2 and 3.
+    for n in 1..=3 {
+        let namespaces = check_distributed(
+            &flows,
+            &dev,
+            n,
+            "cert0",
+            "new-istio-system",
+            &format!("cert0-provider1-cluster{n}-ca-foo"),
+        );
+        assert!(
+            namespaces.is_empty(),
+            "a provider's caCert makes no ProxyConfig"
+        );
+    }
+    let kncc = dev.objects(
+        1,
+        "apis/kncc.k8sappconfig.com.gitlab.com/v1alpha1/namespaces/istio-system/configctrls",
+    );
+    assert_eq!(
+        kncc[0]["spec"]["patch"][1]["key"],
+        "mesh:\n  defaultConfig:\n    proxyMetadata:\n      ISTIO_META_CERT_SIGNER\n",
+        "the provider's caCert is the mesh's default signer"
+    );
+
+    let cloud_files = [
+        "logical-clouds.yaml",
+        "logical-clouds-instantiate.yaml",
+        "ca-cert-logical-cloud.yaml",
+        "ca-cert-logical-cloud-enrollment.yaml",
+        "ca-cert-logical-cloud-distribution.yaml",
+    ];
+    flows.run(&dev, "apply", flow, &cloud_files);
+    // foo: cluster1, cluster2; bar: cluster2, cluster3 (cert1);
+    // foobar: cluster1, cluster3 (cert2). group1b's group23 also selects
+    // cluster3 for foo, and group2a's cluster2 for foobar: outside those
+    // clouds, so not theirs.
+    let expected = [
+        (1, "cert1", "foo", vec!["foo-ns"]),
+        (2, "cert1", "foo", vec!["bar-ns", "foo-ns"]),
+        (3, "cert1", "foo", vec!["bar-ns"]),
+        (1, "cert2", "foobar", vec!["foobar-ns"]),
+        (3, "cert2", "foobar", vec!["foobar-ns"]),
+    ];
+    for (n, cert, issuer, namespaces) in expected {
+        let mut found = check_distributed(
+            &flows,
+            &dev,
+            n,
+            cert,
+            issuer,
+            &format!("{cert}-provider1-cluster{n}-ca-foo"),
+        );
+        found.sort();
+        assert_eq!(found, namespaces, "dev-{n} {cert}");
+    }
+    assert!(
+        dev.objects(2, "apis/cert-manager.io/v1/clusterissuers")
+            .iter()
+            .all(|i| !i["metadata"]["name"].as_str().unwrap().contains("-cert2-")),
+        "cluster2 is not in foobar"
+    );
+
+    let mut everything: Vec<&str> = provider_files.into_iter().chain(cloud_files).collect();
+    everything.reverse();
+    flows.run(&dev, "delete", flow, &everything);
+    for n in 1..=3 {
+        let on = On::Dev(&dev, n);
+        on.eventually(&format!("dev-{n}: ca-certs' objects gone"), |on| {
+            on.objects("apis/cert-manager.io/v1/clusterissuers")
+                .is_empty()
+                && on
+                    .objects("apis/networking.istio.io/v1beta1/proxyconfigs")
+                    .is_empty()
+                && on
+                    .objects("apis/kncc.k8sappconfig.com.gitlab.com/v1alpha1/configctrls")
+                    .is_empty()
+                && on
+                    .objects("api/v1/namespaces/cert-manager/secrets")
+                    .is_empty()
+        });
+    }
+    dev.assert_no_projects();
+}

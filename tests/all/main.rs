@@ -3,6 +3,7 @@
 mod api;
 mod auth;
 mod budgets;
+mod ca_certs;
 mod cli;
 mod clusters;
 mod contract;

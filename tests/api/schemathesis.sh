@@ -114,6 +114,13 @@ api POST "$lc/cluster-references" "$(doc c1 '{"clusterProvider": "lab", "cluster
 api POST "$lc/user-permissions" "$(doc up '{"apiGroups": [""], "resources": ["pods"], "verbs": ["get"]}')"
 api POST "$lc/cluster-quotas" "$(doc q '{"pods": "10"}')"
 api POST "$lc/kv-pairs" "$(doc kv '{"kv": [{"team": "a"}]}')"
+cert='{"issuerRef": {"name": "mesh", "group": "cert-manager.io"}, "issuingCluster": {"cluster": "c1", "clusterProvider": "lab"}}'
+group='{"scope": "name", "cluster": "c1", "clusterProvider": "lab"}'
+api POST "$providers/lab/ca-certs" "$(doc cert "$cert")"
+api POST "$providers/lab/ca-certs/cert/clusters" "$(doc group "$group")"
+api POST /v2/projects/p/ca-certs "$(doc cert "$cert")"
+api POST /v2/projects/p/ca-certs/cert/logical-clouds "$(doc lc '{"logicalCloud": "lc"}')"
+api POST /v2/projects/p/ca-certs/cert/logical-clouds/lc/clusters "$(doc group "$group")"
 api POST /v2/tokens '{"metadata": {"name": "t"}, "spec": {"projects": ["p"], "role": "viewer", "expires": "1h"}}'
 
 parameters=(
@@ -123,6 +130,7 @@ parameters=(
     deploymentIntentGroup=d genericPlacementIntent=gpi appIntent=web
     controllerIntent=ci intent=i logicalCloud=lc clusterReference=c1
     userPermission=up clusterQuota=q logicalCloudKv=kv token=t
+    caCert=cert caCertClusterGroup=group caCertLogicalCloud=lc
 )
 config="$work/schemathesis.toml"
 {

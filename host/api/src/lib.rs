@@ -1,6 +1,7 @@
 //! The REST API (`/v2`), EMCO's paths and bodies.
 
 pub mod auth;
+mod ca_certs;
 mod clusters;
 mod deployments;
 mod error;
@@ -18,7 +19,7 @@ pub mod ui;
 mod work;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Query, Request, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, Uri};
 use axum::routing::{MethodRouter, get, post};
 use resources::{ListQuery, PathValues};
@@ -167,6 +168,56 @@ fn routes(state: AppState) -> Router {
             ),
             get(|State(s): State<AppState>, path| logical_clouds::kubeconfig(s, path)),
         );
+    for stage in ca_certs::STAGES {
+        let provider = format!("{}/{}", Kind::CaCert.item_route(), stage.route());
+        let project = format!("{}/{}", Kind::ProjectCaCert.item_route(), stage.route());
+        for action in ca_certs::CertAction::ALL {
+            router = router
+                .route(
+                    &format!("{provider}/{}", action.route()),
+                    post(
+                        move |State(s): State<AppState>,
+                              Path(path): Path<ca_certs::ProviderCertPath>,
+                              request: Request| {
+                            ca_certs::act(s, path.into(), stage, action, request)
+                        },
+                    ),
+                )
+                .route(
+                    &format!("{project}/{}", action.route()),
+                    post(
+                        move |State(s): State<AppState>,
+                              Path(path): Path<ca_certs::ProjectCertPath>,
+                              request: Request| {
+                            ca_certs::act(s, path.into(), stage, action, request)
+                        },
+                    ),
+                );
+        }
+        router = router
+            .route(
+                &format!("{provider}/status"),
+                get(
+                    move |State(s): State<AppState>,
+                          Path(path): Path<ca_certs::ProviderCertPath>,
+                          query: Result<Query<deployments::StatusQuery>, _>| async move {
+                        let query = query.map_err(bad_query)?;
+                        ca_certs::status(s, path.into(), stage, query).await
+                    },
+                ),
+            )
+            .route(
+                &format!("{project}/status"),
+                get(
+                    move |State(s): State<AppState>,
+                          Path(path): Path<ca_certs::ProjectCertPath>,
+                          query: Result<Query<deployments::StatusQuery>, _>| async move {
+                        let query = query.map_err(bad_query)?;
+                        ca_certs::status(s, path.into(), stage, query).await
+                    },
+                ),
+            );
+    }
     let cluster = Kind::Cluster.item_route();
     for action in clusters::NetworkAction::ALL {
         router = router.route(

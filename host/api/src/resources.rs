@@ -318,6 +318,10 @@ pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Res
         // deployed logical cloud must be terminated first.
         state.orchestrator.release_logical_cloud(&lc)?;
     }
+    if let Some(cert) = crate::ca_certs::cert_of(kind, &id.path) {
+        // As a logical cloud: a deployed stage must be terminated first.
+        state.orchestrator.release_ca_cert(&cert)?;
+    }
     if kind == Kind::Cluster {
         state
             .orchestrator
@@ -629,6 +633,12 @@ fn prepare(
                 name: id.path[1].clone(),
             };
             state.orchestrator.check_cloud_edit(&lc, &spec)?;
+            Ok((body, None))
+        }
+        Kind::CaCert | Kind::ProjectCaCert => {
+            if let Some(cert) = crate::ca_certs::cert_of(id.kind, &id.path) {
+                state.orchestrator.check_ca_cert_edit(&cert)?;
+            }
             Ok((body, None))
         }
         _ => Ok((body, None)),

@@ -48,6 +48,19 @@ pub enum Kind {
     LogicalCloudQuota,
     /// `…/logical-clouds/{logicalCloud}/kv-pairs/{logicalCloudKv}`
     LogicalCloudKvPair,
+    /// `/cluster-providers/{clusterProvider}/ca-certs/{caCert}`: an
+    /// intermediate CA for each of a set of the provider's clusters
+    /// (EMCO's ca-certs).
+    CaCert,
+    /// `…/ca-certs/{caCert}/clusters/{caCertClusterGroup}`: which clusters.
+    CaCertClusterGroup,
+    /// `/projects/{project}/ca-certs/{caCert}`: the same for the clusters of
+    /// the project's logical clouds.
+    ProjectCaCert,
+    /// `…/ca-certs/{caCert}/logical-clouds/{caCertLogicalCloud}`
+    CaCertLogicalCloud,
+    /// `…/logical-clouds/{caCertLogicalCloud}/clusters/{caCertClusterGroup}`
+    CaCertLcClusterGroup,
     /// `…/clusters/{cluster}/networks/{network}`: EMCO's network intent.
     ClusterNetwork,
     /// `…/clusters/{cluster}/provider-networks/{providerNetwork}`.
@@ -117,13 +130,15 @@ pub const MANIFESTS_LIMIT: usize = 32 << 20;
 
 impl Kind {
     /// Every kind, parents before children.
-    pub const ALL: [Kind; 26] = [
+    pub const ALL: [Kind; 31] = [
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
         Kind::ClusterKvPair,
         Kind::ClusterNetwork,
         Kind::ClusterProviderNetwork,
+        Kind::CaCert,
+        Kind::CaCertClusterGroup,
         Kind::Controller,
         Kind::Project,
         // Before the provider's, which shares its segment: the word
@@ -145,6 +160,9 @@ impl Kind {
         Kind::LogicalCloudUserPermission,
         Kind::LogicalCloudQuota,
         Kind::LogicalCloudKvPair,
+        Kind::ProjectCaCert,
+        Kind::CaCertLogicalCloud,
+        Kind::CaCertLcClusterGroup,
         Kind::Intent,
     ];
 
@@ -408,6 +426,56 @@ impl Kind {
                 "tenancyPolicy",
                 Document,
                 true,
+                JSON_LIMIT
+            ),
+            Kind::CaCert => kind!(
+                "cluster provider ca cert",
+                "ca-cert",
+                Some(Kind::ClusterProvider),
+                "ca-certs",
+                "caCert",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
+            Kind::CaCertClusterGroup => kind!(
+                "ca cert cluster group",
+                "ca-cert-clusters",
+                Some(Kind::CaCert),
+                "clusters",
+                "caCertClusterGroup",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
+            Kind::ProjectCaCert => kind!(
+                "project ca cert",
+                "project-ca-cert",
+                Some(Kind::Project),
+                "ca-certs",
+                "caCert",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
+            Kind::CaCertLogicalCloud => kind!(
+                "ca cert logical cloud",
+                "ca-cert-lc",
+                Some(Kind::ProjectCaCert),
+                "logical-clouds",
+                "caCertLogicalCloud",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
+            Kind::CaCertLcClusterGroup => kind!(
+                "ca cert logical cloud cluster group",
+                "ca-cert-lc-clusters",
+                Some(Kind::CaCertLogicalCloud),
+                "clusters",
+                "caCertClusterGroup",
+                Document,
+                false,
                 JSON_LIMIT
             ),
             Kind::Intent => kind!(

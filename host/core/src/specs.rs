@@ -13,8 +13,13 @@ use crate::controllers::{ControllerKind, LimitOverrides};
 use crate::document::{Document, FieldError, Reference, check_name, from_value};
 use crate::kinds::Kind;
 
+mod ca_cert;
 mod logical_cloud;
 
+pub use ca_cert::{
+    Algorithm, CERT_MANAGER_GROUP, CaCertClusterGroupSpec, CaCertLogicalCloudSpec, CaCertSpec,
+    CsrInfo, GroupScope, IssuerKind, IssuerRef, IssuingCluster, KeyUsage, PublicKeyAlgorithm,
+};
 pub use logical_cloud::{
     ClusterReferenceSpec, LogicalCloudSpec, LogicalCloudUser, QuotaSpec, UserPermissionSpec,
     fill_default_user,
@@ -95,6 +100,11 @@ pub fn check_spec(
         Kind::LogicalCloudClusterReference => checked::<ClusterReferenceSpec>(spec, &scope),
         Kind::LogicalCloudUserPermission => checked::<UserPermissionSpec>(spec, &scope),
         Kind::LogicalCloudQuota => checked::<QuotaSpec>(spec, &scope),
+        Kind::CaCert | Kind::ProjectCaCert => checked::<CaCertSpec>(spec, &scope),
+        Kind::CaCertClusterGroup | Kind::CaCertLcClusterGroup => {
+            checked::<CaCertClusterGroupSpec>(spec, &scope)
+        }
+        Kind::CaCertLogicalCloud => checked::<CaCertLogicalCloudSpec>(spec, &scope),
         Kind::TenancyPolicy | Kind::ProviderTenancyPolicy => {
             read_spec::<crate::tenancy::TenancyPolicySpec>(spec)?.check()?;
             Ok(Vec::new())

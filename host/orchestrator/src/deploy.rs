@@ -60,7 +60,7 @@ pub struct Orchestrator {
     /// The intent kinds the stored controllers declare.
     intents: Arc<crate::intents::IntentCatalog>,
     /// What the clusters say of themselves, for controllers that need it.
-    facts: Arc<dyn crate::intents::ClusterFacts>,
+    pub(super) facts: Arc<dyn crate::intents::ClusterFacts>,
 }
 
 impl Orchestrator {

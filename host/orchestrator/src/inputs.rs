@@ -405,7 +405,7 @@ fn app_order(
 
 /// Every registered cluster with its labels and key/value pairs: a few
 /// scans per provider, not per cluster (each is a round trip on etcd).
-fn clusters(db: &ResourceDb) -> Result<Vec<ClusterInfo>, OrchestratorError> {
+pub(crate) fn clusters(db: &ResourceDb) -> Result<Vec<ClusterInfo>, OrchestratorError> {
     let mut clusters = Vec::new();
     for (provider, _) in names(db, Kind::ClusterProvider, &[])? {
         let mut labels: BTreeMap<String, Vec<String>> = BTreeMap::new();

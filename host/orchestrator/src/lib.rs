@@ -4,6 +4,7 @@
 //! the binary wired in; this crate never sees rsync.
 
 pub mod budget;
+mod ca_certs;
 mod deploy;
 mod dig;
 pub mod draft;
@@ -17,6 +18,7 @@ pub mod pipeline;
 mod registry;
 mod tenancy;
 
+pub use ca_certs::{CaCertRef, CaCertScope, CertStage};
 pub use deploy::{Orchestrator, SyncedContext};
 pub use dig::{DigRef, OrchestratorError};
 pub use logical_cloud::LogicalCloudRef;

@@ -7,6 +7,7 @@
 //! Keys are ECDSA P-256 (rcgen with ring); service-account tokens signed with
 //! it are ES256, which the API server accepts.
 
+pub mod ca_cert;
 pub mod kubeconfig;
 mod node;
 

@@ -2,12 +2,14 @@
 //! each still has free, read through the cluster's own kubeconfig.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use wasmco_core::ClusterRef;
 use wasmco_core::quantity;
+use wasmco_core::resource::Resource;
 use wasmco_store::appcontext::ClusterFacts;
 
 use crate::Rsync;
@@ -18,6 +20,13 @@ use crate::target::{Labels, SyncTarget};
 const NODES_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl ClusterFacts for Rsync {
+    fn object(&self, cluster: &ClusterRef, manifest: &Value) -> Result<Option<Value>, String> {
+        let resource = Resource::from_manifest(manifest.clone()).map_err(|e| e.to_string())?;
+        self.read_from(cluster, async move |target: Arc<dyn SyncTarget>| {
+            target.get(&resource).await.map_err(|e| e.to_string())
+        })
+    }
+
     fn nodes(&self, cluster: &ClusterRef) -> Result<Value, String> {
         self.nodes_of(std::slice::from_ref(cluster))
             .pop()
@@ -58,6 +67,34 @@ impl ClusterFacts for Rsync {
                 .map(|_| Err("rsync stopped before answering".to_owned()))
                 .collect()
         })
+    }
+}
+
+impl Rsync {
+    /// Runs `read` against `cluster`'s client on rsync's runtime, for a
+    /// caller on a blocking thread, within [`NODES_TIMEOUT`].
+    fn read_from<T, F, Answer>(&self, cluster: &ClusterRef, read: F) -> Result<T, String>
+    where
+        T: Send + 'static,
+        F: FnOnce(Arc<dyn SyncTarget>) -> Answer + Send + 'static,
+        Answer: Future<Output = Result<T, String>> + Send,
+    {
+        let inner = self.inner.clone();
+        let cluster = cluster.clone();
+        let (sender, answer) = std::sync::mpsc::channel();
+        self.inner.runtime.spawn(async move {
+            let asked = async {
+                let target = inner.target(&cluster).await.map_err(|e| e.to_string())?;
+                read(target).await
+            };
+            let answer = tokio::time::timeout(NODES_TIMEOUT, asked)
+                .await
+                .unwrap_or_else(|_| Err(format!("no answer in {NODES_TIMEOUT:?}")));
+            let _ = sender.send(answer);
+        });
+        answer
+            .recv()
+            .unwrap_or_else(|_| Err("rsync stopped before answering".to_owned()))
     }
 }
 

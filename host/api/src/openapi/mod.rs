@@ -37,6 +37,15 @@ pub fn operations() -> Vec<(&'static str, String)> {
         ops.push(("post", format!("{lc}/{}", action.route())));
     }
     ops.push(("get", format!("{lc}/status")));
+    for cert in [Kind::CaCert, Kind::ProjectCaCert] {
+        for stage in super::ca_certs::STAGES {
+            let stage_route = format!("{}/{}", cert.item_route(), stage.route());
+            for action in super::ca_certs::CertAction::ALL {
+                ops.push(("post", format!("{stage_route}/{}", action.route())));
+            }
+            ops.push(("get", format!("{stage_route}/status")));
+        }
+    }
     ops.push((
         "get",
         format!(
@@ -258,6 +267,7 @@ pub fn document() -> Value {
     document_deployments(&mut paths);
     document_pki(&mut paths);
     document_logical_clouds(&mut paths);
+    document_ca_certs(&mut paths);
     paths.insert(
         "/healthz".into(),
         json!({"get": {"summary": "liveness", "responses": {"200": {"description": "alive"}}}}),
@@ -582,6 +592,57 @@ fn document_pki(paths: &mut serde_json::Map<String, Value>) {
         "parameters": parameters(&route),
         "requestBody": json_body(&["csr"], json!({"csr": pem})),
         "responses": with(failures, "200", certificate)}}));
+}
+
+/// A caCert's enrollment and distribution, for a provider's and a project's.
+fn document_ca_certs(paths: &mut serde_json::Map<String, Value>) {
+    use super::ca_certs::CertAction;
+    use wasmco_orchestrator::CertStage;
+    let errors = error_responses();
+    for cert in [Kind::CaCert, Kind::ProjectCaCert] {
+        for stage in super::ca_certs::STAGES {
+            let stage_route = format!("{}/{}", cert.item_route(), stage.route());
+            for action in CertAction::ALL {
+                let route = format!("{stage_route}/{}", action.route());
+                let summary = match (stage, action) {
+                    (CertStage::Enrollment, CertAction::Instantiate) => {
+                        "sign each selected cluster's CA certificate with the issuer's CA, read from the issuing cluster"
+                    }
+                    (CertStage::Distribution, CertAction::Instantiate) => {
+                        "put each cluster's CA on it: a Secret, a ClusterIssuer, KNCC's ConfigCtrl for Istio and (a project's) a ProxyConfig per logical cloud namespace"
+                    }
+                    (CertStage::Enrollment, CertAction::Terminate) => {
+                        "forget the signed keys (after the distribution is terminated)"
+                    }
+                    (CertStage::Distribution, CertAction::Terminate) => {
+                        "remove what the distribution put on the clusters"
+                    }
+                    (CertStage::Enrollment, CertAction::Update) => {
+                        "sign anew for the clusters the groups select now"
+                    }
+                    (CertStage::Distribution, CertAction::Update) => {
+                        "make the clusters hold what the enrollment signed last"
+                    }
+                };
+                paths.insert(route.clone(), json!({"post": {
+                    "summary": summary,
+                    "parameters": parameters(&route),
+                    "responses": {"202": {"description": "done; the stage's state"}, "404": errors["404"],
+                                  "409": merge(&errors["409"], "its state (or the other stage's) does not allow this action"),
+                                  "422": merge(&errors["422"], "no cluster selected, an issuer that cannot sign, or a project's token")}}}));
+            }
+            let route = format!("{stage_route}/status");
+            let mut params = parameters(&route);
+            params.extend(status_query());
+            paths.insert(
+                route.clone(),
+                json!({"get": {
+                "summary": "what rsync did with the stage, in a DIG status's shape",
+                "parameters": params,
+                "responses": {"200": {"description": "the status"}, "404": errors["404"]}}}),
+            );
+        }
+    }
 }
 
 /// A logical cloud's actions, status and user kubeconfigs.

@@ -170,6 +170,52 @@ pub fn spec(kind: Kind) -> Value {
         Kind::LogicalCloudQuota => {
             json!({"type": "object", "additionalProperties": {"type": "string"}})
         }
+        // What a schema cannot say is checked by the server (400): the
+        // duration's range, a key size that fits the algorithm, a signature
+        // algorithm that fits the key, one value per subject attribute.
+        Kind::CaCert | Kind::ProjectCaCert => {
+            let size = json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64});
+            object(
+                &["issuerRef", "issuingCluster"],
+                json!({
+                    "isCA": {"type": "boolean"},
+                    "issuerRef": object(&["name", "group"], json!({
+                        "name": name(),
+                        "kind": {"type": "string", "enum": ["ClusterIssuer", "Issuer"]},
+                        "group": {"type": "string", "enum": ["cert-manager.io"]},
+                        "version": {"type": "string", "enum": ["", "v1"]}})),
+                    "duration": {"type": "string", "description": "a Go duration (\"8760h\") of a minute to 100 years"},
+                    "issuingCluster": object(&["cluster", "clusterProvider"],
+                        json!({"cluster": name(), "clusterProvider": name()})),
+                    "csrInfo": object(&[], json!({
+                        "keySize": size.clone(),
+                        "version": size,
+                        "dnsNames": strings(),
+                        "emailAddresses": strings(),
+                        "keyUsages": {"type": "array", "items": {"type": "string", "enum": [
+                            "digital signature", "content commitment", "key encipherment",
+                            "key agreement", "data encipherment", "cert sign", "crl sign",
+                            "server auth", "client auth", "code signing", "email protection",
+                            "timestamping", "ocsp signing"]}},
+                        "algorithm": object(&[], json!({
+                            "publicKeyAlgorithm": {"type": "string", "enum": ["RSA", "DSA", "ECDSA", "Ed25519"]},
+                            "signatureAlgorithm": {"type": "string"}})),
+                        "subject": object(&[], json!({
+                            "locale": object(&[], json!({"country": strings(), "locality": strings(),
+                                "postalCode": strings(), "province": strings(), "streetAddress": strings()})),
+                            "names": object(&[], json!({"commonNamePrefix": {"type": "string"}})),
+                            "organization": object(&[], json!({"names": strings(), "units": strings()}))})),
+                    })),
+                }),
+            )
+        }
+        Kind::CaCertClusterGroup | Kind::CaCertLcClusterGroup => object(
+            &["scope", "clusterProvider"],
+            json!({"scope": {"type": "string", "enum": ["name", "label"]},
+                   "clusterProvider": name(), "cluster": {"type": "string"},
+                   "label": {"type": "string"}}),
+        ),
+        Kind::CaCertLogicalCloud => object(&["logicalCloud"], json!({"logicalCloud": name()})),
         Kind::ClusterNetwork => object(&["cniType"], network_properties()),
         Kind::ClusterProviderNetwork => {
             let mut properties = network_properties();

@@ -43,6 +43,16 @@ pub trait ClusterFacts: Send + Sync {
     fn nodes_of(&self, clusters: &[ClusterRef]) -> Vec<Result<serde_json::Value, String>> {
         clusters.iter().map(|cluster| self.nodes(cluster)).collect()
     }
+
+    /// The object `manifest` names (its apiVersion, kind, name and
+    /// namespace) as the cluster has it now; `None` when it has none.
+    fn object(
+        &self,
+        _cluster: &ClusterRef,
+        _manifest: &serde_json::Value,
+    ) -> Result<Option<serde_json::Value>, String> {
+        Err("this host reads nothing from clusters".to_owned())
+    }
 }
 
 /// No cluster access: every fact is unknown.

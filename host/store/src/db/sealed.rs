@@ -32,6 +32,12 @@ impl ResourceDb {
         })
     }
 
+    /// Forgets secret `name` of `id`, if it has one.
+    pub fn delete_secret(&self, id: &ResourceId, name: &str) -> Result<(), DbError> {
+        let key = separator_key("secret", &id.key(), name.as_bytes());
+        self.serialised(|| Ok((vec![BatchOp::Delete(key.clone())], ())))
+    }
+
     /// Stores a secret of the host itself (its TLS CA), sealed.
     pub fn put_host_secret(&self, name: &str, secret: &[u8]) -> Result<(), DbError> {
         let key = separator_key("secret", b"host", name.as_bytes());

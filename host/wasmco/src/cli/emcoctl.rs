@@ -456,6 +456,26 @@ impl Document {
                 body: self.spec.clone().unwrap_or_else(|| json!({})),
             };
         }
+        // EMCO's ca-certs act on a caCert's `enrollment` or `distribution`.
+        if let Some((stage, action)) = anchor.rsplit_once('/')
+            && let Some((cert, step)) = stage.rsplit_once('/')
+            && matches!(step, "enrollment" | "distribution")
+            && matches!(
+                Kind::from_path(cert, true),
+                Some(Kind::CaCert | Kind::ProjectCaCert)
+            )
+        {
+            if !matches!(action, "instantiate" | "terminate" | "update") {
+                return Operation::Unsupported {
+                    reason: format!("a ca cert's {step} has no `{action}` action"),
+                };
+            }
+            return Operation::Action {
+                dig: stage.to_owned(),
+                action: action.to_owned(),
+                body: self.spec.clone().unwrap_or_else(|| json!({})),
+            };
+        }
         if let Some(reason) = built_into_wasmco(anchor, self.name()) {
             return Operation::Note { reason };
         }
@@ -728,6 +748,13 @@ mod tests {
             ("cluster-providers/p/clusters/c/terminate".into(), true),
             (format!("{dig}/apply"), false),
             ("cluster-providers/p/clusters/c/approve".into(), false),
+            (
+                "cluster-providers/p/ca-certs/c/enrollment/instantiate".into(),
+                true,
+            ),
+            ("projects/p/ca-certs/c/distribution/terminate".into(), true),
+            ("projects/p/ca-certs/c/distribution/stop".into(), false),
+            ("projects/p/ca-certs/c/renewal/update".into(), false),
         ] {
             let operation = doc(&anchor, json!({})).operation();
             assert_eq!(
