@@ -97,20 +97,12 @@ impl ApiServer {
 
     /// An API server of the caller's own (for a scenario that needs
     /// several clusters), its files in `CARGO_TARGET_TMPDIR/<dir>`.
-    pub fn start(dir: &str) -> ApiServer {
-        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let pki = wasmco_pki::ClusterPki::create("real").unwrap();
-        let bundle = pki
-            .bootstrap_bundle("node", &["127.0.0.1".to_owned()])
-            .unwrap();
-        let certs = dir.join("pki");
-        unpack(&bundle, &certs);
+    /// etcd and kube-apiserver on fresh ports, with the admin's kubeconfig.
+    fn launch(dir: &Path, pki: &wasmco_pki::ClusterPki, certs: &Path) -> (ApiServer, PathBuf) {
         let file = |name: &str| certs.join(name).display().to_string();
-
         let (etcd_port, peer_port, api_port) = (free_port(), free_port(), free_port());
         let etcd_url = format!("http://127.0.0.1:{etcd_port}");
+        let _ = std::fs::remove_dir_all(dir.join("etcd"));
         let etcd = spawn(
             "etcd",
             &[
@@ -153,21 +145,59 @@ impl ApiServer {
             _apiserver: apiserver,
             kubeconfig: kubeconfig.into_bytes(),
             kubeconfig_path,
-            pki: certs,
+            pki: certs.to_owned(),
         };
+        (server, log)
+    }
+
+    /// Waits for `/readyz`; why not, when etcd or the server exits or 120 s
+    /// pass (both processes are then stopped), and whether one exited.
+    fn wait_ready(&mut self, log: &Path) -> Result<Instant, (String, bool)> {
         let started = Instant::now();
         loop {
-            let ready = kubectl(&server.kubeconfig_path, &["get", "--raw", "/readyz"]);
+            let ready = kubectl(&self.kubeconfig_path, &["get", "--raw", "/readyz"]);
             if ready.status.success() {
-                break;
+                return Ok(started);
             }
-            assert!(
-                started.elapsed() < Duration::from_secs(120),
-                "kube-apiserver not ready in 120 s:\n{}",
-                tail(&log)
-            );
+            let exited = matches!(self._apiserver.try_wait(), Ok(Some(_)))
+                || matches!(self._etcd.try_wait(), Ok(Some(_)));
+            if exited || started.elapsed() > Duration::from_secs(120) {
+                let _ = self._apiserver.kill();
+                let _ = self._etcd.kill();
+                let _ = self._apiserver.wait();
+                let _ = self._etcd.wait();
+                let reason = format!("kube-apiserver not ready:\n{}", tail(log));
+                return Err((reason, exited));
+            }
             std::thread::sleep(Duration::from_millis(250));
         }
+    }
+
+    pub fn start(dir: &str) -> ApiServer {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let pki = wasmco_pki::ClusterPki::create("real").unwrap();
+        let bundle = pki
+            .bootstrap_bundle("node", &["127.0.0.1".to_owned()])
+            .unwrap();
+        let certs = dir.join("pki");
+        unpack(&bundle, &certs);
+        // A port found free may be taken before the server binds it (the
+        // other tests start servers too): then it exits, and is started
+        // again on other ports.
+        let mut attempt = 0;
+        let (server, started) = loop {
+            attempt += 1;
+            let (mut server, log) = Self::launch(&dir, &pki, &certs);
+            match server.wait_ready(&log) {
+                Ok(started) => break (server, started),
+                Err((reason, true)) if attempt < 3 => {
+                    eprintln!("kube-apiserver attempt {attempt} exited, again: {reason}");
+                }
+                Err((reason, _)) => panic!("{reason}"),
+            }
+        };
         // The default namespace is made by a controller in the server, a
         // moment after it is ready.
         while !kubectl(&server.kubeconfig_path, &["get", "namespace", "default"])
