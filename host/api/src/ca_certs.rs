@@ -107,15 +107,10 @@ pub async fn act(
     let actor = crate::auth::actor(&request);
     let orchestrator = state.orchestrator.clone();
     let target = cert.clone();
-    let new_state = crate::work::off_the_workers(move || match (stage, action) {
-        (CertStage::Enrollment, CertAction::Instantiate) => {
-            orchestrator.enroll_ca_cert(&target, actor)
-        }
-        (CertStage::Distribution, CertAction::Instantiate) => {
-            orchestrator.distribute_ca_cert(&target, actor)
-        }
-        (stage, CertAction::Terminate) => orchestrator.terminate_ca_cert(&target, stage, actor),
-        (stage, CertAction::Update) => orchestrator.update_ca_cert(&target, stage, actor),
+    let new_state = crate::work::off_the_workers(move || match action {
+        CertAction::Instantiate => orchestrator.instantiate_ca_cert(&target, stage, actor),
+        CertAction::Terminate => orchestrator.terminate_ca_cert(&target, stage, actor),
+        CertAction::Update => orchestrator.update_ca_cert(&target, stage, actor),
     })
     .await??;
     Ok((

@@ -182,75 +182,58 @@ struct Enrolled {
 }
 
 impl Orchestrator {
-    /// Created or Terminated -> Instantiated: signs a certificate for each
-    /// cluster the caCert's groups name.
-    pub fn enroll_ca_cert(
+    /// Created or Terminated -> Instantiated. Enrollment signs a
+    /// certificate for each cluster the caCert's groups select;
+    /// distribution puts each cluster's enrolled CA on it.
+    pub fn instantiate_ca_cert(
         &self,
         cert: &CaCertRef,
+        stage: CertStage,
         actor: Actor,
     ) -> Result<DigState, OrchestratorError> {
-        Self::admin_only(cert, actor)?;
-        let stage = CertStage::Enrollment;
-        let (guard, state) = self.begin_at(&cert.key(stage), &cert.id())?;
-        Self::allow(
-            &cert.describe(stage),
-            &state,
+        let from = [
+            DeployState::Created,
+            DeployState::Terminated,
+            DeployState::TerminateStopped,
+        ];
+        self.ca_cert_step(
+            cert,
+            stage,
+            actor,
             "instantiate",
-            &[
-                DeployState::Created,
-                DeployState::Terminated,
-                DeployState::TerminateStopped,
-            ],
+            &from,
             DeployState::Instantiated,
-        )?;
-        self.sign(cert, state, DeployState::Instantiated, &guard)
+        )
     }
 
-    /// Instantiated or Updated -> Updated: signs again, for the clusters
-    /// the groups name now (EMCO makes every key anew too).
+    /// Instantiated or Updated -> Updated. Enrollment signs again, for the
+    /// clusters the groups select now (EMCO makes every key anew too);
+    /// distribution puts what the enrollment signed last.
     pub fn update_ca_cert(
         &self,
         cert: &CaCertRef,
         stage: CertStage,
         actor: Actor,
     ) -> Result<DigState, OrchestratorError> {
-        Self::admin_only(cert, actor)?;
-        let (guard, state) = self.begin_at(&cert.key(stage), &cert.id())?;
-        Self::allow(
-            &cert.describe(stage),
-            &state,
-            "update",
-            DEPLOYED,
-            DeployState::Updated,
-        )?;
-        match stage {
-            CertStage::Enrollment => self.sign(cert, state, DeployState::Updated, &guard),
-            CertStage::Distribution => self.distribute(cert, state, DeployState::Updated, &guard),
-        }
+        self.ca_cert_step(cert, stage, actor, "update", DEPLOYED, DeployState::Updated)
     }
 
-    /// Created or Terminated -> Instantiated: puts each cluster's enrolled
-    /// CA on it.
-    pub fn distribute_ca_cert(
+    fn ca_cert_step(
         &self,
         cert: &CaCertRef,
+        stage: CertStage,
         actor: Actor,
+        action: &'static str,
+        from: &[DeployState],
+        next: DeployState,
     ) -> Result<DigState, OrchestratorError> {
         Self::admin_only(cert, actor)?;
-        let stage = CertStage::Distribution;
         let (guard, state) = self.begin_at(&cert.key(stage), &cert.id())?;
-        Self::allow(
-            &cert.describe(stage),
-            &state,
-            "instantiate",
-            &[
-                DeployState::Created,
-                DeployState::Terminated,
-                DeployState::TerminateStopped,
-            ],
-            DeployState::Instantiated,
-        )?;
-        self.distribute(cert, state, DeployState::Instantiated, &guard)
+        Self::allow(&cert.describe(stage), &state, action, from, next)?;
+        match stage {
+            CertStage::Enrollment => self.sign(cert, state, next, &guard),
+            CertStage::Distribution => self.distribute(cert, state, next, &guard),
+        }
     }
 
     /// Instantiated or Updated -> Terminated. Distribution: rsync removes
