@@ -25,6 +25,8 @@ fn main() {
             "dtc",
             "hpa-placement",
             "hpa-action",
+            "sfc",
+            "sfcclient",
         ],
         "wasm-plugins",
         &["wit", "sdk", "plugins", "Cargo.lock"],

@@ -516,6 +516,7 @@ fn examples_controller_is_the_template_unchanged() {
         "sdk/src/records.rs",
         "sdk/src/intents.rs",
         "sdk/src/quantity.rs",
+        "sdk/src/pods.rs",
         "sdk/Cargo.toml",
         "fixture.json",
         ".cargo/config.toml",

@@ -1074,13 +1074,12 @@ fn set_up_ca_issuers(flows: &Flows, issuing: &ApiServer) {
     }
 }
 
-/// `kubectl apply` of test-cert's stand-in for cert-manager's, Istio's and
-/// KNCC's installs.
-fn install_mesh_kinds(flows: &Flows, kubeconfig: &std::path::Path) {
-    let crds = flows.file("test-cert", "crds.yaml");
+/// `kubectl apply` of a flow's stand-in for installing what its clusters
+/// run (the CRDs and namespaces cert-manager, Istio, KNCC or Nodus bring).
+fn install_cluster_kinds(crds: &str, kubeconfig: &std::path::Path) {
     let applied = kubectl(
         kubeconfig,
-        &["apply", "--server-side", "--validate=false", "-f", &crds],
+        &["apply", "--server-side", "--validate=false", "-f", crds],
     );
     assert!(applied.status.success(), "{applied:?}");
 }
@@ -1201,9 +1200,9 @@ fn test_cert_signs_each_clusters_ca_with_the_issuing_clusters_issuer() {
     let dev = Dev::start();
     let flows = Flows::new();
     let flow = "test-cert";
-    install_mesh_kinds(&flows, &issuing.kubeconfig_path);
+    install_cluster_kinds(&flows.file(flow, "crds.yaml"), &issuing.kubeconfig_path);
     for n in 1..=3 {
-        install_mesh_kinds(&flows, &dev.kubeconfig_path(n));
+        install_cluster_kinds(&flows.file(flow, "crds.yaml"), &dev.kubeconfig_path(n));
     }
     set_up_ca_issuers(&flows, &issuing);
     flows.setup_values(
@@ -1309,4 +1308,104 @@ fn test_cert_signs_each_clusters_ca_with_the_issuing_clusters_issuer() {
         });
     }
     dev.assert_no_projects();
+}
+
+/// sfc, as its README runs it on one cluster: the chain (slb, ngfw and
+/// sdewan, with ovnaction's interfaces) in an admin cloud, then a client on
+/// each end in its own standard cloud, then the second pair of clients in
+/// clouds labelled for the chain's other selectors; deleted in reverse.
+/// sfc puts Nodus' NetworkChaining beside the chain; sfcclient gives each
+/// client's pods the labels of the selector its cloud matches.
+#[test]
+fn sfc_chains_three_functions_and_labels_each_clouds_clients() {
+    let dev = Dev::start();
+    let flows = Flows::new();
+    let flow = "sfc";
+    install_cluster_kinds(&flows.file(flow, "crds.yaml"), &dev.kubeconfig_path(1));
+    for tar in [
+        "-czf output/ngfw.tar.gz -C chainCA/helm ngfw",
+        "-czf output/sdewan.tar.gz -C chainCA/helm sdewan",
+        "-czf output/slb.tar.gz -C chainCA/helm slb",
+        "-czf output/profile.tar.gz -C chainCA manifest.yaml override_values.yaml",
+        "-czf output/left-nginx.tar.gz -C clientCA/helm left-nginx",
+        "-czf output/right-nginx.tar.gz -C clientCA/helm right-nginx",
+        "-czf output/clientprofile.tar.gz -C clientCA manifest.yaml override_values.yaml",
+    ] {
+        flows.tar(flow, tar);
+    }
+    flows.setup_values(
+        flow,
+        &[
+            ("KUBE_PATH", &kubeconfig(&dev, 1)),
+            ("HOST_IP", "127.0.0.1"),
+        ],
+    );
+    let files = [
+        "prerequisites.yaml",
+        "sfc-networks.yaml",
+        "sfc-logical-clouds.yaml",
+        "sfc-ca.yaml",
+        "sfc-left-client.yaml",
+        "sfc-right-client.yaml",
+        "sfc-left-client-2.yaml",
+        "sfc-right-client-2.yaml",
+    ];
+    flows.run(&dev, "apply", flow, &files);
+    dev.ok(&["status", "sfc-deployment-intent-group", "--timeout", "90s"]);
+    let on = On::Dev(&dev, 1);
+    let chainings = "apis/k8s.plugin.opnfv.org/v1alpha1/networkchainings";
+    on.eventually("the NetworkChaining", |on| {
+        !on.objects(chainings).is_empty()
+    });
+    let chaining = on.object(chainings, "sfc-intent");
+    let routing = &chaining["spec"]["routingSpec"];
+    assert_eq!(chaining["spec"]["chainType"], "Routing");
+    assert_eq!(
+        routing["networkChain"],
+        "net=virtual-net1,app=slb,net=dynamic-net1,app=ngfw,net=dynamic-net2,app=sdewan,net=virtual-net2"
+    );
+    // Selectors in name order (EMCO: the order they were made, which puts
+    // leftclient2 first): the left provider network fills the first.
+    let left = &routing["left"];
+    assert_eq!(left[0]["podSelector"]["matchLabels"]["sfc"], "head");
+    assert_eq!(left[0]["networkName"], "left-pnetwork");
+    assert_eq!(left[0]["gatewayIp"], "172.30.10.2");
+    assert_eq!(left[1]["podSelector"]["matchLabels"]["sfc"], "head2");
+    assert_eq!(left[1]["networkName"], "");
+    assert_eq!(routing["right"][0]["networkName"], "right-pnetwork");
+    // ovnaction's interfaces on the functions.
+    let slb = on.object("apis/apps/v1/deployments", "slb");
+    let interfaces =
+        slb["spec"]["template"]["metadata"]["annotations"]["k8s.plugin.opnfv.org/nfn-network"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+    assert!(interfaces.contains("left-pnetwork"), "{interfaces}");
+    // Each client's pods carry the labels of the selector its cloud matches.
+    for (namespace, name, label) in [
+        ("sfc-head", "left-nginx", "head"),
+        ("sfc-tail", "right-nginx", "tail"),
+        ("sfc-head-two", "left-nginx", "head2"),
+        ("sfc-tail-two", "right-nginx", "tail2"),
+    ] {
+        let collection = format!("apis/apps/v1/namespaces/{namespace}/deployments");
+        on.eventually(&format!("{namespace}/{name}"), |on| {
+            on.objects(&collection)
+                .iter()
+                .any(|d| d["metadata"]["name"] == name)
+        });
+        let client = on.object(&collection, name);
+        assert_eq!(
+            client["spec"]["template"]["metadata"]["labels"]["sfc"], label,
+            "{namespace}/{name}"
+        );
+    }
+    let mut reversed = files;
+    reversed.reverse();
+    flows.run(&dev, "delete", flow, &reversed);
+    on.eventually("the NetworkChaining gone", |on| {
+        on.objects(chainings).is_empty()
+    });
+    dev.assert_no_projects();
+    dev.assert_clusters_empty();
 }

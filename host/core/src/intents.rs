@@ -45,6 +45,12 @@ pub struct Declaration {
     /// action controller reads hpa placement's intents.
     #[serde(default)]
     pub reads: Vec<String>,
+    /// Top-level segments whose intents in the project's other deployment
+    /// intent groups the controller is given (in the tree's `others`, with
+    /// the group each is in), as EMCO's sfcclient reads the client
+    /// selectors of a chain another group deploys.
+    #[serde(default)]
+    pub reads_across: Vec<String>,
     /// Facts about the clusters the controller needs at call time.
     #[serde(default)]
     pub needs: Vec<Need>,

@@ -292,6 +292,11 @@ pub struct OverrideValues {
     pub values: serde_json::Map<String, Value>,
 }
 
+/// What emcoctl (Go's templates) writes for a value its values file does
+/// not set. EMCO's sfc examples leave their controllers' intent names unset,
+/// as sfc and sfcclient read every intent of their kinds whatever the name.
+pub const UNSET_INTENT_NAME: &str = "<no value>";
+
 /// A DIG intent: which intent of each controller the DIG uses.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -305,7 +310,9 @@ impl Spec for DigIntentSpec {
         let mut refs = Vec::new();
         for (controller, intent) in &self.intent {
             let field = format!("spec.intent.{controller}");
-            check_name(&field, intent)?;
+            if intent != UNSET_INTENT_NAME {
+                check_name(&field, intent)?;
+            }
             // As EMCO: the controllers named must exist; the intents they
             // name are looked up at instantiate (EMCO's files create them
             // after this document).

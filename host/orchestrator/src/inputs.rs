@@ -170,6 +170,7 @@ pub fn gather(
         "compositeAppVersion": dig.version,
         "name": dig.name,
         "logicalCloud": spec.logical_cloud.clone().unwrap_or_default(),
+        "logicalCloudLabels": cloud_labels(db, &dig.project, spec.logical_cloud.as_deref())?,
         "namespace": release.namespace,
     });
     let declared = DeclaredInputs {
@@ -188,6 +189,27 @@ pub fn gather(
         clusters,
         steps,
     })
+}
+
+/// The labels of the logical cloud a DIG deploys into (EMCO's sfcclient
+/// matches chains' namespace selectors against them).
+fn cloud_labels(
+    db: &ResourceDb,
+    project: &str,
+    cloud: Option<&str>,
+) -> Result<BTreeMap<String, String>, OrchestratorError> {
+    let Some(cloud) = cloud.filter(|c| !c.is_empty()) else {
+        return Ok(BTreeMap::new());
+    };
+    let id = ResourceId::new(
+        Kind::LogicalCloud,
+        vec![project.to_owned(), cloud.to_owned()],
+    );
+    if !db.exists(&id)? {
+        return Ok(BTreeMap::new());
+    }
+    let spec: wasmco_core::specs::LogicalCloudSpec = db.spec(&id)?;
+    Ok(spec.labels)
 }
 
 /// The Helm release a DIG's charts are rendered as.
@@ -607,8 +629,43 @@ impl DeclaredInputs<'_> {
             }
             facts["nodes"] = Value::Object(nodes);
         }
-        Ok(group
-            .tree(declared, name, self.group.clone(), facts)
-            .to_string())
+        let mut tree = group.tree(declared, name, self.group.clone(), facts);
+        let across = &declared.declaration.reads_across;
+        if !across.is_empty() {
+            tree["others"] = Value::Array(self.other_groups(db, across)?);
+        }
+        Ok(tree.to_string())
+    }
+
+    /// The intents of `segments` in the project's other deployment intent
+    /// groups, each group with its identity; groups without any are left out.
+    fn other_groups(
+        &self,
+        db: &ResourceDb,
+        segments: &[String],
+    ) -> Result<Vec<Value>, OrchestratorError> {
+        let project = self.group["project"].as_str().unwrap_or_default();
+        let mut others = Vec::new();
+        for (id, _) in db.list_under(Kind::DeploymentIntentGroup, &[project.to_owned()])? {
+            let [_, composite_app, version, name] = id.path.as_slice() else {
+                continue;
+            };
+            let this = self.group["compositeApp"] == composite_app.as_str()
+                && self.group["compositeAppVersion"] == version.as_str()
+                && self.group["name"] == name.as_str();
+            if this {
+                continue;
+            }
+            let intents = GroupIntents::read(db, &id.path)?.top_of(segments);
+            if !intents.is_empty() {
+                others.push(json!({
+                    "compositeApp": composite_app,
+                    "compositeAppVersion": version,
+                    "name": name,
+                    "intents": intents,
+                }));
+            }
+        }
+        Ok(others)
     }
 }

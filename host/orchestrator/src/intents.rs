@@ -284,6 +284,16 @@ impl GroupIntents {
         })
     }
 
+    /// The top-level intents of `segments`, as a controller's tree holds
+    /// them.
+    pub fn top_of(&self, segments: &[String]) -> Vec<Value> {
+        segments
+            .iter()
+            .flat_map(|segment| self.top_in(segment))
+            .map(|i| self.node_json(i))
+            .collect()
+    }
+
     fn node_json(&self, i: usize) -> Value {
         let node = &self.nodes[i];
         let segment = &node.id.path[node.id.path.len() - 2];

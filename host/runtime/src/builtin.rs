@@ -79,6 +79,20 @@ pub const BUILTINS: &[BuiltinController] = &[
         wasm: guest!("hpa_action.wasm"),
         emco: Some("hpa-action-controller"),
     },
+    BuiltinController {
+        name: "sfc",
+        kind: ControllerKind::Action,
+        priority: 20,
+        wasm: guest!("sfc.wasm"),
+        emco: Some("sfc"),
+    },
+    BuiltinController {
+        name: "sfcclient",
+        kind: ControllerKind::Action,
+        priority: 20,
+        wasm: guest!("sfcclient.wasm"),
+        emco: Some("sfcclient"),
+    },
 ];
 
 /// The built-in controller EMCO's files mean by `name`: its EMCO name,

@@ -113,7 +113,11 @@ pub fn spec(kind: Kind) -> Value {
         }}),
         Kind::DigIntent => object(
             &["intent"],
-            json!({"intent": {"type": "object", "additionalProperties": name()}}),
+            // A name, or what emcoctl writes for a value left unset.
+            json!({"intent": {"type": "object", "additionalProperties": {"anyOf": [
+                name(),
+                {"type": "string", "enum": [wasmco_core::specs::UNSET_INTENT_NAME]},
+            ]}}}),
         ),
         Kind::GenericAppIntent => {
             let selector = object(

@@ -30,6 +30,7 @@ const SDK_TESTING: &str = include_str!("../../../../sdk/src/testing.rs");
 const SDK_RECORDS: &str = include_str!("../../../../sdk/src/records.rs");
 const SDK_INTENTS: &str = include_str!("../../../../sdk/src/intents.rs");
 const SDK_QUANTITY: &str = include_str!("../../../../sdk/src/quantity.rs");
+const SDK_PODS: &str = include_str!("../../../../sdk/src/pods.rs");
 const SDK_MANIFEST: &str = "[package]\nname = \"wasmco-guest\"\nversion = \"0.1.0\"\n\
     edition = \"2024\"\nrust-version = \"1.95\"\npublish = false\n\n\
     [dependencies]\n\
@@ -115,6 +116,7 @@ fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), CliErro
         ("sdk/src/records.rs", SDK_RECORDS.to_owned()),
         ("sdk/src/intents.rs", SDK_INTENTS.to_owned()),
         ("sdk/src/quantity.rs", SDK_QUANTITY.to_owned()),
+        ("sdk/src/pods.rs", SDK_PODS.to_owned()),
         ("fixture.json", fixture.to_owned()),
         ("README.md", fill(TEMPLATE_README)),
         (".gitignore", GITIGNORE.to_owned()),

@@ -35,10 +35,33 @@ pub struct IntentTree {
     /// declares, for controllers that (as EMCO's hpa) act on all of them.
     #[serde(default)]
     pub all: Vec<IntentNode>,
+    /// The project's other deployment intent groups with their intents of
+    /// the segments the declaration's `readsAcross` names.
+    #[serde(default)]
+    pub others: Vec<OtherGroup>,
     /// Facts the host read from the clusters, when the controller's
     /// declaration asks for them (`"needs": ["nodes"]`).
     #[serde(default)]
     pub facts: Facts,
+}
+
+/// Another deployment intent group of the project, with the intents a
+/// controller reads across groups.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OtherGroup {
+    /// Its composite app.
+    #[serde(default)]
+    pub composite_app: String,
+    /// The composite app's version.
+    #[serde(default)]
+    pub composite_app_version: String,
+    /// Its name.
+    #[serde(default)]
+    pub name: String,
+    /// Its top-level intents of the segments read.
+    #[serde(default)]
+    pub intents: Vec<IntentNode>,
 }
 
 /// The deployment intent group a call is for.
@@ -60,6 +83,9 @@ pub struct DigIdentity {
     /// The logical cloud it deploys into.
     #[serde(default)]
     pub logical_cloud: String,
+    /// That logical cloud's labels (those of its namespace).
+    #[serde(default)]
+    pub logical_cloud_labels: BTreeMap<String, String>,
     /// The Kubernetes namespace of that logical cloud.
     #[serde(default)]
     pub namespace: String,

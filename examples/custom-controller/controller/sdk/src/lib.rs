@@ -17,6 +17,8 @@ use alloc::vec::Vec;
 
 #[cfg(feature = "intents")]
 pub mod intents;
+#[cfg(feature = "serde")]
+pub mod pods;
 pub mod quantity;
 pub mod records;
 pub mod testing;
