@@ -379,27 +379,15 @@ fn dcm_advanced_adds_a_cluster_to_a_standard_cloud_and_deploys_in_its_namespace(
     for tar in &COLLECTD_AND_OPERATOR[..2] {
         flows.tar(flow, tar);
     }
-    flows.values(
+    // `setup.sh create` with `HOST_IP`, `KUBE_PATH1` and `KUBE_PATH2` set.
+    flows.setup_values(
         flow,
-        &format!(
-            "PackagesPath: output\nProjectName: proj1\nClusterProvider: provider1\n\
-             Cluster1: cluster1\nCluster2: cluster2\nCluster1Ref: cluster1-ref\nCluster2Ref: cluster2-ref\n\
-             LogicalCloud: lc1\nAdminCloud: admin-lc\nPrivilegedCloud: privileged-lc\n\
-             StandardCloud: standard-lc\nPrivilegedNamespace: privileged-lc-ns\n\
-             StandardNamespace: standard-lc-ns\nClusterQuota: quota1\n\
-             StandardPermission: standard-permission\nPrivilegedPermission1: privileged-permission-1\n\
-             PrivilegedPermission2: privileged-permission-2\nPrivilegedPermission3: privileged-permission-3\n\
-             CompositeApp: test-collectd\nHelmApp1: output/collectd.tar.gz\n\
-             ProfileApp1: output/collectd_profile.tar.gz\nCompositeProfile: collectd-composite-profile\n\
-             GenericPlacementIntent: collectd-placement-intent\n\
-             DeploymentIntent: collectd-deployment-intent-group\nIntent: intent\n\
-             ConfigmapFile: info.json\nRsyncPort: 30431\nHostIP: 127.0.0.1\n\
-             KubeConfig: {k1}\nKubeConfig2: {k2}\n\
-             Clusters:\n- Name: cluster1\n  KubeConfig: {k1}\n- Name: cluster2\n  KubeConfig: {k2}\n\
-             Applist:\n- Name: collectd\n  Cluster: [cluster1, cluster2]\n",
-            k1 = kubeconfig(&dev, 1),
-            k2 = kubeconfig(&dev, 2)
-        ),
+        &[
+            ("output_dir", "output"),
+            ("host_ip", "127.0.0.1"),
+            ("KUBE_PATH1", &kubeconfig(&dev, 1)),
+            ("KUBE_PATH2", &kubeconfig(&dev, 2)),
+        ],
     );
     let files = [
         "prerequisites.yaml",
@@ -563,17 +551,28 @@ fn dtc_network_policy(two_clusters: bool) {
     ] {
         flows.tar(flow, tar);
     }
-    let mut values = format!(
-        "KubeConfig1: {}\nProjectName: proj1\nLogicalCloud: default\n\
-         CompositeApp: collection-composite-app\n\
-         DeploymentIntentGroup: collection-deployment-intent-group\nHostIP: 127.0.0.1\n\
-         RsyncPort: 30431\nDtcPort: 30448\nNpsPort: 30438\n\
-         HttpServerImageRepository: registry.local/my-custom-httptest-server\n\
-         HttpClientImageRepository: registry.local/my-custom-httptest-client\n",
-        kubeconfig(&dev, 1)
-    );
+    // `setup.sh create` with `HOST_IP`, `KUBE_PATH1`, `IMAGE_REPOSITORY=
+    // registry.local` (which names the two image repositories) and, for two
+    // clusters, `KUBE_PATH2` set: its second here-document appends
+    // `KubeConfig2` only then.
+    let kube_path1 = kubeconfig(&dev, 1);
+    let kube_path2 = kubeconfig(&dev, 2);
+    let vars = [
+        ("KUBE_PATH1", kube_path1.as_str()),
+        ("KUBE_PATH2", kube_path2.as_str()),
+        ("HOST_IP", "127.0.0.1"),
+        (
+            "HTTP_SERVER_IMAGE_REPOSITORY",
+            "registry.local/my-custom-httptest-server",
+        ),
+        (
+            "HTTP_CLIENT_IMAGE_REPOSITORY",
+            "registry.local/my-custom-httptest-client",
+        ),
+    ];
+    let mut values = flows.here_document(flow, "cat << NET > values.yaml\n", 0, &vars);
     if two_clusters {
-        values += &format!("KubeConfig2: {}\n", kubeconfig(&dev, 2));
+        values += &flows.here_document(flow, "cat << NET >> values.yaml\n", 0, &vars);
     }
     flows.values(flow, &values);
     flows.apply_sh(&dev, flow, &[]);
