@@ -591,7 +591,7 @@ impl Orchestrator {
             metadata["namespace"] = json!(namespace);
         }
         let issuer = self
-            .facts
+            .sync
             .object(
                 &cluster,
                 &json!({"apiVersion": "cert-manager.io/v1", "kind": kind.as_str(), "metadata": metadata}),
@@ -609,7 +609,7 @@ impl Orchestrator {
                 )
             })?;
         let secret = self
-            .facts
+            .sync
             .object(
                 &cluster,
                 &json!({"apiVersion": "v1", "kind": "Secret",

@@ -59,8 +59,6 @@ pub struct Orchestrator {
     metrics: crate::metrics::OrchestratorMetrics,
     /// The intent kinds the stored controllers declare.
     intents: Arc<crate::intents::IntentCatalog>,
-    /// What the clusters say of themselves, for controllers that need it.
-    pub(super) facts: Arc<dyn crate::intents::ClusterFacts>,
 }
 
 impl Orchestrator {
@@ -85,14 +83,7 @@ impl Orchestrator {
             actions: Arc::default(),
             metrics: crate::metrics::OrchestratorMetrics::default(),
             intents: Arc::default(),
-            facts: Arc::new(crate::intents::NoFacts),
         }
-    }
-
-    /// Reads the facts controllers ask for (a cluster's nodes) from `facts`.
-    pub fn with_facts(mut self, facts: Arc<dyn crate::intents::ClusterFacts>) -> Self {
-        self.facts = facts;
-        self
     }
 
     /// The intent kinds the stored controllers declare, as stored now.
@@ -515,7 +506,7 @@ impl Orchestrator {
             &self.registry,
             crate::intents::IntentSources {
                 catalog: &self.intents,
-                facts: self.facts.as_ref(),
+                facts: self.sync.as_ref(),
             },
             &self.generic,
             &self.helm,

@@ -371,7 +371,7 @@ impl GroupIntents {
     }
 }
 
-pub use wasmco_store::appcontext::{ClusterFacts, NoFacts};
+pub use wasmco_store::appcontext::ClusterFacts;
 
 /// Whether the target a reference names exists: what it is, its name,
 /// and (for a cluster) its provider's.

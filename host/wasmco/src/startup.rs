@@ -271,7 +271,6 @@ pub fn open_state(
     store.metrics().register(&mut registry);
     let contexts = ContextStore::new(store);
     runtime.metrics().register(&mut registry);
-    let mut facts: Option<Arc<dyn wasmco_orchestrator::intents::ClusterFacts>> = None;
     let engine: Arc<dyn wasmco_orchestrator::SyncEngine> = match sync {
         Some((handle, mut config)) => {
             config.kubeconfigs = kubeconfigs.clone();
@@ -287,7 +286,6 @@ pub fn open_state(
                 .map_err(|e| ServeError::Resume(e.to_string()))?;
             tracing::info!(resumed, "deployments taken up again");
             rsync.metrics().register(&mut registry);
-            facts = Some(Arc::new(rsync.clone()));
             Arc::new(rsync)
         }
         None => Arc::new(NoSync),
@@ -303,9 +301,6 @@ pub fn open_state(
     );
     if hosts.shared() {
         orchestrator = orchestrator.with_hosts(hosts.clone());
-    }
-    if let Some(facts) = facts {
-        orchestrator = orchestrator.with_facts(facts);
     }
     let refused = mark_cluster_kubeconfigs(&db, &kubeconfigs)?;
     if refused > 0 {

@@ -5,8 +5,9 @@
 
 use wasmco_core::ClusterRef;
 
-/// Where state changes go: rsync implements it.
-pub trait SyncEngine: Send + Sync {
+/// Where state changes go: rsync implements it. It holds the clusters'
+/// clients, so it is also what reads facts from them.
+pub trait SyncEngine: ClusterFacts {
     /// The stored state of `key` (a DIG's or a logical cloud's) changed:
     /// a new revision, a terminate, a stop. The engine reads what is stored
     /// and makes the clusters match it.
@@ -30,13 +31,18 @@ impl SyncEngine for NoSync {
     }
 }
 
+/// It reaches no cluster: every fact is unknown.
+impl ClusterFacts for NoSync {}
+
 /// Facts about clusters that only the clusters know, for controllers
 /// that declare they need them: read by the sync engine, which holds the
 /// clusters' clients.
 pub trait ClusterFacts: Send + Sync {
     /// The cluster's nodes: `[{name, labels, available: {resource: amount}}]`,
     /// available being allocatable minus what the pods on it request.
-    fn nodes(&self, cluster: &ClusterRef) -> Result<serde_json::Value, String>;
+    fn nodes(&self, _cluster: &ClusterRef) -> Result<serde_json::Value, String> {
+        Err("this host reads nothing from clusters".to_owned())
+    }
 
     /// [`Self::nodes`] of each of `clusters`, in their order; an engine
     /// that can ask several clusters at once does.
@@ -52,15 +58,5 @@ pub trait ClusterFacts: Send + Sync {
         _manifest: &serde_json::Value,
     ) -> Result<Option<serde_json::Value>, String> {
         Err("this host reads nothing from clusters".to_owned())
-    }
-}
-
-/// No cluster access: every fact is unknown.
-#[derive(Debug, Default)]
-pub struct NoFacts;
-
-impl ClusterFacts for NoFacts {
-    fn nodes(&self, _cluster: &ClusterRef) -> Result<serde_json::Value, String> {
-        Err("this host reads no facts from clusters".to_owned())
     }
 }

@@ -34,7 +34,7 @@ use wasmco_core::specs::OpStatus;
 
 use crate::{BatchOp, Expect, KvStore, StoreError};
 
-pub use handoff::{ClusterFacts, NoFacts, NoSync, SyncEngine};
+pub use handoff::{ClusterFacts, NoSync, SyncEngine};
 pub use state::{DeployState, DigState, StateAction, now};
 pub use status::{
     ClusterHealth, Connectivity, Deployed, Drift, DriftKind, Reachability, Readiness,
