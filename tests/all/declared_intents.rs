@@ -361,3 +361,44 @@ fn an_uploaded_controller_gets_its_declared_kinds_and_no_one_takes_anothers() {
     expect(server.delete("/v2/controllers/zones"), 204);
     refused(server.get(&collection), 404, None, "no route");
 }
+
+#[test]
+fn of_two_controllers_uploaded_at_once_with_other_kinds_at_one_segment_one_is_refused() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    let placement = wasm("generic_placement.wasm");
+    for round in 0..6 {
+        let segment = format!("race{round}-intents");
+        let declaring = |param: &str| {
+            let declaration = json!({"kinds": [{"name": "race intent", "segment": segment,
+                                                "param": param}]});
+            with_intents(&placement, &declaration)
+        };
+        let (first, second) = (declaring("a"), declaring("b"));
+        let statuses: Vec<u16> = std::thread::scope(|threads| {
+            let uploads: Vec<_> = [("a", first), ("b", second)]
+                .into_iter()
+                .map(|(name, component)| {
+                    let server = &server;
+                    threads.spawn(move || {
+                        server
+                            .upload(
+                                "/v2/controllers",
+                                doc(
+                                    &format!("racer-{name}{round}"),
+                                    json!({"type": "placement"}),
+                                ),
+                                Some(component),
+                            )
+                            .status()
+                            .as_u16()
+                    })
+                })
+                .collect();
+            uploads.into_iter().map(|u| u.join().unwrap()).collect()
+        });
+        let mut sorted = statuses.clone();
+        sorted.sort();
+        assert_eq!(sorted, [201, 422], "round {round}: {statuses:?}");
+    }
+}

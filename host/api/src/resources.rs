@@ -68,8 +68,8 @@ pub async fn create(
     let created = id.clone();
     blocking(move || db.create(&id, write)).await?;
     // Live only once stored: a refused write leaves the old version serving.
-    if let Some(controller) = controller {
-        state.controllers.insert(controller);
+    if let Some(uploaded) = controller {
+        state.controllers.insert(uploaded.controller);
     }
     if kind == Kind::Cluster {
         // Starts its health probe.
@@ -134,8 +134,8 @@ pub async fn update(
             .orchestrator
             .cluster_changed(&changed.path[0], &changed.path[1]);
     }
-    if let Some(controller) = controller {
-        state.controllers.insert(controller);
+    if let Some(uploaded) = controller {
+        state.controllers.insert(uploaded.controller);
     }
     Ok(axum::Json(body).into_response())
 }
@@ -549,7 +549,7 @@ fn prepare(
     id: &ResourceId,
     body: Value,
     file: Option<&[u8]>,
-) -> Result<(Value, Option<Controller>), ApiError> {
+) -> Result<(Value, Option<Uploaded>), ApiError> {
     let mut body = body;
     match id.kind {
         Kind::Cluster => {
@@ -585,7 +585,7 @@ fn prepare(
                     };
                     ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, field, e.to_string())
                 })?;
-            let declared = declared_intents(state, &id.path[0], wasm)?;
+            let (declared, declarations) = declared_intents(state, &id.path[0], wasm)?;
             let note = body["status"]["note"].take();
             body["status"] = json!({
                 "digest": format!("sha256:{}", controller.digest()),
@@ -600,7 +600,13 @@ fn prepare(
             if !note.is_null() {
                 body["status"]["note"] = note;
             }
-            Ok((body, Some(controller)))
+            Ok((
+                body,
+                Some(Uploaded {
+                    controller,
+                    _declarations: declarations,
+                }),
+            ))
         }
         Kind::App => {
             if let Some(chart) = file
@@ -684,21 +690,31 @@ fn refuse_orphaning_intents(state: &AppState, controller: &str) -> Result<(), Ap
     ))
 }
 
+/// A controller's upload, checked: its component, and while it declares
+/// intent kinds, the lock its declaration was checked under, held until
+/// it is stored.
+struct Uploaded {
+    controller: Controller,
+    _declarations: Option<wasmco_orchestrator::DeclarationLock>,
+}
+
 /// The intent kinds `wasm` declares, checked: its section parses, its
-/// schemas compile, and no other controller serves its segments.
+/// schemas compile, and no other controller serves its segments; with the
+/// lock the check was made under.
 fn declared_intents(
     state: &AppState,
     controller: &str,
     wasm: &[u8],
-) -> Result<Option<Value>, ApiError> {
+) -> Result<(Option<Value>, Option<wasmco_orchestrator::DeclarationLock>), ApiError> {
     let refused =
         |e: FieldError| ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, e.field, e.reason);
     let Some(section) = wasmco_runtime::declared_intents(wasm)
         .map_err(|e| ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, "file", e.to_string()))?
     else {
-        return Ok(None);
+        return Ok((None, None));
     };
     let declaration = Declaration::parse(section).map_err(refused)?;
+    let lock = state.orchestrator.lock_declarations()?;
     state
         .orchestrator
         .intent_catalog()?
@@ -707,9 +723,8 @@ fn declared_intents(
     // Compiling its schemas now refuses one the catalog could not load later.
     wasmco_orchestrator::intents::Declared::new(controller, declaration.clone())
         .map_err(refused)?;
-    Ok(Some(
-        serde_json::to_value(declaration).map_err(ApiError::internal)?,
-    ))
+    let declared = serde_json::to_value(declaration).map_err(ApiError::internal)?;
+    Ok((Some(declared), Some(lock)))
 }
 
 /// A controller registered as EMCO registers its services, by host and

@@ -86,6 +86,19 @@ impl Orchestrator {
         }
     }
 
+    /// The lock a controller's upload holds from checking its declared
+    /// kinds against the stored controllers' until it is stored: two
+    /// uploads at once, on this host or another, would otherwise both pass
+    /// the check with other kinds at one segment.
+    pub fn lock_declarations(&self) -> Result<crate::DeclarationLock, OrchestratorError> {
+        // `_` starts no project's name, so no DIG's or cloud's key.
+        let guard = self
+            .actions
+            .lock("_controllers/declarations")
+            .map_err(ContextError::from)?;
+        Ok(crate::DeclarationLock { _guard: guard })
+    }
+
     /// The intent kinds the stored controllers declare, as stored now.
     pub fn intent_catalog(
         &self,

@@ -21,6 +21,7 @@ mod tenancy;
 pub use ca_certs::{CaCertRef, CaCertScope, CertStage};
 pub use deploy::{Orchestrator, SyncedContext};
 pub use dig::{DigRef, OrchestratorError};
+pub use locks::DeclarationLock;
 pub use logical_cloud::LogicalCloudRef;
 pub use network::NetworkSetRef;
 pub use pipeline::{ControllerRun, Step, run_controllers};

@@ -25,6 +25,13 @@ impl TargetGuard {
     }
 }
 
+/// Held while a controller's declaration is checked against the stored
+/// ones and the controller is stored (see
+/// [`crate::Orchestrator::lock_declarations`]).
+pub struct DeclarationLock {
+    pub(crate) _guard: TargetGuard,
+}
+
 /// The locks of the targets that have an action under way.
 #[derive(Default)]
 pub struct TargetLocks {
