@@ -5,6 +5,7 @@
 
 use serde_json::{Value, json};
 
+use crate::emco_flows::kubectl_apply;
 use crate::http::{Server, Virtual, doc, expect, issue_token, refused};
 use crate::kube_apiserver::kubectl;
 
@@ -20,17 +21,7 @@ fn cert_spec(issuer: &str) -> Value {
 fn apply(cluster: &Virtual, yaml: &str) {
     let file = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(file.path(), yaml).unwrap();
-    let out = kubectl(
-        &cluster.kubeconfig_path,
-        &[
-            "apply",
-            "--server-side",
-            "--validate=false",
-            "-f",
-            file.path().to_str().unwrap(),
-        ],
-    );
-    assert!(out.status.success(), "{out:?}");
+    kubectl_apply(&cluster.kubeconfig_path, file.path());
 }
 
 /// cert-manager's ClusterIssuer kind and a CA issuer `name` over a fresh
@@ -41,7 +32,7 @@ fn ca_issuer(cluster: &Virtual, name: &str) -> String {
     let encode = |s: &str| base64::engine::general_purpose::STANDARD.encode(s);
     // The kinds test-cert's clusters get from cert-manager, Istio and KNCC.
     let crds = crate::cli::repo().join("tests/emco-stand-ins/test-cert/crds.yaml");
-    apply(cluster, &std::fs::read_to_string(crds).unwrap());
+    kubectl_apply(&cluster.kubeconfig_path, &crds);
     apply(
         cluster,
         &format!(

@@ -5,7 +5,7 @@
 //! for multi-cluster and test-gac, real kube-apiservers), then deleted in
 //! their order, leaving the clusters empty.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -1073,12 +1073,20 @@ fn set_up_ca_issuers(flows: &Flows, issuing: &ApiServer) {
     }
 }
 
-/// `kubectl apply` of a flow's stand-in for installing what its clusters
-/// run (the CRDs and namespaces cert-manager, Istio, KNCC or Nodus bring).
-fn install_cluster_kinds(crds: &str, kubeconfig: &std::path::Path) {
+/// `kubectl apply` of `file` on the cluster of `kubeconfig`, server-side
+/// and without the client's schema check (a virtual cluster serves no
+/// OpenAPI document), as a flow's set-up scripts install what its clusters
+/// run; it must succeed.
+pub(crate) fn kubectl_apply(kubeconfig: &Path, file: &Path) {
     let applied = kubectl(
         kubeconfig,
-        &["apply", "--server-side", "--validate=false", "-f", crds],
+        &[
+            "apply",
+            "--server-side",
+            "--validate=false",
+            "-f",
+            file.to_str().unwrap(),
+        ],
     );
     assert!(applied.status.success(), "{applied:?}");
 }
@@ -1199,9 +1207,9 @@ fn test_cert_signs_each_clusters_ca_with_the_issuing_clusters_issuer() {
     let dev = Dev::start();
     let flows = Flows::new();
     let flow = "test-cert";
-    install_cluster_kinds(&flows.file(flow, "crds.yaml"), &issuing.kubeconfig_path);
+    kubectl_apply(&issuing.kubeconfig_path, &flows.dir(flow).join("crds.yaml"));
     for n in 1..=3 {
-        install_cluster_kinds(&flows.file(flow, "crds.yaml"), &dev.kubeconfig_path(n));
+        kubectl_apply(&dev.kubeconfig_path(n), &flows.dir(flow).join("crds.yaml"));
     }
     set_up_ca_issuers(&flows, &issuing);
     flows.setup_values(
@@ -1320,7 +1328,7 @@ fn sfc_chains_three_functions_and_labels_each_clouds_clients() {
     let dev = Dev::start();
     let flows = Flows::new();
     let flow = "sfc";
-    install_cluster_kinds(&flows.file(flow, "crds.yaml"), &dev.kubeconfig_path(1));
+    kubectl_apply(&dev.kubeconfig_path(1), &flows.dir(flow).join("crds.yaml"));
     for tar in [
         "-czf output/ngfw.tar.gz -C chainCA/helm ngfw",
         "-czf output/sdewan.tar.gz -C chainCA/helm sdewan",

@@ -42,8 +42,8 @@ pub fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
 
 /// A running API server with its etcd; both end with the test process.
 pub struct ApiServer {
-    _etcd: Child,
-    _apiserver: Child,
+    etcd: Child,
+    apiserver: Child,
     pub kubeconfig: Vec<u8>,
     pub kubeconfig_path: PathBuf,
     /// Its certificates, kubeadm's names: `ca.crt` and `ca.key` among them.
@@ -141,8 +141,8 @@ impl ApiServer {
         let kubeconfig_path = dir.join("admin.kubeconfig");
         std::fs::write(&kubeconfig_path, &kubeconfig).unwrap();
         let server = ApiServer {
-            _etcd: etcd,
-            _apiserver: apiserver,
+            etcd,
+            apiserver,
             kubeconfig: kubeconfig.into_bytes(),
             kubeconfig_path,
             pki: certs.to_owned(),
@@ -159,13 +159,13 @@ impl ApiServer {
             if ready.status.success() {
                 return Ok(started);
             }
-            let exited = matches!(self._apiserver.try_wait(), Ok(Some(_)))
-                || matches!(self._etcd.try_wait(), Ok(Some(_)));
+            let exited = matches!(self.apiserver.try_wait(), Ok(Some(_)))
+                || matches!(self.etcd.try_wait(), Ok(Some(_)));
             if exited || started.elapsed() > Duration::from_secs(120) {
-                let _ = self._apiserver.kill();
-                let _ = self._etcd.kill();
-                let _ = self._apiserver.wait();
-                let _ = self._etcd.wait();
+                let _ = self.apiserver.kill();
+                let _ = self.etcd.kill();
+                let _ = self.apiserver.wait();
+                let _ = self.etcd.wait();
                 let reason = format!("kube-apiserver not ready:\n{}", tail(log));
                 return Err((reason, exited));
             }

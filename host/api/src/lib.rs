@@ -168,56 +168,8 @@ fn routes(state: AppState) -> Router {
             ),
             get(|State(s): State<AppState>, path| logical_clouds::kubeconfig(s, path)),
         );
-    for stage in ca_certs::STAGES {
-        let provider = format!("{}/{}", Kind::CaCert.item_route(), stage.route());
-        let project = format!("{}/{}", Kind::ProjectCaCert.item_route(), stage.route());
-        for action in ca_certs::CertAction::ALL {
-            router = router
-                .route(
-                    &format!("{provider}/{}", action.route()),
-                    post(
-                        move |State(s): State<AppState>,
-                              Path(path): Path<ca_certs::ProviderCertPath>,
-                              request: Request| {
-                            ca_certs::act(s, path.into(), stage, action, request)
-                        },
-                    ),
-                )
-                .route(
-                    &format!("{project}/{}", action.route()),
-                    post(
-                        move |State(s): State<AppState>,
-                              Path(path): Path<ca_certs::ProjectCertPath>,
-                              request: Request| {
-                            ca_certs::act(s, path.into(), stage, action, request)
-                        },
-                    ),
-                );
-        }
-        router = router
-            .route(
-                &format!("{provider}/status"),
-                get(
-                    move |State(s): State<AppState>,
-                          Path(path): Path<ca_certs::ProviderCertPath>,
-                          query: Result<Query<deployments::StatusQuery>, _>| async move {
-                        let query = query.map_err(bad_query)?;
-                        ca_certs::status(s, path.into(), stage, query).await
-                    },
-                ),
-            )
-            .route(
-                &format!("{project}/status"),
-                get(
-                    move |State(s): State<AppState>,
-                          Path(path): Path<ca_certs::ProjectCertPath>,
-                          query: Result<Query<deployments::StatusQuery>, _>| async move {
-                        let query = query.map_err(bad_query)?;
-                        ca_certs::status(s, path.into(), stage, query).await
-                    },
-                ),
-            );
-    }
+    router = ca_cert_routes::<ca_certs::ProviderCertPath>(router, Kind::CaCert);
+    router = ca_cert_routes::<ca_certs::ProjectCertPath>(router, Kind::ProjectCaCert);
     let cluster = Kind::Cluster.item_route();
     for action in clusters::NetworkAction::ALL {
         router = router.route(
@@ -315,4 +267,37 @@ fn bad_query(rejection: axum::extract::rejection::QueryRejection) -> ApiError {
         StatusCode::BAD_REQUEST,
         format!("bad query: {}", rejection.body_text()),
     )
+}
+
+/// A caCert kind's stage routes: `{item}/{stage}/{action}` and
+/// `{item}/{stage}/status`, its path read as `P`.
+fn ca_cert_routes<P>(mut router: Router<AppState>, kind: Kind) -> Router<AppState>
+where
+    P: serde::de::DeserializeOwned + Into<wasmco_orchestrator::CaCertRef> + Send + 'static,
+{
+    for stage in ca_certs::STAGES {
+        let stage_route = format!("{}/{}", kind.item_route(), stage.route());
+        for action in ca_certs::CertAction::ALL {
+            router = router.route(
+                &format!("{stage_route}/{}", action.route()),
+                post(
+                    move |State(s): State<AppState>, Path(path): Path<P>, request: Request| {
+                        ca_certs::act(s, path.into(), stage, action, request)
+                    },
+                ),
+            );
+        }
+        router = router.route(
+            &format!("{stage_route}/status"),
+            get(
+                move |State(s): State<AppState>,
+                      Path(path): Path<P>,
+                      query: Result<Query<deployments::StatusQuery>, _>| async move {
+                    let query = query.map_err(bad_query)?;
+                    ca_certs::status(s, path.into(), stage, query).await
+                },
+            ),
+        );
+    }
+    router
 }

@@ -176,8 +176,6 @@ impl Target {
 /// What an enrollment signed, by cluster handle.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Enrolled {
-    /// The enrollment revision that signed them.
-    revision: u64,
     certificates: BTreeMap<String, KeyedCert>,
 }
 
@@ -347,10 +345,7 @@ impl Orchestrator {
             key: &key,
         };
         let revision = state.latest + 1;
-        let mut enrolled = Enrolled {
-            revision,
-            certificates: BTreeMap::new(),
-        };
+        let mut enrolled = Enrolled::default();
         for target in &targets {
             if self.kv_value(target, "sgx", "enabled")?.as_deref() == Some("true") {
                 return Err(OrchestratorError::Input(format!(

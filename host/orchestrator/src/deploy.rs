@@ -470,6 +470,7 @@ impl Orchestrator {
             .map(|(_, reference)| ClusterRef::new(&reference.cluster_provider, &reference.cluster))
             .collect();
         let admin = cloud_spec.is_admin();
+        let cloud_labels = cloud_spec.labels.clone();
         // A standard cloud's namespace as its context made it (and as it
         // was checked then), not as its spec may say since.
         let namespace = match admin {
@@ -482,6 +483,7 @@ impl Orchestrator {
                 cloud_user: (!admin).then_some(cloud),
             },
             clusters: Some(clusters),
+            cloud_labels,
         })
     }
 

@@ -73,6 +73,8 @@ pub struct Scope {
     pub access: Access,
     /// The clusters placement may choose from; `None` is every cluster.
     pub clusters: Option<BTreeSet<ClusterRef>>,
+    /// The logical cloud's labels (its namespace's), for controllers.
+    pub cloud_labels: BTreeMap<String, String>,
 }
 
 /// Reads the DIG's inputs; renders its apps (charts into the scope's
@@ -170,7 +172,7 @@ pub fn gather(
         "compositeAppVersion": dig.version,
         "name": dig.name,
         "logicalCloud": spec.logical_cloud.clone().unwrap_or_default(),
-        "logicalCloudLabels": cloud_labels(db, &dig.project, spec.logical_cloud.as_deref())?,
+        "logicalCloudLabels": scope.cloud_labels,
         "namespace": release.namespace,
     });
     let declared = DeclaredInputs {
@@ -189,27 +191,6 @@ pub fn gather(
         clusters,
         steps,
     })
-}
-
-/// The labels of the logical cloud a DIG deploys into (EMCO's sfcclient
-/// matches chains' namespace selectors against them).
-fn cloud_labels(
-    db: &ResourceDb,
-    project: &str,
-    cloud: Option<&str>,
-) -> Result<BTreeMap<String, String>, OrchestratorError> {
-    let Some(cloud) = cloud.filter(|c| !c.is_empty()) else {
-        return Ok(BTreeMap::new());
-    };
-    let id = ResourceId::new(
-        Kind::LogicalCloud,
-        vec![project.to_owned(), cloud.to_owned()],
-    );
-    if !db.exists(&id)? {
-        return Ok(BTreeMap::new());
-    }
-    let spec: wasmco_core::specs::LogicalCloudSpec = db.spec(&id)?;
-    Ok(spec.labels)
 }
 
 /// The Helm release a DIG's charts are rendered as.
