@@ -31,8 +31,8 @@ impl Inner {
         key: &str,
         applied: &Arc<Applied>,
         current: &Current,
+        generation: u64,
     ) -> Result<Settled, RsyncError> {
-        *current.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let state = self.contexts.state(key)?;
         let deployed = match state.state {
             _ if state.revision == 0 => return Ok(Settled::Idle),
@@ -53,7 +53,7 @@ impl Inner {
         }
         let context = Arc::new(self.contexts.read(key, state.revision)?);
         if deployed {
-            *current.lock().unwrap_or_else(|p| p.into_inner()) = Some(context.clone());
+            current.set(generation, Some(context.clone()));
         }
         let mut settled = if deployed {
             self.deploy(key, &context, applied).await?
@@ -82,6 +82,16 @@ impl Inner {
             kind,
             change,
         } = drifted;
+        // The state may have moved on (a terminate, an update) since the
+        // worker read it: that state's reconcile sees to the object.
+        let state = self.contexts.state(key)?;
+        let deploys = matches!(
+            state.state,
+            DeployState::Instantiated | DeployState::Updated
+        );
+        if !deploys || state.revision != context.meta.revision {
+            return Ok(false);
+        }
         let Some(app) = context.apps.iter().find(|app| {
             change.app.as_deref() == Some(crate::owner::app_label(&app.name).as_str())
                 && app.placement.iter().any(|p| p.cluster == cluster)

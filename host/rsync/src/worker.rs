@@ -49,7 +49,41 @@ pub(crate) struct Drifted {
 
 /// The revision a worker works towards, once its reconcile has read it;
 /// `None` while it deploys nothing. Repairs read it.
-pub(crate) type Current = Arc<Mutex<Option<Arc<StoredContext>>>>;
+///
+/// Each reconcile writes it under the generation the worker gave it: a
+/// superseded one, still running the moment it is aborted, cannot leave
+/// its revision there for the next one's repairs (a terminate's deletions
+/// would be "repaired" with what it ended).
+#[derive(Default)]
+pub(crate) struct Current {
+    slot: Mutex<(u64, Option<Arc<StoredContext>>)>,
+}
+
+impl Current {
+    /// Starts a new generation, with no revision yet; its number.
+    fn begin(&self) -> u64 {
+        let mut slot = self.lock();
+        *slot = (slot.0 + 1, None);
+        slot.0
+    }
+
+    /// Sets the revision of `generation`, unless a newer one began.
+    pub(crate) fn set(&self, generation: u64, context: Option<Arc<StoredContext>>) {
+        let mut slot = self.lock();
+        if slot.0 == generation {
+            slot.1 = context;
+        }
+    }
+
+    /// The revision being deployed, if any.
+    fn get(&self) -> Option<Arc<StoredContext>> {
+        self.lock().1.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, (u64, Option<Arc<StoredContext>>)> {
+        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
 
 /// The workers, by target key.
 #[derive(Default)]
@@ -221,7 +255,7 @@ async fn work(
     let soon = Arc::new(Notify::new());
     let mut retries: Option<backon::ExponentialBackoff> = None;
     let applied = Arc::new(Applied::default());
-    let current: Current = Arc::default();
+    let current: Arc<Current> = Arc::default();
     loop {
         nudged.borrow_and_update();
         let Some(inner) = engine.upgrade() else {
@@ -230,6 +264,9 @@ async fn work(
         // Tasks of their own, so that a panic in one is a failed reconcile
         // rather than the end of this worker; dropping a set aborts it.
         let mut reconcile = JoinSet::new();
+        // Until the reconcile has read the state, a repair has no revision
+        // to go by: the one read last may be what a terminate just ended.
+        let generation = current.begin();
         let mut repairs = Repairs {
             inner: inner.clone(),
             key: key.clone(),
@@ -246,7 +283,7 @@ async fn work(
             let span = tracing::info_span!("reconcile", target = %key);
             tracing::Instrument::instrument(
                 async move {
-                    let outcome = inner.reconcile(&key, &applied, &current).await;
+                    let outcome = inner.reconcile(&key, &applied, &current, generation).await;
                     tracing::info!(outcome = ended(&outcome), "reconcile ended");
                     outcome
                 },
@@ -337,7 +374,7 @@ struct Repairs {
     inner: Arc<Inner>,
     key: String,
     applied: Arc<Applied>,
-    current: Current,
+    current: Arc<Current>,
     /// Asks the worker for one more reconcile.
     soon: Arc<Notify>,
     running: JoinSet<ObjectId>,
@@ -355,11 +392,7 @@ impl Repairs {
             *waiting = Some(drifted);
             return;
         }
-        let context = self
-            .current
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
+        let context = self.current.get();
         let Some(context) = context else {
             self.soon.notify_one();
             return;
