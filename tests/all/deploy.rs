@@ -27,29 +27,9 @@ pub fn set_up_with(server: &Server, kubeconfigs: [Vec<u8>; 3]) {
         ("c3", ["edge", "west"]),
     ];
     for ((cluster, labels), kubeconfig) in clusters.into_iter().zip(kubeconfigs) {
-        let path = "/v2/cluster-providers/edge/clusters";
-        expect(
-            server.upload(path, doc(cluster, json!({})), Some(kubeconfig)),
-            201,
-        );
-        for label in labels {
-            expect(
-                server.post(
-                    &format!("{path}/{cluster}/labels"),
-                    json!({"clusterLabel": label}),
-                ),
-                201,
-            );
-        }
+        server.register_labelled("edge", cluster, &kubeconfig, &labels);
     }
-    expect(
-        server.upload(
-            "/v2/controllers",
-            doc("gac", json!({"type": "action", "priority": 10})),
-            Some(wasm("gac.wasm")),
-        ),
-        201,
-    );
+    server.upload_action("gac", 10, "gac.wasm");
     expect(server.post("/v2/projects", doc("shop", json!({}))), 201);
     expect(
         server.post(

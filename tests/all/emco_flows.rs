@@ -537,39 +537,54 @@ fn test_gac_runs_on_a_real_api_server() {
     test_gac(&dev, On::Real(&real));
 }
 
+/// What the dtc flows' `setup.sh create` does for the http server and
+/// client: their charts and the profiles under `profiles` packed by its tar
+/// commands; the shell variables its here-documents read.
+fn http_apps_setup(
+    dev: &Dev,
+    flows: &Flows,
+    flow: &str,
+    profiles: &str,
+) -> Vec<(&'static str, String)> {
+    for app in ["http-server", "http-client"] {
+        flows.tar(
+            flow,
+            &format!("-czf output/{app}.tgz -C ../../helm_charts/{app}/helm {app}"),
+        );
+        flows.tar(
+            flow,
+            &format!(
+                "-czf output/{app}-profile.tar.gz -C ../../helm_charts/{app}/profile/{profiles}/{app}-profile ."
+            ),
+        );
+    }
+    vec![
+        ("KUBE_PATH1", kubeconfig(dev, 1)),
+        ("KUBE_PATH2", kubeconfig(dev, 2)),
+        ("HOST_IP", "127.0.0.1".into()),
+        (
+            "HTTP_SERVER_IMAGE_REPOSITORY",
+            "registry.local/my-custom-httptest-server".into(),
+        ),
+        (
+            "HTTP_CLIENT_IMAGE_REPOSITORY",
+            "registry.local/my-custom-httptest-client".into(),
+        ),
+    ]
+}
+
 /// dtc/network_policy as its `setup.sh` sets it up, with one cluster
 /// (`KUBE_PATH2` unset: the files' `{{if .KubeConfig2}}` is false) or two.
 fn dtc_network_policy(two_clusters: bool) {
     let dev = Dev::start();
     let flows = Flows::new();
     let flow = "dtc/network_policy";
-    for tar in [
-        "-czf output/http-server.tgz -C ../../helm_charts/http-server/helm http-server",
-        "-czf output/http-client.tgz -C ../../helm_charts/http-client/helm http-client",
-        "-czf output/http-server-profile.tar.gz -C ../../helm_charts/http-server/profile/network_policy_overrides/http-server-profile .",
-        "-czf output/http-client-profile.tar.gz -C ../../helm_charts/http-client/profile/network_policy_overrides/http-client-profile .",
-    ] {
-        flows.tar(flow, tar);
-    }
     // `setup.sh create` with `HOST_IP`, `KUBE_PATH1`, `IMAGE_REPOSITORY=
     // registry.local` (which names the two image repositories) and, for two
     // clusters, `KUBE_PATH2` set: its second here-document appends
     // `KubeConfig2` only then.
-    let kube_path1 = kubeconfig(&dev, 1);
-    let kube_path2 = kubeconfig(&dev, 2);
-    let vars = [
-        ("KUBE_PATH1", kube_path1.as_str()),
-        ("KUBE_PATH2", kube_path2.as_str()),
-        ("HOST_IP", "127.0.0.1"),
-        (
-            "HTTP_SERVER_IMAGE_REPOSITORY",
-            "registry.local/my-custom-httptest-server",
-        ),
-        (
-            "HTTP_CLIENT_IMAGE_REPOSITORY",
-            "registry.local/my-custom-httptest-client",
-        ),
-    ];
+    let vars = http_apps_setup(&dev, &flows, flow, "network_policy_overrides");
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let mut values = flows.here_document(flow, "cat << NET > values.yaml\n", 0, &vars);
     if two_clusters {
         values += &flows.here_document(flow, "cat << NET >> values.yaml\n", 0, &vars);
@@ -626,6 +641,104 @@ fn dtc_network_policy_on_one_cluster_takes_the_files_unset_value_as_false() {
 #[test]
 fn dtc_network_policy_admits_the_client_on_the_servers_cluster() {
     dtc_network_policy(true);
+}
+
+/// dtc/service_discovery between two private clusters, as its README runs
+/// it with `LC_LEVEL` 0 or 1: `setup.sh create` (private-cluster
+/// profiles), `apply.sh`, then `delete.sh`. The server is on cluster 2,
+/// its client on cluster 1, which gets the server's Service as a Service
+/// without a selector and Endpoints at cluster 2's node, in the logical
+/// cloud's namespace.
+fn dtc_service_discovery(level: &str, namespace: &str) {
+    let dev = Dev::start();
+    let flows = Flows::new();
+    let flow = "dtc/service_discovery";
+    let vars = http_apps_setup(
+        &dev,
+        &flows,
+        flow,
+        "service_discovery_overrides/private_cluster",
+    );
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    // The first here-document, then the appended ones for
+    // `PUBLIC_CLUSTER2=false` (the second) and the level (`0`: the third).
+    let appended = |nth| flows.here_document(flow, "cat << NET >> values.yaml\n", nth, &vars);
+    let cloud = if level == "0" {
+        appended(2)
+    } else {
+        appended(3)
+    };
+    let values =
+        flows.here_document(flow, "cat << NET > values.yaml\n", 0, &vars) + &appended(1) + &cloud;
+    flows.values(flow, &values);
+    let logical_clouds = format!("l{level}_logical_cloud/logicalclouds.yaml");
+    let files = [
+        "controllers.yaml",
+        "projects.yaml",
+        "clusters.yaml",
+        &logical_clouds,
+        "instantiatelc.yaml",
+        "apps.yaml",
+        "intents.yaml",
+        "instantiate.yaml",
+    ];
+    flows.run(&dev, "apply", flow, &files);
+    let dig = "collection-deployment-intent-group";
+    dev.ok(&["status", dig, "--timeout", "90s"]);
+    assert_eq!(
+        labelled(&dev, 2, "apis/apps/v1/deployments", "http-server"),
+        ["r1-http-server"]
+    );
+    let services = format!("api/v1/namespaces/{namespace}/services");
+    let endpoints = format!("api/v1/namespaces/{namespace}/endpoints");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while dev.names(1, &endpoints) != ["http-service"] {
+        assert!(
+            Instant::now() < deadline,
+            "no http-service endpoints on cluster 1"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // The server's NodePort Service as its chart made it, on cluster 2 only.
+    let real = &dev.objects(2, &services)[0];
+    assert_eq!(real["spec"]["type"], "NodePort", "{real}");
+    assert!(dev.names(2, &endpoints).is_empty());
+    // On cluster 1: where the client's `server.domain`
+    // (http://http-service:30083) resolves to, cluster 2's first node.
+    let node = &dev.objects(2, "api/v1/nodes")[0]["status"]["addresses"][0]["address"];
+    let mirrored = &dev.objects(1, &endpoints)[0]["subsets"][0];
+    assert_eq!(&mirrored["addresses"][0]["ip"], node, "{mirrored}");
+    assert_eq!(mirrored["ports"][0]["port"], 30083, "{mirrored}");
+    let service = &dev.objects(1, &services)[0];
+    assert_eq!(service["metadata"]["name"], "http-service");
+    assert_eq!(service["spec"]["clusterIP"], "None", "{service}");
+    // `delete.sh`: its terminate takes the mirror too.
+    flows.run(&dev, "apply", flow, &["terminate.yaml"]);
+    dev.ok(&["status", dig, "--timeout", "90s"]);
+    for file in ["intents.yaml", "apps.yaml"] {
+        flows.run(&dev, "delete", flow, &[file]);
+    }
+    flows.run(&dev, "apply", flow, &["terminatelc.yaml"]);
+    for file in [
+        logical_clouds.as_str(),
+        "clusters.yaml",
+        "projects.yaml",
+        "controllers.yaml",
+    ] {
+        flows.run(&dev, "delete", flow, &[file]);
+    }
+    assert!(dev.names(1, &endpoints).is_empty());
+    dev.assert_clusters_empty();
+}
+
+#[test]
+fn dtc_service_discovery_in_an_admin_cloud_points_the_client_at_the_servers_node() {
+    dtc_service_discovery("0", "default");
+}
+
+#[test]
+fn dtc_service_discovery_in_a_standard_cloud_stays_in_its_namespace() {
+    dtc_service_discovery("1", "ns1");
 }
 
 /// Dev cluster `n`'s API address.

@@ -159,13 +159,60 @@ impl Api {
         );
     }
 
+    /// [`Self::register_cluster`], then gives it `labels`.
+    pub fn register_labelled(
+        &self,
+        provider: &str,
+        name: &str,
+        kubeconfig: &[u8],
+        labels: &[&str],
+    ) {
+        self.register_cluster(provider, name, kubeconfig);
+        for label in labels {
+            expect(
+                self.post(
+                    &format!("/v2/cluster-providers/{provider}/clusters/{name}/labels"),
+                    json!({"clusterLabel": label}),
+                ),
+                201,
+            );
+        }
+    }
+
+    /// Uploads the shipped controller `file` as action controller `name`.
+    pub fn upload_action(&self, name: &str, priority: u32, file: &str) {
+        expect(
+            self.upload(
+                "/v2/controllers",
+                doc(name, json!({"type": "action", "priority": priority})),
+                Some(wasm(file)),
+            ),
+            201,
+        );
+    }
+
     pub fn upload(&self, path: &str, metadata: Value, file: Option<Vec<u8>>) -> Response {
+        self.upload_as(reqwest::Method::POST, path, metadata, file)
+    }
+
+    /// [`Self::upload`] as a PUT: the resource at `path` replaced.
+    pub fn upload_put(&self, path: &str, metadata: Value, file: Option<Vec<u8>>) -> Response {
+        self.upload_as(reqwest::Method::PUT, path, metadata, file)
+    }
+
+    fn upload_as(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        metadata: Value,
+        file: Option<Vec<u8>>,
+    ) -> Response {
         let mut form = multipart::Form::new().text("metadata", metadata.to_string());
         if let Some(file) = file {
             form = form.part("file", multipart::Part::bytes(file).file_name("file"));
         }
         self.client
-            .post(self.url(path))
+            .request(method, self.url(path))
             .multipart(form)
             .send()
             .unwrap()

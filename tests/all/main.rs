@@ -26,6 +26,7 @@ mod pki;
 mod rsync;
 mod scenario;
 mod security;
+mod service_discovery;
 mod store_etcd;
 mod support;
 mod tenancy;

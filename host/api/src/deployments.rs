@@ -568,5 +568,8 @@ pub fn status_body(
     if output != StatusOutput::Summary {
         body["apps"] = json!(apps);
     }
+    if let Some(note) = synced.and_then(|s| s.service_discovery.as_ref()) {
+        body["serviceDiscovery"] = json!(note);
+    }
     Ok(axum::Json(body).into_response())
 }

@@ -20,21 +20,22 @@ use base64::Engine;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
-use wasmco_core::Kind;
-use wasmco_core::resource::{Resource, ResourceKey};
+use wasmco_core::resource::Resource;
 use wasmco_core::specs::{CaCertClusterGroupSpec, CaCertLogicalCloudSpec, CaCertSpec, GroupScope};
 use wasmco_core::specs::{ClusterReferenceSpec, LogicalCloudSpec};
+use wasmco_core::{ClusterRef, Kind};
 use wasmco_pki::KeyedCert;
 use wasmco_pki::ca_cert::{IssuerSecret, sign_for_cluster};
-use wasmco_runtime::contract::{PlaceApp, PlacementEdit};
-use wasmco_store::appcontext::{self as stored, Access, ContextMeta, DeployState, DigState};
+use wasmco_store::appcontext::{
+    self as stored, Access, ContextMeta, DeployState, DigState, StoredApp,
+};
 use wasmco_store::db::ResourceId;
 
 use super::deploy::{DEPLOYED, Orchestrator, SyncedContext};
 use super::dig::OrchestratorError;
 use super::locks::TargetGuard;
 use super::tenancy::Actor;
-use crate::draft::{AppDraft, ClusterInfo, DraftContext, Override};
+use crate::draft::ClusterInfo;
 
 /// The secret of a caCert holding what its enrollment signed.
 const ENROLLED_SECRET: &str = "enrolled";
@@ -333,12 +334,10 @@ impl Orchestrator {
         let stage = CertStage::Enrollment;
         let spec: CaCertSpec = self.db.spec(&cert.id())?;
         let targets = self.ca_cert_targets(cert)?;
-        let issuing = ClusterInfo {
-            provider: spec.issuing_cluster.cluster_provider.clone(),
-            name: spec.issuing_cluster.cluster.clone(),
-            labels: Vec::new(),
-            kv: Vec::new(),
-        };
+        let issuing = ClusterRef::new(
+            &spec.issuing_cluster.cluster_provider,
+            &spec.issuing_cluster.cluster,
+        );
         let (chain, key) = self.issuer_secret(&spec, &issuing)?;
         let issuer = IssuerSecret {
             chain: &chain,
@@ -372,12 +371,12 @@ impl Orchestrator {
             })?;
             enrolled.certificates.insert(target.handle(), signed);
         }
-        let draft = Self::draft(stage, vec![issuing], |_| Vec::new())?;
+        let apps = [StoredApp::spread(stage.app(), vec![(issuing, Vec::new())])];
         state.enter(next, revision);
         self.contexts.write(
             &cert.key(stage),
             &Self::meta(cert, stage, revision),
-            &draft.into_stored(),
+            &apps,
             &state,
             guard.fence(),
         )?;
@@ -427,58 +426,23 @@ impl Orchestrator {
             })?;
             per_cluster.push(self.distributed(cert, target, signed)?);
         }
-        let clusters = targets
+        let per_cluster = targets
             .iter()
-            .map(|t| ClusterInfo {
-                provider: t.provider.clone(),
-                name: t.cluster.clone(),
-                labels: Vec::new(),
-                kv: Vec::new(),
-            })
+            .map(|t| ClusterRef::new(&t.provider, &t.cluster))
+            .zip(per_cluster)
             .collect();
-        let mut per_cluster = per_cluster.into_iter();
-        let draft = Self::draft(stage, clusters, |_| per_cluster.next().unwrap_or_default())?;
+        let apps = [StoredApp::spread(stage.app(), per_cluster)];
         let revision = state.latest + 1;
         state.enter(next, revision);
         self.contexts.write(
             &cert.key(stage),
             &Self::meta(cert, stage, revision),
-            &draft.into_stored(),
+            &apps,
             &state,
             guard.fence(),
         )?;
         self.sync.changed(&cert.key(stage));
         Ok(state)
-    }
-
-    /// A one-app context placing `stage`'s app on every cluster, each with
-    /// the resources `resources_of` gives it.
-    fn draft(
-        stage: CertStage,
-        clusters: Vec<ClusterInfo>,
-        mut resources_of: impl FnMut(u32) -> Vec<Resource>,
-    ) -> Result<DraftContext, OrchestratorError> {
-        let count = clusters.len() as u32;
-        let mut app = AppDraft::new(stage.app(), Vec::new());
-        for index in 0..count {
-            let resources: Vec<(ResourceKey, Override)> = resources_of(index)
-                .into_iter()
-                .map(|r| (r.key.clone(), Override::Set(r)))
-                .collect();
-            if !resources.is_empty() {
-                app.overrides.insert(index, resources);
-            }
-        }
-        let mut draft = DraftContext::new(vec![app], clusters);
-        draft
-            .apply_placement(&[PlacementEdit::Place(PlaceApp {
-                app: stage.app().to_owned(),
-                clusters: (0..count).collect(),
-                group: None,
-            })])
-            .map_err(|e| OrchestratorError::Input(e.reason))?;
-        draft.settle_placement();
-        Ok(draft)
     }
 
     fn meta(cert: &CaCertRef, stage: CertStage, revision: u64) -> ContextMeta {
@@ -499,6 +463,7 @@ impl Orchestrator {
             access: Access::default(),
             adopt_from: None,
             confinement: None,
+            service_mirrors: Vec::new(),
         }
     }
 
@@ -568,9 +533,8 @@ impl Orchestrator {
     fn issuer_secret(
         &self,
         spec: &CaCertSpec,
-        issuing: &ClusterInfo,
+        cluster: &ClusterRef,
     ) -> Result<(String, String), OrchestratorError> {
-        let cluster = issuing.reference();
         let kind = spec.issuer_ref.kind;
         let (issuer_namespace, secret_namespace) = kind.namespaces();
         let name = &spec.issuer_ref.name;
@@ -588,7 +552,7 @@ impl Orchestrator {
         let issuer = self
             .sync
             .object(
-                &cluster,
+                cluster,
                 &json!({"apiVersion": "cert-manager.io/v1", "kind": kind.as_str(), "metadata": metadata}),
             )
             .map_err(|e| unusable(format!("cannot be read: {e}")))?
@@ -606,7 +570,7 @@ impl Orchestrator {
         let secret = self
             .sync
             .object(
-                &cluster,
+                cluster,
                 &json!({"apiVersion": "v1", "kind": "Secret",
                         "metadata": {"name": secret_name, "namespace": secret_namespace}}),
             )

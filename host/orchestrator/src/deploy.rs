@@ -38,6 +38,9 @@ pub struct SyncedContext {
     pub statuses: BTreeMap<(String, ClusterRef, String), ResourceStatus>,
     /// Whether rsync reaches each cluster.
     pub connectivity: BTreeMap<ClusterRef, Connectivity>,
+    /// Why services the DIG asks to make known to their clients are not
+    /// (yet): see [`crate::service_discovery`].
+    pub service_discovery: Option<String>,
 }
 
 /// DIG actions over the resource database and the context store.
@@ -301,6 +304,7 @@ impl Orchestrator {
         self.contexts
             .put_state(&source.key(), &source_state, source_guard.fence())?;
         self.sync.changed(&source.key());
+        self.terminate_mirror(source, source_guard)?;
         Ok(target_state)
     }
 
@@ -333,6 +337,9 @@ impl Orchestrator {
             self.contexts.put_state(&dig.key(), &state, guard.fence())?;
         }
         self.sync.changed(&dig.key());
+        if kept.meta.service_mirrors.is_empty() {
+            self.terminate_mirror(dig, &guard)?;
+        }
         Ok(state)
     }
 
@@ -382,7 +389,9 @@ impl Orchestrator {
     /// context is marked for removal.
     pub fn terminate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin(dig)?;
-        self.mark_terminated(&dig.describe(), &dig.key(), state, &guard)
+        let state = self.mark_terminated(&dig.describe(), &dig.key(), state, &guard)?;
+        self.terminate_mirror(dig, &guard)?;
+        Ok(state)
     }
 
     /// Instantiated or Updated -> Terminated for what is stored under `key`
@@ -555,6 +564,8 @@ impl Orchestrator {
                 tracing::info!(controller = %run.controller, "{line}");
             }
         }
+        let service_mirrors =
+            crate::service_discovery::mirrors_in(steps.iter().map(|s| s.intent.as_str()));
         let apps = draft.into_stored();
         let confinement = match actor {
             Actor::Admin => None,
@@ -573,6 +584,7 @@ impl Orchestrator {
             access,
             adopt_from,
             confinement,
+            service_mirrors,
         };
         state.enter(next, revision);
         let writing = std::time::Instant::now();
@@ -585,6 +597,9 @@ impl Orchestrator {
             "context built and stored"
         );
         self.sync.changed(&dig.key());
+        if meta.service_mirrors.is_empty() {
+            self.terminate_mirror(dig, guard)?;
+        }
         Ok(state)
     }
 
@@ -595,7 +610,21 @@ impl Orchestrator {
         dig: &DigRef,
     ) -> Result<(DigState, Option<SyncedContext>), OrchestratorError> {
         self.db.get(&dig.id())?;
-        self.synced(&dig.key())
+        let (state, mut synced) = self.synced(&dig.key())?;
+        let (mirror, note) = self.mirror_status(dig)?;
+        if let Some(synced) = &mut synced {
+            synced.service_discovery = note;
+            // Its app beside the DIG's own, unless one of those has its name.
+            let taken = |app: &str| synced.context.apps.iter().any(|a| a.name == app);
+            if let Some(mirror) = mirror.filter(|_| !taken(crate::service_discovery::MIRROR_APP)) {
+                synced.context.apps.extend(mirror.context.apps);
+                synced.statuses.extend(mirror.statuses);
+                for (cluster, connectivity) in mirror.connectivity {
+                    synced.connectivity.entry(cluster).or_insert(connectivity);
+                }
+            }
+        }
+        Ok((state, synced))
     }
 
     /// The state and synced context of what is stored under `key`.
@@ -629,6 +658,7 @@ impl Orchestrator {
                 context,
                 statuses,
                 connectivity,
+                service_discovery: None,
             }),
         ))
     }
@@ -660,6 +690,8 @@ impl Orchestrator {
 
     /// Forgets a deleted DIG's contexts and state.
     pub fn forget(&self, dig: &DigRef) -> Result<(), OrchestratorError> {
+        self.contexts
+            .forget(&crate::service_discovery::mirror_key(dig))?;
         Ok(self.contexts.forget(&dig.key())?)
     }
 }

@@ -16,6 +16,7 @@ pub mod metrics;
 mod network;
 pub mod pipeline;
 mod registry;
+pub mod service_discovery;
 mod tenancy;
 
 pub use ca_certs::{CaCertRef, CaCertScope, CertStage};
@@ -26,5 +27,6 @@ pub use logical_cloud::LogicalCloudRef;
 pub use network::NetworkSetRef;
 pub use pipeline::{ControllerRun, Step, run_controllers};
 pub use registry::ControllerRegistry;
+pub use service_discovery::FollowUps;
 pub use tenancy::Actor;
 pub use wasmco_store::appcontext::{NoSync, SyncEngine};

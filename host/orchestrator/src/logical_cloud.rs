@@ -230,6 +230,7 @@ impl Orchestrator {
             access: Access::default(),
             adopt_from: None,
             confinement: None,
+            service_mirrors: Vec::new(),
         };
         state.enter(next, revision);
         self.contexts.write(

@@ -98,7 +98,7 @@ impl Rsync {
     }
 }
 
-/// Each node's name, labels and `available`: its allocatable amounts less
+/// Each node's name, labels, `addresses` and `available`: its allocatable amounts less
 /// what the pods bound to it (and not finished) request, in whole units
 /// (cores, bytes, devices).
 async fn read_nodes(target: &dyn SyncTarget) -> Result<Value, String> {
@@ -146,6 +146,7 @@ async fn read_nodes(target: &dyn SyncTarget) -> Result<Value, String> {
             json!({
                 "name": name,
                 "labels": node["metadata"]["labels"].clone(),
+                "addresses": node["status"]["addresses"].clone(),
                 "available": available,
             })
         })

@@ -34,14 +34,16 @@ mod watch;
 mod worker;
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use tokio::sync::Semaphore;
 
 use wasmco_core::{ClusterRef, Kind};
 use wasmco_pki::kubeconfig::KubeconfigPolicy;
-use wasmco_store::appcontext::{Access, ContextMeta, ContextStore, DeployState, SyncEngine};
+use wasmco_store::appcontext::{
+    Access, ContextMeta, ContextStore, DeployState, ReconcileListener, StoredContext, SyncEngine,
+};
 use wasmco_store::db::{ResourceDb, ResourceId};
 use wasmco_store::hosts::HostGroup;
 
@@ -123,6 +125,8 @@ struct Inner {
     ownership: ownership::Ownership,
     metrics: metrics::RsyncMetrics,
     config: RsyncConfig,
+    /// Who hears of each finished reconcile of a deployed target.
+    listeners: Mutex<Vec<Weak<dyn ReconcileListener>>>,
 }
 
 impl Inner {
@@ -160,6 +164,7 @@ impl Rsync {
                 ownership: ownership::Ownership::new(hosts),
                 metrics: metrics::RsyncMetrics::default(),
                 config,
+                listeners: Mutex::default(),
             }),
         }
     }
@@ -239,6 +244,32 @@ impl SyncEngine for Rsync {
             tracing::warn!(%error, "cannot read who works on what");
             BTreeMap::new()
         })
+    }
+
+    fn listen(&self, listener: Weak<dyn ReconcileListener>) {
+        let mut listeners = self
+            .inner
+            .listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        listeners.retain(|l| l.strong_count() > 0);
+        listeners.push(listener);
+    }
+}
+
+impl Inner {
+    /// Tells the listeners that a reconcile deploying `context` ended.
+    fn reconciled(&self, key: &str, context: &StoredContext) {
+        let listeners: Vec<_> = self
+            .listeners
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for listener in listeners {
+            listener.reconciled(key, context);
+        }
     }
 }
 

@@ -316,6 +316,10 @@ async fn work(
             Ok(outcome) => ended(outcome),
             Err(_) => "failed",
         });
+        let deployed = current.get();
+        if let (Ok(Ok(_)), Some(context)) = (&outcome, deployed) {
+            inner.reconciled(&key, &context);
+        }
         let pause = match outcome {
             Ok(Ok(Settled::Idle)) => None,
             Ok(Ok(Settled::Resync)) => {

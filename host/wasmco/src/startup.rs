@@ -271,23 +271,18 @@ pub fn open_state(
     store.metrics().register(&mut registry);
     let contexts = ContextStore::new(store);
     runtime.metrics().register(&mut registry);
-    let engine: Arc<dyn wasmco_orchestrator::SyncEngine> = match sync {
-        Some((handle, mut config)) => {
-            config.kubeconfigs = kubeconfigs.clone();
-            let rsync = wasmco_rsync::Rsync::new(
-                db.clone(),
-                contexts.clone(),
-                handle,
-                config,
-                hosts.clone(),
-            );
-            let resumed = rsync
-                .resume()
-                .map_err(|e| ServeError::Resume(e.to_string()))?;
-            tracing::info!(resumed, "deployments taken up again");
-            rsync.metrics().register(&mut registry);
-            Arc::new(rsync)
-        }
+    let rsync = sync.map(|(handle, mut config)| {
+        config.kubeconfigs = kubeconfigs.clone();
+        Arc::new(wasmco_rsync::Rsync::new(
+            db.clone(),
+            contexts.clone(),
+            handle,
+            config,
+            hosts.clone(),
+        ))
+    });
+    let engine: Arc<dyn wasmco_orchestrator::SyncEngine> = match &rsync {
+        Some(rsync) => rsync.clone(),
         None => Arc::new(NoSync),
     };
     let mut orchestrator = Orchestrator::new(
@@ -301,6 +296,16 @@ pub fn open_state(
     );
     if hosts.shared() {
         orchestrator = orchestrator.with_hosts(hosts.clone());
+    }
+    // Listening before rsync takes its work up, so that the first
+    // reconciles after a restart are heard too.
+    let follow_ups = wasmco_orchestrator::FollowUps::start(&orchestrator);
+    if let Some(rsync) = &rsync {
+        let resumed = rsync
+            .resume()
+            .map_err(|e| ServeError::Resume(e.to_string()))?;
+        tracing::info!(resumed, "deployments taken up again");
+        rsync.metrics().register(&mut registry);
     }
     let refused = mark_cluster_kubeconfigs(&db, &kubeconfigs)?;
     if refused > 0 {
@@ -326,6 +331,7 @@ pub fn open_state(
         work: WorkPool::default(),
         hosts,
         metrics,
+        follow_ups,
     })
 }
 

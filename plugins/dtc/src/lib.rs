@@ -21,8 +21,9 @@
 //! Not here:
 //! - sds (service discovery) copies the server's Service to the clients'
 //!   clusters with the server's node or load-balancer address, so it needs
-//!   facts that exist only once the server is deployed; it is not part of
-//!   this controller.
+//!   facts that exist only once the server is deployed: the host does it
+//!   after the deploy, from the same intents (`wasmco_orchestrator::
+//!   service_discovery`).
 //! - its (istio) and swc (sdewan) are not implemented; the fields only they
 //!   read (`serviceMesh`, `management`, `external`, `edgeCNF`) are stored
 //!   and ignored.

@@ -449,7 +449,7 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
     let mut params = parameters(&route);
     params.extend(status_query());
     paths.insert(route, json!({"get": {
-        "summary": "what rsync did with the DIG's current context, per app, cluster and resource (EMCO's status shape)",
+        "summary": "what rsync did with the DIG's current context, per app, cluster and resource (EMCO's status shape); the app service-discovery holds what service discovery made known on the clients' clusters, and serviceDiscovery says why it did not (yet)",
         "parameters": params,
         "responses": {"200": {"description": "the status"}, "404": error_responses()["404"]}}}));
     let route = format!("{dig}/context");

@@ -3,7 +3,11 @@
 //! lives next to the context store so that the two are siblings that both
 //! depend on it, rather than rsync depending on the orchestrator.
 
+use std::sync::Weak;
+
 use wasmco_core::ClusterRef;
+
+use super::StoredContext;
 
 /// Where state changes go: rsync implements it. It holds the clusters'
 /// clients, so it is also what reads facts from them.
@@ -19,6 +23,18 @@ pub trait SyncEngine: ClusterFacts {
     fn work(&self) -> std::collections::BTreeMap<String, String> {
         std::collections::BTreeMap::new()
     }
+    /// Tells `listener` of every reconcile of a deployed target that ends
+    /// (not one that a newer state stopped), for as long as it lives.
+    fn listen(&self, _listener: Weak<dyn ReconcileListener>) {}
+}
+
+/// What hears that a target's clusters were made to match its context,
+/// as subscribers to EMCO's rsync ready notifications do: each time, not
+/// once, since what the clusters say may have changed. Called on the sync
+/// engine's workers, so it must return at once.
+pub trait ReconcileListener: Send + Sync {
+    /// A reconcile of `key`, deploying `context`, ended.
+    fn reconciled(&self, key: &str, context: &StoredContext);
 }
 
 /// A sync engine that deploys nothing, for tools that only build contexts.
@@ -38,7 +54,9 @@ impl ClusterFacts for NoSync {}
 /// that declare they need them: read by the sync engine, which holds the
 /// clusters' clients.
 pub trait ClusterFacts: Send + Sync {
-    /// The cluster's nodes: `[{name, labels, available: {resource: amount}}]`,
+    /// The cluster's nodes, in the order its API lists them:
+    /// `[{name, labels, addresses, available: {resource: amount}}]`
+    /// (`addresses` as the Node's status has them),
     /// available being allocatable minus what the pods on it request.
     fn nodes(&self, _cluster: &ClusterRef) -> Result<serde_json::Value, String> {
         Err("this host reads nothing from clusters".to_owned())

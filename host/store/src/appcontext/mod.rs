@@ -13,6 +13,7 @@
 //! ctx/<dig>/rev/<revision>/app/<app>/hooks  the app's Helm hooks, by weight
 //! ctx/<dig>/hooks/<app>/<provider>+<cluster>  the hook events already run there
 //! ctx/<dig>/rev/<revision>/status/…        reserved for rsync's per-resource and per-cluster status
+//! ctx/<dig>/note                           why a step after the deploy could not be done (a message)
 //! health/<provider>+<cluster>             ClusterHealth: what rsync's probe last saw
 //! ```
 //!
@@ -34,7 +35,7 @@ use wasmco_core::specs::OpStatus;
 
 use crate::{BatchOp, Expect, KvStore, StoreError};
 
-pub use handoff::{ClusterFacts, NoSync, SyncEngine};
+pub use handoff::{ClusterFacts, NoSync, ReconcileListener, SyncEngine};
 pub use state::{DeployState, DigState, StateAction, now};
 pub use status::{
     ClusterHealth, Connectivity, Deployed, Drift, DriftKind, Reachability, Readiness,
@@ -98,6 +99,27 @@ pub struct ContextMeta {
     /// real scope; absent for what the admin deployed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confinement: Option<BTreeMap<String, wasmco_core::tenancy::Confinement>>,
+    /// Services of its apps to make known on the clusters of other apps
+    /// once they are deployed (EMCO's dtc service discovery).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub service_mirrors: Vec<ServiceMirror>,
+}
+
+/// A server app's Service, made known to client apps on other clusters:
+/// once the server is ready, each client cluster gets a Service of that
+/// name without a selector and its Endpoints, pointing at the address the
+/// server's clusters expose it on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceMirror {
+    /// Where it was asked for, for messages (an inbound intent, say).
+    pub origin: String,
+    /// The app whose Service it is.
+    pub server_app: String,
+    /// The Service's name.
+    pub service: String,
+    /// The apps whose clusters get it.
+    pub client_apps: Vec<String>,
 }
 
 /// How rsync reaches the clusters for one context: with their own
@@ -160,6 +182,36 @@ pub struct StoredApp {
 }
 
 impl StoredApp {
+    /// An app of nothing but `per_cluster`: placed on each of those
+    /// clusters, each with its own resources (none shared).
+    pub fn spread(name: &str, per_cluster: Vec<(ClusterRef, Vec<Resource>)>) -> Self {
+        let placement = per_cluster
+            .iter()
+            .map(|(cluster, _)| StoredPlacement {
+                cluster: cluster.clone(),
+                group: None,
+            })
+            .collect();
+        let diffs = per_cluster
+            .into_iter()
+            .filter(|(_, resources)| !resources.is_empty())
+            .map(|(cluster, resources)| {
+                let diff = resources
+                    .into_iter()
+                    .map(|r| (r.key.clone(), Some(r)))
+                    .collect();
+                (cluster, diff)
+            })
+            .collect();
+        StoredApp {
+            name: name.to_owned(),
+            base: Vec::new(),
+            placement,
+            diffs,
+            hooks: Vec::new(),
+        }
+    }
+
     /// The manifests `cluster` gets.
     pub fn resources_on(&self, cluster: &ClusterRef) -> Vec<&Resource> {
         let Some(diff) = self.diffs.get(cluster) else {
@@ -733,6 +785,24 @@ impl ContextStore {
                 }
             })
             .collect()
+    }
+
+    /// What a step after the deploy left to say about `dig` (why it could
+    /// not be done); `None` when it was done or has nothing to say.
+    pub fn note(&self, dig: &str) -> Result<Option<String>, ContextError> {
+        self.get_json(&format!("ctx/{dig}/note"))
+    }
+
+    /// Records (or, with `None`, clears) [`Self::note`], unless it is so.
+    pub fn put_note(&self, dig: &str, note: Option<&str>) -> Result<(), ContextError> {
+        if self.note(dig)?.as_deref() == note {
+            return Ok(());
+        }
+        let key = format!("ctx/{dig}/note").into_bytes();
+        Ok(self.store.batch(vec![match note {
+            Some(note) => BatchOp::Put(key, json(note)),
+            None => BatchOp::Delete(key),
+        }])?)
     }
 
     /// Every DIG with a state, and that state.
