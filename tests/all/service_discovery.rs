@@ -156,7 +156,7 @@ fn status(server: &Server) -> Value {
 
 #[test]
 fn the_clients_cluster_reaches_the_servers_node_after_a_restart_an_update_takes_it_back() {
-    let (east, west) = (Virtual::start("east"), Virtual::start("west"));
+    let (east, mut west) = (Virtual::start("east"), Virtual::start("west"));
     let data = tempfile::tempdir().unwrap();
     let mut server = Server::start_with(data.path(), &["--resync-interval", "2s"]);
     set_up(&server, &east, &west);
@@ -178,7 +178,7 @@ fn the_clients_cluster_reaches_the_servers_node_after_a_restart_an_update_takes_
     );
     assert_eq!(
         endpoints["subsets"][0]["ports"],
-        json!([{"name": "8080", "port": 8080, "protocol": "TCP"}])
+        json!([{"name": "8080", "port": 30080, "protocol": "TCP"}])
     );
     let service = get(&east, "service", "web-svc").unwrap();
     assert_eq!(service["spec"]["clusterIP"], "None", "{service}");
@@ -196,6 +196,19 @@ fn the_clients_cluster_reaches_the_servers_node_after_a_restart_an_update_takes_
         .map(|a| a["name"].as_str().unwrap())
         .collect();
     assert!(apps.contains(&"service-discovery"), "{shown}");
+
+    // The server's cluster restarts empty: while rsync puts the server
+    // back, its Service cannot be read, and the client keeps what it has.
+    west.restart_empty("west");
+    let started = std::time::Instant::now();
+    wait_for("the server to be back on west", || {
+        assert!(
+            get(&east, "endpoints", "web-svc").is_some(),
+            "the client lost the server {:?} after west restarted",
+            started.elapsed()
+        );
+        get(&west, "service", "web-svc").is_some()
+    });
 
     // The client moves to the server's cluster: nothing to make known.
     expect(

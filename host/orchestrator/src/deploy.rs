@@ -23,6 +23,7 @@ use super::inputs::{self, Inputs};
 use super::locks::{TargetGuard, TargetLocks};
 use super::pipeline::{Step, run_controllers};
 use super::registry::ControllerRegistry;
+use super::service_discovery::Follow;
 use super::tenancy::Actor;
 use crate::draft::DraftContext;
 
@@ -304,7 +305,7 @@ impl Orchestrator {
         self.contexts
             .put_state(&source.key(), &source_state, source_guard.fence())?;
         self.sync.changed(&source.key());
-        self.terminate_mirror(source, source_guard)?;
+        self.mirror_follows(source, Follow::Terminate, source_guard)?;
         Ok(target_state)
     }
 
@@ -338,7 +339,7 @@ impl Orchestrator {
         }
         self.sync.changed(&dig.key());
         if kept.meta.service_mirrors.is_empty() {
-            self.terminate_mirror(dig, &guard)?;
+            self.mirror_follows(dig, Follow::Terminate, &guard)?;
         }
         Ok(state)
     }
@@ -349,7 +350,9 @@ impl Orchestrator {
     /// action (terminate, or instantiate after a stopped terminate).
     pub fn stop(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin(dig)?;
-        self.mark_stopped(&dig.describe(), &dig.key(), state, &guard)
+        let state = self.mark_stopped(&dig.describe(), &dig.key(), state, &guard)?;
+        self.mirror_follows(dig, Follow::Stop, &guard)?;
+        Ok(state)
     }
 
     /// [`Self::stop`] for what is stored under `key` (a DIG's or a logical
@@ -390,7 +393,7 @@ impl Orchestrator {
     pub fn terminate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin(dig)?;
         let state = self.mark_terminated(&dig.describe(), &dig.key(), state, &guard)?;
-        self.terminate_mirror(dig, &guard)?;
+        self.mirror_follows(dig, Follow::Terminate, &guard)?;
         Ok(state)
     }
 
@@ -598,7 +601,7 @@ impl Orchestrator {
         );
         self.sync.changed(&dig.key());
         if meta.service_mirrors.is_empty() {
-            self.terminate_mirror(dig, guard)?;
+            self.mirror_follows(dig, Follow::Terminate, guard)?;
         }
         Ok(state)
     }

@@ -9,28 +9,33 @@
 //! The work is done after the deploy, each time rsync finishes reconciling
 //! the DIG (it tells [`FollowUps`], as EMCO's rsync tells sds through its
 //! ready notifications), since it needs what only the clusters know: the
-//! Service as the server's cluster holds it (a NodePort's port on the
-//! address of the cluster's first node, or a LoadBalancer's ingress
-//! address) once every resource of the server app there is ready. Each
-//! client cluster that is not a server cluster then gets a Service of that
-//! name without a selector, and its Endpoints, in the DIG's namespace, as
-//! a context of their own under [`mirror_key`], deployed by rsync like any
-//! other. It is written again only when what it holds changes, which also
-//! follows an update (clusters that no longer hold a client lose it) and
-//! a host restart (rsync's first reconcile tells again); a terminate of
-//! the DIG terminates it too.
+//! Service as the server's cluster holds it (a NodePort's node port on the
+//! first IP address of the cluster's first node, or a LoadBalancer's port
+//! on its ingress address) once every resource of the server app there is
+//! ready. Each client cluster that is not a server cluster then gets a
+//! Service of that name without a selector, and its Endpoints, in the
+//! DIG's namespace and with the DIG's access, as a context of its own under
+//! [`mirror_key`], deployed by rsync like any other. It is written again
+//! only when what it holds changes, which also follows an update (clusters
+//! that no longer hold a client lose it) and a host restart (rsync's first
+//! reconcile tells again); a terminate or stop of the DIG does the same to
+//! it.
+//!
+//! A server that cannot be read for a while (its cluster unreachable, a
+//! rollout under way) keeps what its clients have; only what cannot work
+//! (a Service of another type, one the server app does not deploy) takes
+//! it away. Either way the reason is in the DIG's status.
 //!
 //! Where EMCO differs: its sds waits on a goroutine that a restart loses,
 //! leaves the objects of an update's old clients behind, builds objects
-//! without a name when the Service is missing and drops the ports'
-//! protocol on the Endpoints; it also takes any Service of that name.
-//! Here the Service must be one the server app deploys, every server
-//! cluster's address goes into the one Endpoints, and why nothing was made
-//! (yet) is in the DIG's status.
+//! without a name when the Service is missing, points the Endpoints at the
+//! Service's port where a NodePort is served on its node port, and drops
+//! the ports' protocol; it also takes any Service of that name. Here the
+//! Service must be one the server app deploys, and every server cluster is
+//! a subset of the one Endpoints.
 
-use std::collections::{BTreeMap, HashMap};
-use std::net::IpAddr;
-use std::sync::{Arc, Mutex, Weak};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex, Weak, mpsc};
 
 use serde_json::{Value, json};
 
@@ -53,6 +58,9 @@ pub const MIRROR_APP: &str = "service-discovery";
 const TRAFFIC_GROUPS: &str = "traffic-group-intents";
 const INBOUND: &str = "inbound-intents";
 const CLIENTS: &str = "clients";
+
+/// How many DIGs' passes run at once: each asks clusters and waits.
+const PASSES_AT_ONCE: usize = 2;
 
 /// The key of the context that makes `dig`'s services known: `_` starts
 /// no composite app's name, so it is no DIG's or other context's key.
@@ -116,28 +124,57 @@ fn text(value: &Value) -> Option<&str> {
     value.as_str().filter(|s| !s.is_empty())
 }
 
-/// Where a server cluster serves the Service.
-struct Served {
-    address: String,
-    /// `spec.ports` of the Service, as the cluster holds it.
-    ports: Vec<Value>,
+/// One port of the server's Service, and where a server cluster serves it.
+#[derive(Debug, Clone, PartialEq)]
+struct ServedPort {
+    /// The Service's port, which clients are told.
+    port: u64,
+    protocol: String,
+    /// Where it is reached on the cluster's address: the node port of a
+    /// NodePort Service, the port of a LoadBalancer's.
+    reached_on: u64,
 }
 
-/// What one pass found.
-enum Found {
-    /// Every server cluster serves it.
-    Served(Vec<Served>),
-    /// Not yet: the server is not ready, or its load balancer has no
-    /// address; the next reconcile looks again.
+/// Where one server cluster serves the Service.
+#[derive(Debug)]
+struct Served {
+    address: String,
+    ports: Vec<ServedPort>,
+}
+
+/// Where a DIG's mirror context goes with it.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Follow {
+    Terminate,
+    Stop,
+}
+
+/// What one pass found of one service.
+enum Found<T> {
+    /// What was looked for.
+    Here(T),
+    /// Not now (the server is not ready, its cluster does not answer, its
+    /// load balancer has no address yet): its clients keep what they have.
     Waiting(String),
-    /// It cannot be made known, and why.
+    /// It cannot be reached from other clusters, and why.
     Refused(String),
+}
+
+impl<T> Found<T> {
+    fn and_then<U>(self, next: impl FnOnce(T) -> Found<U>) -> Found<U> {
+        match self {
+            Found::Here(found) => next(found),
+            Found::Waiting(why) => Found::Waiting(why),
+            Found::Refused(why) => Found::Refused(why),
+        }
+    }
 }
 
 impl Orchestrator {
     /// Makes the DIG's services known to their clients as its context
-    /// now asks: does nothing until the servers are ready, and writes
-    /// the mirror context only when what it holds changes.
+    /// now asks. The clusters are asked without the DIG's lock, which
+    /// actions on it would otherwise wait for; the mirror context is
+    /// written under it, and only when what it holds changes.
     pub fn mirror_services(&self, dig: &DigRef) -> Result<(), OrchestratorError> {
         let key = dig.key();
         let state = self.contexts.state(&key)?;
@@ -148,38 +185,76 @@ impl Orchestrator {
         if context.meta.service_mirrors.is_empty() {
             return Ok(());
         }
-        // The clusters are asked without the DIG's lock, which actions on it
-        // would otherwise wait for; what was found is written under it.
         let statuses = self.contexts.statuses(&key, state.revision)?;
+        let mirror = mirror_key(dig);
+        let mirror_state = self.contexts.state(&mirror)?;
+        let previous = match DEPLOYED.contains(&mirror_state.state) {
+            true => Some(self.contexts.read(&mirror, mirror_state.revision)?),
+            false => None,
+        };
         let mut per_cluster: BTreeMap<ClusterRef, Vec<Resource>> = BTreeMap::new();
         let mut notes = Vec::new();
-        let mut waiting = false;
+        let mut services = BTreeSet::new();
         for wanted in &context.meta.service_mirrors {
-            let made = match self.served(&context, &statuses, wanted) {
-                Found::Served(served) => mirrored(&context.meta, &wanted.service, &served),
-                Found::Waiting(why) => {
-                    waiting = true;
-                    Err(why)
+            let mut note = |why: String| notes.push(format!("{}: {why}", wanted.origin));
+            if !services.insert(wanted.service.as_str()) {
+                note(format!(
+                    "Service {} is made known by an earlier inbound intent already",
+                    wanted.service
+                ));
+                continue;
+            }
+            let servers: Vec<&ClusterRef> = placed(&context, &wanted.server_app).collect();
+            let mut clients = BTreeSet::new();
+            for app in &wanted.client_apps {
+                if !context.apps.iter().any(|a| &a.name == app) {
+                    note(format!("client app {app} is not part of this deployment"));
                 }
-                Found::Refused(why) => Err(why),
-            };
-            let made = match made {
-                Ok(made) => made,
-                Err(why) => {
-                    notes.push(format!("{}: {why}", wanted.origin));
+                clients.extend(placed(&context, app).filter(|c| !servers.contains(c)));
+            }
+            let found = self
+                .served(&context, &statuses, wanted)
+                .and_then(|served| mirrored(&context.meta, &wanted.service, &served));
+            let made = match found {
+                Found::Here(made) => made,
+                Found::Waiting(why) => {
+                    note(why);
+                    // What its clients had stays until the server is back.
+                    for cluster in clients {
+                        let kept = previous
+                            .iter()
+                            .flat_map(|p| p.apps.iter())
+                            .flat_map(|app| app.resources_on(cluster))
+                            .filter(|r| r.key.name == wanted.service)
+                            .cloned();
+                        per_cluster.entry(cluster.clone()).or_default().extend(kept);
+                    }
+                    continue;
+                }
+                Found::Refused(why) => {
+                    note(why);
                     continue;
                 }
             };
-            let servers: Vec<&ClusterRef> = placed(&context, &wanted.server_app).collect();
-            for app in &wanted.client_apps {
-                for cluster in placed(&context, app).filter(|c| !servers.contains(c)) {
-                    let objects = per_cluster.entry(cluster.clone()).or_default();
-                    // Two client apps on one cluster need it once.
-                    if !objects.iter().any(|o| o.key.name == wanted.service) {
-                        objects.extend(made.iter().cloned());
-                    }
-                }
+            for cluster in clients {
+                per_cluster
+                    .entry(cluster.clone())
+                    .or_default()
+                    .extend(made.iter().cloned());
             }
+        }
+        per_cluster.retain(|_, objects| !objects.is_empty());
+        let note = (!notes.is_empty()).then(|| notes.join("; "));
+        let apps = [StoredApp::spread(
+            MIRROR_APP,
+            per_cluster.into_iter().collect(),
+        )];
+        let holds = match &previous {
+            Some(previous) => previous.apps == apps,
+            None => apps[0].placement.is_empty(),
+        };
+        if holds && self.contexts.note(&mirror)? == note {
+            return Ok(());
         }
         let guard = self
             .actions
@@ -190,21 +265,25 @@ impl Orchestrator {
             // An action came between: the reconcile it starts tells again.
             return Ok(());
         }
-        let note = (!notes.is_empty()).then(|| notes.join("; "));
-        self.contexts.put_note(&mirror_key(dig), note.as_deref())?;
+        let written = if holds {
+            Ok(())
+        } else {
+            self.write_mirror(dig, &context.meta, &apps, &guard)
+        };
+        let note = match (&written, note) {
+            (Err(error), note) => Some(
+                note.into_iter()
+                    .chain([format!("the objects cannot be deployed: {error}")])
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            ),
+            (Ok(()), note) => note,
+        };
+        self.contexts.put_note(&mirror, note.as_deref())?;
         if let Some(note) = &note {
-            tracing::info!(dig = %key, %note, "services not (yet) made known");
+            tracing::info!(dig = %key, %note, "services not (all) made known");
         }
-        // Until every server is there (after an update, say), the clients
-        // keep what they have rather than lose it for a while.
-        if waiting {
-            return Ok(());
-        }
-        let apps = [StoredApp::spread(
-            MIRROR_APP,
-            per_cluster.into_iter().collect(),
-        )];
-        self.write_mirror(dig, &context.meta, &apps, &guard)
+        written
     }
 
     /// Whether and where `wanted`'s server serves its Service, on every
@@ -214,7 +293,7 @@ impl Orchestrator {
         context: &StoredContext,
         statuses: &BTreeMap<(String, ClusterRef, String), stored::ResourceStatus>,
         wanted: &ServiceMirror,
-    ) -> Found {
+    ) -> Found<Vec<Served>> {
         let Some(server) = context.apps.iter().find(|a| a.name == wanted.server_app) else {
             return Found::Refused(format!(
                 "server app {} is not part of this deployment",
@@ -225,6 +304,14 @@ impl Orchestrator {
         for placement in &server.placement {
             let cluster = &placement.cluster;
             let resources = server.resources_on(cluster);
+            let Some(service) = resources.iter().find(|r| {
+                r.key.kind == "Service" && r.api_version == "v1" && r.key.name == wanted.service
+            }) else {
+                return Found::Refused(format!(
+                    "server app {} puts no Service {} on cluster {cluster}",
+                    server.name, wanted.service
+                ));
+            };
             let not_ready = resources.iter().find(|r| {
                 statuses
                     .get(&(server.name.clone(), cluster.clone(), r.key.to_string()))
@@ -236,96 +323,115 @@ impl Orchestrator {
                     server.name, resource.key.kind, resource.key.name
                 ));
             }
-            let Some(service) = resources.iter().find(|r| {
-                r.key.kind == "Service" && r.api_version == "v1" && r.key.name == wanted.service
-            }) else {
-                return Found::Refused(format!(
-                    "server app {} puts no Service {} on cluster {cluster}",
-                    server.name, wanted.service
-                ));
-            };
             let namespace = service
                 .namespace
                 .clone()
                 .unwrap_or_else(|| context.meta.access.namespace().to_owned());
-            match self.serving_address(cluster, &wanted.service, &namespace) {
-                Ok(Some(found)) => served.push(found),
-                Ok(None) => {
-                    return Found::Waiting(format!(
-                        "waiting for the load balancer of Service {} on cluster {cluster} to \
-                         get an address",
-                        wanted.service
-                    ));
-                }
-                Err(why) => return Found::Refused(why),
+            match self.serving(cluster, &wanted.service, &namespace) {
+                Found::Here(one) => served.push(one),
+                Found::Waiting(why) => return Found::Waiting(why),
+                Found::Refused(why) => return Found::Refused(why),
             }
         }
         if served.is_empty() {
             return Found::Waiting(format!("server app {} is placed nowhere", server.name));
         }
-        Found::Served(served)
+        Found::Here(served)
     }
 
-    /// The address and ports `cluster` serves Service `name` on: a
-    /// NodePort's on its first node's address (as EMCO takes it), a
-    /// LoadBalancer's on its ingress address (`None` until it has one).
-    fn serving_address(
-        &self,
-        cluster: &ClusterRef,
-        name: &str,
-        namespace: &str,
-    ) -> Result<Option<Served>, String> {
+    /// Where `cluster` serves its Service `name`: a NodePort on its
+    /// first node's first IP address (as EMCO takes it), a LoadBalancer on
+    /// its ingress address.
+    fn serving(&self, cluster: &ClusterRef, name: &str, namespace: &str) -> Found<Served> {
         let asked = json!({"apiVersion": "v1", "kind": "Service",
                            "metadata": {"name": name, "namespace": namespace}});
-        let service = self
-            .sync
-            .object(cluster, &asked)
-            .map_err(|e| format!("Service {name} on cluster {cluster} cannot be read: {e}"))?
-            .ok_or_else(|| format!("cluster {cluster} has no Service {namespace}/{name}"))?;
-        let ports = service["spec"]["ports"]
-            .as_array()
-            .cloned()
-            .unwrap_or_default();
-        let address = match service["spec"]["type"].as_str().unwrap_or("ClusterIP") {
-            "NodePort" => {
-                let nodes = self
-                    .sync
-                    .nodes(cluster)
-                    .map_err(|e| format!("the nodes of cluster {cluster} cannot be read: {e}"))?;
-                nodes
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .flat_map(|node| node["addresses"].as_array().into_iter().flatten())
-                    .filter_map(|a| a["address"].as_str())
-                    .find(|a| a.parse::<IpAddr>().is_ok())
-                    .ok_or_else(|| format!("no node of cluster {cluster} has an IP address"))?
-                    .to_owned()
+        let service = match self.sync.object(cluster, &asked) {
+            Ok(Some(service)) => service,
+            Ok(None) => {
+                return Found::Waiting(format!(
+                    "cluster {cluster} has no Service {namespace}/{name} (yet)"
+                ));
             }
-            "LoadBalancer" => {
-                let ingress = service["status"]["loadBalancer"]["ingress"].as_array();
-                let Some(ip) = ingress
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|i| i["ip"].as_str())
-                    .find(|ip| !ip.is_empty())
-                else {
-                    return Ok(None);
-                };
-                ip.to_owned()
-            }
-            other => {
-                return Err(format!(
-                    "Service {name} on cluster {cluster} is of type {other}; only a NodePort or \
-                     LoadBalancer Service can be reached from other clusters"
+            Err(error) => {
+                return Found::Waiting(format!(
+                    "Service {name} on cluster {cluster} cannot be read: {error}"
                 ));
             }
         };
-        Ok(Some(Served { address, ports }))
+        let service_type = service["spec"]["type"].as_str().unwrap_or("ClusterIP");
+        let node_port = service_type == "NodePort";
+        let address = match service_type {
+            "NodePort" => match self.sync.node_addresses(cluster) {
+                Ok(addresses) => match addresses.into_iter().next() {
+                    Some(address) => address,
+                    None => {
+                        return Found::Waiting(format!(
+                            "no node of cluster {cluster} has an IP address"
+                        ));
+                    }
+                },
+                Err(error) => {
+                    return Found::Waiting(format!(
+                        "the nodes of cluster {cluster} cannot be read: {error}"
+                    ));
+                }
+            },
+            "LoadBalancer" => {
+                let ingress = service["status"]["loadBalancer"]["ingress"].as_array();
+                let ingress: Vec<&Value> = ingress.into_iter().flatten().collect();
+                match ingress.iter().filter_map(|i| text(&i["ip"])).next() {
+                    Some(ip) => ip.to_owned(),
+                    None if ingress.iter().any(|i| text(&i["hostname"]).is_some()) => {
+                        return Found::Refused(format!(
+                            "the load balancer of Service {name} on cluster {cluster} has a \
+                             host name only; Endpoints take IP addresses"
+                        ));
+                    }
+                    None => {
+                        return Found::Waiting(format!(
+                            "waiting for the load balancer of Service {name} on cluster \
+                             {cluster} to get an address"
+                        ));
+                    }
+                }
+            }
+            other => {
+                return Found::Refused(format!(
+                    "Service {name} on cluster {cluster} is of type {other}; only a NodePort \
+                     or LoadBalancer Service can be reached from other clusters"
+                ));
+            }
+        };
+        let mut ports = Vec::new();
+        for port in service["spec"]["ports"].as_array().into_iter().flatten() {
+            let Some(number) = port["port"].as_u64() else {
+                return Found::Refused(format!("Service {name} has a port without a number"));
+            };
+            let reached_on = match node_port {
+                true => match port["nodePort"].as_u64() {
+                    Some(node_port) => node_port,
+                    None => {
+                        return Found::Waiting(format!(
+                            "Service {name} on cluster {cluster} has no node port for {number} yet"
+                        ));
+                    }
+                },
+                false => number,
+            };
+            ports.push(ServedPort {
+                port: number,
+                protocol: port["protocol"].as_str().unwrap_or("TCP").to_owned(),
+                reached_on,
+            });
+        }
+        if ports.is_empty() {
+            return Found::Refused(format!("Service {name} on cluster {cluster} has no ports"));
+        }
+        Found::Here(Served { address, ports })
     }
 
-    /// Writes `apps` as the mirror context's next revision, unless its
-    /// deployed revision holds them already.
+    /// Writes `apps` as the mirror context's next revision: Instantiated
+    /// the first time, Updated after. The caller holds the DIG's lock.
     fn write_mirror(
         &self,
         dig: &DigRef,
@@ -335,10 +441,6 @@ impl Orchestrator {
     ) -> Result<(), OrchestratorError> {
         let key = mirror_key(dig);
         let mut state = self.contexts.state(&key)?;
-        let deployed = DEPLOYED.contains(&state.state);
-        if deployed && self.contexts.read(&key, state.revision)?.apps == apps {
-            return Ok(());
-        }
         let revision = state.latest + 1;
         let confinement = match parent.confinement {
             Some(_) => Some(self.confine(&dig.project, &parent.access, apps)?),
@@ -355,10 +457,9 @@ impl Orchestrator {
             service_mirrors: Vec::new(),
             ..parent.clone()
         };
-        let next = if deployed {
-            DeployState::Updated
-        } else {
-            DeployState::Instantiated
+        let next = match DEPLOYED.contains(&state.state) {
+            true => DeployState::Updated,
+            false => DeployState::Instantiated,
         };
         state.enter(next, revision);
         self.contexts
@@ -368,33 +469,47 @@ impl Orchestrator {
         Ok(())
     }
 
-    /// Terminates `dig`'s mirror context, if deployed: the DIG was
-    /// terminated, or its new revision makes nothing known. The caller
-    /// holds the DIG's action lock.
-    pub(super) fn terminate_mirror(
+    /// Takes `dig`'s mirror context where the DIG went: terminated (or
+    /// asking for nothing to be made known any more), or stopped. The
+    /// caller holds the DIG's action lock.
+    pub(super) fn mirror_follows(
         &self,
         dig: &DigRef,
+        follow: Follow,
         guard: &TargetGuard,
     ) -> Result<(), OrchestratorError> {
         let key = mirror_key(dig);
         let state = self.contexts.state(&key)?;
-        if DEPLOYED.contains(&state.state) {
-            self.mark_terminated(&dig.describe(), &key, state, guard)?;
+        let deployed = DEPLOYED.contains(&state.state);
+        match follow {
+            Follow::Terminate => {
+                if deployed || state.state == DeployState::InstantiateStopped {
+                    self.mark_terminated(&dig.describe(), &key, state, guard)?;
+                }
+                self.contexts.put_note(&key, None)?;
+            }
+            Follow::Stop => {
+                if deployed || state.state == DeployState::Terminated {
+                    self.mark_stopped(&dig.describe(), &key, state, guard)?;
+                }
+            }
         }
-        self.contexts.put_note(&key, None)?;
         Ok(())
     }
 
-    /// What the mirror context of `dig` holds and why it holds no more,
-    /// for the DIG's status.
+    /// What the deployed mirror context of `dig` holds, and why it holds
+    /// no more, for the DIG's status.
     pub(super) fn mirror_status(
         &self,
         dig: &DigRef,
     ) -> Result<(Option<SyncedContext>, Option<String>), OrchestratorError> {
         let key = mirror_key(dig);
-        let (state, synced) = self.synced(&key)?;
-        let synced = synced.filter(|_| state.state != DeployState::Created);
-        Ok((synced, self.contexts.note(&key)?))
+        let note = self.contexts.note(&key)?;
+        if !DEPLOYED.contains(&self.contexts.state(&key)?.state) {
+            return Ok((None, note));
+        }
+        let (_, synced) = self.synced(&key)?;
+        Ok((synced, note))
     }
 }
 
@@ -408,26 +523,30 @@ fn placed<'a>(context: &'a StoredContext, app: &str) -> impl Iterator<Item = &'a
 }
 
 /// The Service without a selector and its Endpoints that point a client
-/// cluster at every server cluster's address, on the Service's ports
-/// (each named by its number, as EMCO names them).
-fn mirrored(meta: &ContextMeta, name: &str, served: &[Served]) -> Result<Vec<Resource>, String> {
-    let ports = &served[0].ports;
-    if served.iter().any(|s| &s.ports != ports) {
-        return Err(format!(
-            "the server's clusters expose Service {name} on different ports"
+/// cluster at every server cluster (a subset each), on the Service's ports
+/// named by their numbers as EMCO names them (with the protocol too where
+/// a number has two).
+fn mirrored(meta: &ContextMeta, name: &str, served: &[Served]) -> Found<Vec<Resource>> {
+    let first = &served[0].ports;
+    let same = |s: &Served| {
+        s.ports.len() == first.len()
+            && s.ports
+                .iter()
+                .zip(first)
+                .all(|(a, b)| a.port == b.port && a.protocol == b.protocol)
+    };
+    if !served.iter().all(same) {
+        return Found::Waiting(format!(
+            "the server's clusters expose Service {name} on different ports (a rollout?)"
         ));
     }
-    let port_of = |port: &Value| -> Result<(u64, String), String> {
-        let number = port["port"]
-            .as_u64()
-            .ok_or_else(|| format!("Service {name} has a port without a number"))?;
-        let protocol = port["protocol"].as_str().unwrap_or("TCP").to_owned();
-        Ok((number, protocol))
+    let port_name = |port: &ServedPort| {
+        let shared = first.iter().filter(|p| p.port == port.port).count() > 1;
+        match shared {
+            true => format!("{}-{}", port.port, port.protocol.to_lowercase()),
+            false => port.port.to_string(),
+        }
     };
-    let ports: Vec<(u64, String)> = ports.iter().map(port_of).collect::<Result<_, _>>()?;
-    if ports.is_empty() {
-        return Err(format!("Service {name} has no ports"));
-    }
     let namespace = meta.access.namespace();
     let service = json!({
         "apiVersion": "v1", "kind": "Service",
@@ -436,65 +555,100 @@ fn mirrored(meta: &ContextMeta, name: &str, served: &[Served]) -> Result<Vec<Res
             "clusterIP": "None",
             "type": "ClusterIP",
             "sessionAffinity": "None",
-            "ports": ports.iter().map(|(port, protocol)| json!({
-                "name": port.to_string(), "protocol": protocol, "port": port,
-                "targetPort": port,
+            "ports": first.iter().map(|p| json!({
+                "name": port_name(p), "protocol": p.protocol, "port": p.port,
+                "targetPort": p.port,
             })).collect::<Vec<_>>(),
         },
     });
+    let subsets: Vec<Value> = served
+        .iter()
+        .map(|s| {
+            json!({
+                "addresses": [{"ip": s.address}],
+                "ports": s.ports.iter().map(|p| json!({
+                    "name": port_name(p), "port": p.reached_on, "protocol": p.protocol,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
     let endpoints = json!({
         "apiVersion": "v1", "kind": "Endpoints",
         "metadata": {"name": name, "namespace": namespace},
-        "subsets": [{
-            "addresses": served.iter().map(|s| json!({"ip": s.address})).collect::<Vec<_>>(),
-            "ports": ports.iter().map(|(port, protocol)| json!({
-                "name": port.to_string(), "port": port, "protocol": protocol,
-            })).collect::<Vec<_>>(),
-        }],
+        "subsets": subsets,
     });
-    [endpoints, service]
+    let made: Result<Vec<Resource>, String> = [endpoints, service]
         .into_iter()
         .map(|manifest| Resource::from_manifest(manifest).map_err(|e| e.to_string()))
-        .collect()
+        .collect();
+    match made {
+        Ok(made) => Found::Here(made),
+        Err(why) => Found::Refused(format!("Service {name} cannot be mirrored: {why}")),
+    }
 }
 
 /// Hears rsync's finished reconciles and makes the services of the DIGs
-/// that ask for it known, one DIG at a time each, off rsync's workers.
+/// that ask for it known: off rsync's workers, on a few threads of its
+/// own, one pass per DIG at a time (another reconcile ending during a pass
+/// makes one more).
 pub struct FollowUps {
-    orchestrator: Orchestrator,
-    /// The DIGs being worked on, and whether another reconcile ended
-    /// since the work began (then it runs once more).
-    busy: Mutex<HashMap<String, bool>>,
-    myself: Weak<FollowUps>,
+    /// DIGs to work on; the threads end when it is dropped.
+    queue: Mutex<mpsc::Sender<DigRef>>,
+    /// The DIGs queued or being worked on, and whether another reconcile
+    /// ended since the pass began.
+    busy: Arc<Mutex<HashMap<String, bool>>>,
 }
 
 impl FollowUps {
     /// Listening to `orchestrator`'s sync engine for as long as the
     /// returned value is kept.
     pub fn start(orchestrator: &Orchestrator) -> Arc<FollowUps> {
-        let follow_ups = Arc::new_cyclic(|myself| FollowUps {
-            orchestrator: orchestrator.clone(),
-            busy: Mutex::default(),
-            myself: myself.clone(),
+        let (queue, queued) = mpsc::channel::<DigRef>();
+        let queued = Arc::new(Mutex::new(queued));
+        let busy: Arc<Mutex<HashMap<String, bool>>> = Arc::default();
+        for _ in 0..PASSES_AT_ONCE {
+            let (orchestrator, queued, busy) = (orchestrator.clone(), queued.clone(), busy.clone());
+            std::thread::spawn(move || {
+                loop {
+                    let next = queued.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                    let Ok(dig) = next else {
+                        return;
+                    };
+                    passes(&orchestrator, &busy, &dig);
+                }
+            });
+        }
+        let follow_ups = Arc::new(FollowUps {
+            queue: Mutex::new(queue),
+            busy,
         });
         let listener: Weak<dyn ReconcileListener> = Arc::downgrade(&follow_ups) as _;
         orchestrator.sync.listen(listener);
         follow_ups
     }
+}
 
-    fn run(&self, dig: DigRef) {
-        let key = dig.key();
-        loop {
-            if let Err(error) = self.orchestrator.mirror_services(&dig) {
+/// Runs `dig`'s passes until no reconcile ended during the last one; a
+/// pass that panics is a failed pass, and the DIG is free again.
+fn passes(orchestrator: &Orchestrator, busy: &Mutex<HashMap<String, bool>>, dig: &DigRef) {
+    let key = dig.key();
+    loop {
+        let pass = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            orchestrator.mirror_services(dig)
+        }));
+        match pass {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
                 tracing::warn!(dig = %key, %error, "could not make the services known");
             }
-            let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
-            match busy.get_mut(&key) {
-                Some(again) if *again => *again = false,
-                _ => {
-                    busy.remove(&key);
-                    return;
-                }
+            Err(_) => tracing::error!(dig = %key, "making the services known panicked"),
+        }
+        let mut busy = busy.lock().unwrap_or_else(|p| p.into_inner());
+        match busy.get_mut(&key) {
+            Some(again) if *again => *again = false,
+            _ => {
+                busy.remove(&key);
+                return;
             }
         }
     }
@@ -520,14 +674,12 @@ impl ReconcileListener for FollowUps {
             }
             busy.insert(dig.key(), false);
         }
-        let Some(this) = self.myself.upgrade() else {
-            return;
-        };
-        // It takes locks and asks clusters, which block.
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn_blocking(move || this.run(dig))),
-            Err(_) => drop(std::thread::spawn(move || this.run(dig))),
-        }
+        // The threads end only with the sender: a send cannot fail here.
+        let _ = self
+            .queue
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .send(dig);
     }
 }
 
@@ -603,58 +755,86 @@ mod tests {
         }
     }
 
+    fn port(port: u64, protocol: &str, reached_on: u64) -> ServedPort {
+        ServedPort {
+            port,
+            protocol: protocol.into(),
+            reached_on,
+        }
+    }
+
+    fn made(found: Found<Vec<Resource>>) -> Vec<Resource> {
+        match found {
+            Found::Here(made) => made,
+            Found::Waiting(why) | Found::Refused(why) => panic!("{why}"),
+        }
+    }
+
     #[test]
-    fn the_mirror_points_at_every_server_address_on_the_ports_named_by_number() {
-        let ports = vec![
-            json!({"port": 30083, "targetPort": 3333, "nodePort": 30083, "protocol": "TCP"}),
-            json!({"port": 53, "protocol": "UDP"}),
-        ];
+    fn each_server_cluster_is_a_subset_reached_on_its_node_port() {
+        let ports = |node_port| vec![port(30083, "TCP", node_port)];
         let served = [
             Served {
                 address: "10.0.0.2".into(),
-                ports: ports.clone(),
+                ports: ports(30083),
             },
             Served {
                 address: "10.0.1.2".into(),
-                ports,
+                ports: ports(31000),
             },
         ];
-        let made = mirrored(&meta(), "http-service", &served).unwrap();
+        let made = made(mirrored(&meta(), "http-service", &served));
         let endpoints = &made[0].manifest;
         assert_eq!(endpoints["metadata"]["namespace"], "ns1");
         assert_eq!(
-            endpoints["subsets"][0]["addresses"],
-            json!([{"ip": "10.0.0.2"}, {"ip": "10.0.1.2"}])
-        );
-        assert_eq!(
-            endpoints["subsets"][0]["ports"][1],
-            json!({"name": "53", "port": 53, "protocol": "UDP"})
+            endpoints["subsets"],
+            json!([
+                {"addresses": [{"ip": "10.0.0.2"}],
+                 "ports": [{"name": "30083", "port": 30083, "protocol": "TCP"}]},
+                {"addresses": [{"ip": "10.0.1.2"}],
+                 "ports": [{"name": "30083", "port": 31000, "protocol": "TCP"}]},
+            ])
         );
         let service = &made[1].manifest;
         assert_eq!(service["spec"]["clusterIP"], "None");
         assert!(service["spec"].get("selector").is_none());
         assert_eq!(
-            service["spec"]["ports"][0],
-            json!({"name": "30083", "protocol": "TCP", "port": 30083, "targetPort": 30083})
+            service["spec"]["ports"],
+            json!([{"name": "30083", "protocol": "TCP", "port": 30083, "targetPort": 30083}])
         );
     }
 
     #[test]
-    fn servers_exposing_other_ports_are_refused() {
+    fn a_port_number_served_on_two_protocols_gets_two_names() {
+        let served = [Served {
+            address: "10.0.0.2".into(),
+            ports: vec![port(53, "TCP", 53), port(53, "UDP", 53)],
+        }];
+        let made = made(mirrored(&meta(), "dns", &served));
+        let names: Vec<&Value> = made[1].manifest["spec"]["ports"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| &p["name"])
+            .collect();
+        assert_eq!(names, [&json!("53-tcp"), &json!("53-udp")]);
+    }
+
+    #[test]
+    fn servers_exposing_other_ports_are_waited_for() {
         let served = [
             Served {
                 address: "10.0.0.2".into(),
-                ports: vec![json!({"port": 80})],
+                ports: vec![port(80, "TCP", 80)],
             },
             Served {
                 address: "10.0.1.2".into(),
-                ports: vec![json!({"port": 81})],
+                ports: vec![port(81, "TCP", 81)],
             },
         ];
-        assert!(
-            mirrored(&meta(), "svc", &served)
-                .unwrap_err()
-                .contains("different ports")
-        );
+        assert!(matches!(
+            mirrored(&meta(), "svc", &served),
+            Found::Waiting(why) if why.contains("different ports")
+        ));
     }
 }

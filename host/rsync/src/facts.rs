@@ -27,6 +27,22 @@ impl ClusterFacts for Rsync {
         })
     }
 
+    fn node_addresses(&self, cluster: &ClusterRef) -> Result<Vec<String>, String> {
+        self.read_from(cluster, async move |target: Arc<dyn SyncTarget>| {
+            let nodes = target
+                .list_labelled("v1", "Node", &Labels::default())
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(nodes
+                .iter()
+                .flat_map(|node| node["status"]["addresses"].as_array().cloned())
+                .flatten()
+                .filter_map(|address| address["address"].as_str().map(str::to_owned))
+                .filter(|address| address.parse::<std::net::IpAddr>().is_ok())
+                .collect())
+        })
+    }
+
     fn nodes(&self, cluster: &ClusterRef) -> Result<Value, String> {
         self.nodes_of(std::slice::from_ref(cluster))
             .pop()
@@ -98,7 +114,7 @@ impl Rsync {
     }
 }
 
-/// Each node's name, labels, `addresses` and `available`: its allocatable amounts less
+/// Each node's name, labels and `available`: its allocatable amounts less
 /// what the pods bound to it (and not finished) request, in whole units
 /// (cores, bytes, devices).
 async fn read_nodes(target: &dyn SyncTarget) -> Result<Value, String> {
@@ -146,7 +162,6 @@ async fn read_nodes(target: &dyn SyncTarget) -> Result<Value, String> {
             json!({
                 "name": name,
                 "labels": node["metadata"]["labels"].clone(),
-                "addresses": node["status"]["addresses"].clone(),
                 "available": available,
             })
         })

@@ -54,9 +54,7 @@ impl ClusterFacts for NoSync {}
 /// that declare they need them: read by the sync engine, which holds the
 /// clusters' clients.
 pub trait ClusterFacts: Send + Sync {
-    /// The cluster's nodes, in the order its API lists them:
-    /// `[{name, labels, addresses, available: {resource: amount}}]`
-    /// (`addresses` as the Node's status has them),
+    /// The cluster's nodes: `[{name, labels, available: {resource: amount}}]`,
     /// available being allocatable minus what the pods on it request.
     fn nodes(&self, _cluster: &ClusterRef) -> Result<serde_json::Value, String> {
         Err("this host reads nothing from clusters".to_owned())
@@ -66,6 +64,12 @@ pub trait ClusterFacts: Send + Sync {
     /// that can ask several clusters at once does.
     fn nodes_of(&self, clusters: &[ClusterRef]) -> Vec<Result<serde_json::Value, String>> {
         clusters.iter().map(|cluster| self.nodes(cluster)).collect()
+    }
+
+    /// The IP addresses of the cluster's nodes: each node's in the order
+    /// its status lists them, the nodes in the order the API lists them.
+    fn node_addresses(&self, _cluster: &ClusterRef) -> Result<Vec<String>, String> {
+        Err("this host reads nothing from clusters".to_owned())
     }
 
     /// The object `manifest` names (its apiVersion, kind, name and

@@ -183,7 +183,8 @@ pub struct StoredApp {
 
 impl StoredApp {
     /// An app of nothing but `per_cluster`: placed on each of those
-    /// clusters, each with its own resources (none shared).
+    /// clusters with those resources. What every cluster gets alike is
+    /// kept once, as the base; a cluster keeps only the rest.
     pub fn spread(name: &str, per_cluster: Vec<(ClusterRef, Vec<Resource>)>) -> Self {
         let placement = per_cluster
             .iter()
@@ -192,20 +193,28 @@ impl StoredApp {
                 group: None,
             })
             .collect();
+        let base: Vec<Resource> = match per_cluster.split_first() {
+            Some(((_, first), others)) => first
+                .iter()
+                .filter(|r| others.iter().all(|(_, theirs)| theirs.contains(r)))
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        };
         let diffs = per_cluster
             .into_iter()
-            .filter(|(_, resources)| !resources.is_empty())
-            .map(|(cluster, resources)| {
-                let diff = resources
+            .filter_map(|(cluster, resources)| {
+                let diff: Vec<_> = resources
                     .into_iter()
+                    .filter(|r| !base.contains(r))
                     .map(|r| (r.key.clone(), Some(r)))
                     .collect();
-                (cluster, diff)
+                (!diff.is_empty()).then_some((cluster, diff))
             })
             .collect();
         StoredApp {
             name: name.to_owned(),
-            base: Vec::new(),
+            base,
             placement,
             diffs,
             hooks: Vec::new(),
