@@ -9,7 +9,10 @@
 //! clusters of a label, ovnaction a workload with one interface, dtc an
 //! inbound intent with one client app, hpa-placement and hpa-action a
 //! consumer asking for one core (every cluster has it: hpa-placement
-//! checks all 1,000 and keeps them, so it makes no edit).
+//! checks all 1,000 and keeps them, so it makes no edit), sfc one chain
+//! through the ten apps with a client selector and a provider network at
+//! each end, sfcclient each app a client of that chain (in another DIG)
+//! whose logical cloud matches the second of three selectors.
 
 use std::time::{Duration, Instant};
 
@@ -123,6 +126,64 @@ fn dtc_tree() -> String {
     tree("bench-dtc", vec![intent], json!({}))
 }
 
+/// A chain's client selector at `end`, matching pods and namespaces
+/// labelled `sfc: <label>`.
+fn selector(name: &str, end: &str, label: &str) -> Value {
+    json!({"kind": "client-selectors", "metadata": {"name": name},
+        "spec": {"chainEnd": end, "podSelector": {"matchLabels": {"sfc": label}},
+            "namespaceSelector": {"matchLabels": {"sfc": label}}}})
+}
+
+fn sfc_tree() -> String {
+    let links: Vec<Value> = (0..APPS)
+        .map(|i| {
+            json!({"kind": "links", "metadata": {"name": app(i)},
+                "spec": {"leftNet": format!("net-{i}"), "rightNet": format!("net-{}", i + 1),
+                    "linkLabel": format!("fn={}", app(i)), "app": app(i),
+                    "workloadResource": app(i), "resourceType": "Deployment"}})
+        })
+        .collect();
+    let network = |end: &str, octet: u8| {
+        json!({"kind": "provider-networks", "metadata": {"name": format!("{end}-pnet")},
+            "spec": {"chainEnd": end, "providerNetwork": format!("{end}-pnetwork"),
+                "gatewayIp": format!("172.30.{octet}.2"), "subnet": format!("172.30.{octet}.0/24")}})
+    };
+    let chain = json!({"kind": "network-chains", "metadata": {"name": "bench-chain"},
+        "spec": {"chainType": "Routing", "namespace": "default"},
+        "children": {
+            "links": links,
+            "client-selectors": [selector("left-clients", "left", "head"),
+                                 selector("right-clients", "right", "tail")],
+            "provider-networks": [network("left", 10), network("right", 20)]}});
+    tree("bench-chain", vec![chain], json!({}))
+}
+
+/// Each app a client of the chain's left end, in a logical cloud whose
+/// labels the second of its three selectors matches; the chain is another
+/// DIG's, read across (`others`).
+fn sfcclient_tree() -> String {
+    let clients: Vec<Value> = (0..APPS)
+        .map(|i| {
+            json!({"kind": "sfc-clients", "metadata": {"name": format!("{}-client", app(i))},
+                "spec": {"chainEnd": "left", "sfcIntent": "bench-chain", "compositeApp": "chain-ca",
+                    "compositeAppVersion": "v1", "deploymentIntentGroup": "chain-dig",
+                    "app": app(i), "workloadResource": app(i), "resourceType": "Deployment"}})
+        })
+        .collect();
+    let mut group = group();
+    group["logicalCloudLabels"] = json!({"sfc": "head", "zone": "edge"});
+    json!({"name": "<no value>", "deploymentIntentGroup": group,
+        "intents": [], "all": clients,
+        "others": [{"compositeApp": "chain-ca", "compositeAppVersion": "v1", "name": "chain-dig",
+            "intents": [{"kind": "network-chains", "metadata": {"name": "bench-chain"},
+                "spec": {"chainType": "Routing", "namespace": "default"},
+                "children": {"client-selectors": [selector("first", "left", "elsewhere"),
+                                                  selector("second", "left", "head"),
+                                                  selector("third", "right", "tail")]}}]}],
+        "facts": {}})
+    .to_string()
+}
+
 /// hpa's tree; with the nodes' facts for placement, which asks for them
 /// (`needs: ["nodes"]`), without for the action, which does not.
 fn hpa_tree(with_nodes: bool) -> String {
@@ -227,6 +288,16 @@ fn main() {
             "hpa-action",
             load(&runtime, "hpa-action", ControllerKind::Action),
             action(&draft, hpa_tree(false)),
+        ),
+        (
+            "sfc",
+            load(&runtime, "sfc", ControllerKind::Action),
+            action(&draft, sfc_tree()),
+        ),
+        (
+            "sfcclient",
+            load(&runtime, "sfcclient", ControllerKind::Action),
+            action(&draft, sfcclient_tree()),
         ),
     ];
     let baseline = |c: &Controller| c.place(&placement).expect("generic placement").value.len();
