@@ -371,6 +371,92 @@ fn test_update_moves_collectd_and_rollback_brings_it_back() {
     dev.assert_clusters_empty();
 }
 
+/// When dev cluster `n`'s object `name` of `collection` was made.
+fn created(dev: &Dev, n: u32, collection: &str, name: &str) -> std::time::SystemTime {
+    let object = object(dev, n, collection, name);
+    let stamp = object["metadata"]["creationTimestamp"].as_str().unwrap();
+    humantime::parse_rfc3339(stamp).unwrap()
+}
+
+/// test-dependency as its Readme runs it: `apply.sh` (its `setup.sh`'s
+/// values, and `_common.sh`'s tar commands for its three apps), then
+/// `delete.sh`. collectd waits for the operator and the operator for
+/// nginx (a chart with pre- and post-install hooks), each Ready and then
+/// 10 s more.
+///
+/// The mirror's `projects.yaml` holds the logical cloud's instantiate (what
+/// `instantiatelc.yaml`, missing, should): it is applied in that file's
+/// place and deleted in `terminatelc.yaml`'s (a delete of an instantiate
+/// is its terminate), and our `project.yaml` makes the project.
+#[test]
+fn test_dependency_brings_nginx_then_the_operator_then_collectd_up() {
+    let dev = Dev::start();
+    let flows = Flows::new();
+    let flow = "test-dependency";
+    let nginx = [
+        "-czf output/nginx.tar.gz -C ../helm_charts/nginx/helm .",
+        "-czf output/nginx_profile.tar.gz -C ../helm_charts/composite-cnf-firewall/profile manifest.yaml override_values.yaml",
+    ];
+    for tar in COLLECTD_AND_OPERATOR.iter().chain(&nginx) {
+        flows.tar(flow, tar);
+    }
+    let (kube_path1, kube_path2) = (kubeconfig(&dev, 1), kubeconfig(&dev, 2));
+    let values = flows.here_document(
+        flow,
+        "cat << NET > values.yaml\n",
+        0,
+        &[
+            ("output_dir", "output"),
+            ("host_ip", "127.0.0.1"),
+            ("KUBE_PATH1", &kube_path1),
+            ("KUBE_PATH2", &kube_path2),
+        ],
+    );
+    flows.values(flow, &values);
+    let files = [
+        "controllers.yaml",
+        "project.yaml",
+        "clusters.yaml",
+        "logicalclouds.yaml",
+        "projects.yaml",
+        "apps.yaml",
+        "intents.yaml",
+        "instantiate.yaml",
+    ];
+    flows.run(&dev, "apply", flow, &files);
+    let dig = "test-deployment-intent";
+    dev.ok(&["status", dig, "--timeout", "120s"]);
+    let deployments = "apis/apps/v1/deployments";
+    let daemonsets = "apis/apps/v1/daemonsets";
+    for n in [1, 2] {
+        assert_eq!(labelled(&dev, n, deployments, "nginx"), ["r1-nginx"]);
+        assert_eq!(labelled(&dev, n, daemonsets, "collectd").len(), 1);
+    }
+    // The DIG's override value reached nginx's chart.
+    let service = object(&dev, 1, "api/v1/services", "r1-nginx");
+    assert_eq!(service["spec"]["type"], "NodePort", "{service}");
+    // Each app after the one it depends on is Ready, and 10 s more.
+    let collectd = &labelled(&dev, 1, daemonsets, "collectd")[0];
+    let waited = created(&dev, 1, daemonsets, collectd)
+        .duration_since(created(&dev, 1, deployments, "r1-nginx"))
+        .unwrap();
+    assert!(waited >= Duration::from_secs(20), "{waited:?}");
+    flows.run(&dev, "apply", flow, &["terminate.yaml"]);
+    dev.ok(&["status", dig, "--timeout", "90s"]);
+    for file in [
+        "intents.yaml",
+        "apps.yaml",
+        "projects.yaml",
+        "logicalclouds.yaml",
+        "clusters.yaml",
+        "project.yaml",
+        "controllers.yaml",
+    ] {
+        flows.run(&dev, "delete", flow, &[file]);
+    }
+    dev.assert_clusters_empty();
+}
+
 #[test]
 fn dcm_advanced_adds_a_cluster_to_a_standard_cloud_and_deploys_in_its_namespace() {
     let dev = Dev::start();
