@@ -266,17 +266,36 @@ impl<'r> Workspace<'r> {
             let copies = self.read_copies(app, spec)?;
             self.copies.insert(key.clone(), copies);
         }
-        let multus: Vec<bool> = placed
+        let copies = &self.copies[&key];
+        let mut groups: Vec<Group> = Vec::new();
+        let mut absent = Vec::new();
+        // No cluster has a copy of its own or a kv-pair that changes the
+        // CNI: one group, without looking at each of (maybe thousands).
+        let uniform =
+            copies.own.is_empty() && self.nodus_key.is_none() && self.wrapper_key.is_none();
+        let each = if uniform { &[][..] } else { &placed[..] };
+        if uniform {
+            match &copies.base {
+                Some(manifest) => {
+                    let multus = self.uses_multus(placed[0]);
+                    let (place, values) =
+                        annotations_of(manifest, spec, interfaces, multus, notes)?;
+                    groups.push(Group {
+                        values,
+                        place,
+                        clusters: placed.clone(),
+                    });
+                }
+                None => absent.clone_from(&placed),
+            }
+        }
+        let multus: Vec<bool> = each
             .iter()
             .map(|&cluster| self.uses_multus(cluster))
             .collect();
-        let copies = &self.copies[&key];
-
-        let mut groups: Vec<Group> = Vec::new();
         // Clusters sharing the base copy differ only in Multus.
         let mut from_base: [Option<usize>; 2] = [None, None];
-        let mut absent = Vec::new();
-        for (&cluster, &multus) in placed.iter().zip(&multus) {
+        for (&cluster, &multus) in each.iter().zip(&multus) {
             let Some(manifest) = copies.on(cluster) else {
                 absent.push(cluster);
                 continue;

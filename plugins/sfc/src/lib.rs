@@ -71,6 +71,36 @@ pub fn act(request: &ActionRequest) -> Result<Vec<ActionEdit>, ControllerError> 
     Ok(edits)
 }
 
+/// The clusters in every one of `placements`, in the first one's order;
+/// counted rather than searched for, as there may be thousands.
+fn placed_everywhere(placements: &[Vec<u32>]) -> Vec<u32> {
+    let size = placements
+        .iter()
+        .flatten()
+        .max()
+        .map_or(0, |&most| most as usize + 1);
+    let mut count = vec![0usize; size];
+    let mut seen = vec![usize::MAX; size];
+    for (index, clusters) in placements.iter().enumerate() {
+        for &cluster in clusters {
+            // A cluster listed twice for one app counts once.
+            if std::mem::replace(&mut seen[cluster as usize], index) != index {
+                count[cluster as usize] += 1;
+            }
+        }
+    }
+    let Some(first) = placements.first() else {
+        return Vec::new();
+    };
+    let mut taken = vec![false; size];
+    first
+        .iter()
+        .copied()
+        .filter(|&c| count[c as usize] == placements.len())
+        .filter(|&c| !std::mem::replace(&mut taken[c as usize], true))
+        .collect()
+}
+
 /// The edits of one chain.
 fn chain_edits(request: &ActionRequest, chain: &Chain) -> Result<Vec<ActionEdit>, String> {
     let strings = StringTable::new(&request.strings.data, &request.strings.ends);
@@ -81,16 +111,9 @@ fn chain_edits(request: &ActionRequest, chain: &Chain) -> Result<Vec<ActionEdit>
             .map(|p| p.clusters.iter().map(|c| c.cluster).collect())
             .unwrap_or_default()
     };
-    // The clusters where every function is placed.
-    let mut clusters: Option<Vec<u32>> = None;
-    for link in &chain.links {
-        let here = placed(&link.app);
-        clusters = Some(match clusters {
-            None => here,
-            Some(so_far) => so_far.into_iter().filter(|c| here.contains(c)).collect(),
-        });
-    }
-    let clusters = clusters.unwrap_or_default();
+    // Each function's clusters, read once.
+    let placements: Vec<Vec<u32>> = chain.links.iter().map(|l| placed(&l.app)).collect();
+    let clusters = placed_everywhere(&placements);
     if clusters.is_empty() {
         return Err(format!(
             "there are no clusters with all the apps of the chain ({})",
@@ -102,8 +125,12 @@ fn chain_edits(request: &ActionRequest, chain: &Chain) -> Result<Vec<ActionEdit>
                 .join(", ")
         ));
     }
+    let placed_on = |app: &str| match chain.links.iter().position(|l| l.app == app) {
+        Some(link) => placements[link].len(),
+        None => placed(app).len(),
+    };
     let scope_for = |app: &str| {
-        if placed(app).len() == clusters.len() {
+        if placed_on(app) == clusters.len() {
             ClusterScope::All
         } else {
             ClusterScope::Only(clusters.clone())

@@ -250,3 +250,11 @@ fn the_declared_schemas_take_emcos_bodies_and_refuse_a_bad_label() {
         }
     }
 }
+
+#[test]
+fn the_chains_clusters_are_those_of_every_function_in_the_heads_order() {
+    let placements = vec![vec![4, 0, 2, 2, 7], vec![2, 7, 9, 4], vec![7, 4, 2, 4]];
+    assert_eq!(placed_everywhere(&placements), [4, 2, 7]);
+    assert_eq!(placed_everywhere(&[vec![1, 2], vec![3]]), Vec::<u32>::new());
+    assert_eq!(placed_everywhere(&[]), Vec::<u32>::new());
+}
