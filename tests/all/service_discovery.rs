@@ -150,6 +150,31 @@ fn get(cluster: &Virtual, kind: &str, name: &str) -> Option<Value> {
     (!text.trim().is_empty()).then(|| serde_json::from_str(&text).unwrap())
 }
 
+/// The client app placed on the clusters labelled `label`, and the DIG updated.
+fn place_client(server: &Server, label: &str) {
+    expect(
+        server.put(
+            &format!("{DIG}/generic-placement-intents/gpi/app-intents/client"),
+            client_placement(label),
+        ),
+        200,
+    );
+    expect(action(server, DIG, "update"), 202);
+}
+
+/// The server app's Service of type `service_type`, and the DIG updated.
+fn serve_as(server: &Server, service_type: &str) {
+    expect(
+        server.upload_put(
+            &format!("{CA}/apps/server"),
+            doc("server", json!({})),
+            Some(server_app(service_type)),
+        ),
+        200,
+    );
+    expect(action(server, DIG, "update"), 202);
+}
+
 fn status(server: &Server) -> Value {
     expect(server.get(&format!("{DIG}/status?output=detail")), 200)
 }
@@ -211,35 +236,14 @@ fn the_clients_cluster_reaches_the_servers_node_after_a_restart_an_update_takes_
     });
 
     // The client moves to the server's cluster: nothing to make known.
-    expect(
-        server.put(
-            &format!("{DIG}/generic-placement-intents/gpi/app-intents/client"),
-            client_placement("west"),
-        ),
-        200,
-    );
-    expect(action(&server, DIG, "update"), 202);
+    place_client(&server, "west");
     wait_for("the mirror to leave east", || {
         get(&east, "endpoints", "web-svc").is_none() && get(&east, "service", "web-svc").is_none()
     });
 
     // Back on east, with a server Service other clusters cannot reach.
-    expect(
-        server.put(
-            &format!("{DIG}/generic-placement-intents/gpi/app-intents/client"),
-            client_placement("east"),
-        ),
-        200,
-    );
-    expect(
-        server.upload_put(
-            &format!("{CA}/apps/server"),
-            doc("server", json!({})),
-            Some(server_app("ClusterIP")),
-        ),
-        200,
-    );
-    expect(action(&server, DIG, "update"), 202);
+    serve_as(&server, "ClusterIP");
+    place_client(&server, "east");
     wait_for("the status to say why the server is not made known", || {
         status(&server)["serviceDiscovery"]
             .as_str()
@@ -255,15 +259,7 @@ fn the_clients_cluster_reaches_the_servers_node_after_a_restart_an_update_takes_
     assert!(get(&east, "endpoints", "web-svc").is_none());
 
     // Reachable again, then terminated: the mirror goes with the DIG.
-    expect(
-        server.upload_put(
-            &format!("{CA}/apps/server"),
-            doc("server", json!({})),
-            Some(server_app("NodePort")),
-        ),
-        200,
-    );
-    expect(action(&server, DIG, "update"), 202);
+    serve_as(&server, "NodePort");
     wait_for("the mirror to be back", || {
         get(&east, "endpoints", "web-svc").is_some()
     });

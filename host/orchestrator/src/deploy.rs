@@ -614,8 +614,13 @@ impl Orchestrator {
     ) -> Result<(DigState, Option<SyncedContext>), OrchestratorError> {
         self.db.get(&dig.id())?;
         let (state, mut synced) = self.synced(&dig.key())?;
-        let (mirror, note) = self.mirror_status(dig)?;
-        if let Some(synced) = &mut synced {
+        // Only a revision that asks for service discovery has a mirror
+        // deployed (or a reason why not): the others read nothing more.
+        if let Some(synced) = synced
+            .as_mut()
+            .filter(|s| !s.context.meta.service_mirrors.is_empty())
+        {
+            let (mirror, note) = self.mirror_status(dig)?;
             synced.service_discovery = note;
             // Its app beside the DIG's own, unless one of those has its name.
             let taken = |app: &str| synced.context.apps.iter().any(|a| a.name == app);

@@ -504,12 +504,9 @@ impl Orchestrator {
         dig: &DigRef,
     ) -> Result<(Option<SyncedContext>, Option<String>), OrchestratorError> {
         let key = mirror_key(dig);
-        let note = self.contexts.note(&key)?;
-        if !DEPLOYED.contains(&self.contexts.state(&key)?.state) {
-            return Ok((None, note));
-        }
-        let (_, synced) = self.synced(&key)?;
-        Ok((synced, note))
+        let (state, synced) = self.synced(&key)?;
+        let synced = synced.filter(|_| DEPLOYED.contains(&state.state));
+        Ok((synced, self.contexts.note(&key)?))
     }
 }
 
