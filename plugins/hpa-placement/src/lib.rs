@@ -74,13 +74,8 @@ pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, Controlle
     let intents = model::read_intents(&tree).map_err(error)?;
     let strings = StringTable::new(&request.strings.data, &request.strings.ends);
     let clusters: Clusters<'_> = wasmco_guest::clusters!(request.clusters);
-    // Each cluster's nodes, looked up once for every app.
-    let nodes: Vec<&[NodeFacts]> = (0..clusters.len() as u32)
-        .map(|cluster| {
-            let key = fact_key(strings, clusters, cluster);
-            tree.facts.nodes.get(&key).map_or(&[][..], Vec::as_slice)
-        })
-        .collect();
+    let capacity = Capacity::new(&tree, &intents, strings, clusters);
+    let mut scratch = Scratch::default();
     let mut edits = Vec::new();
     for &app_id in &request.apps {
         let app = strings.get(app_id);
@@ -101,24 +96,158 @@ pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, Controlle
             })?;
         let app_check = AppCheck {
             app,
-            intents: &app_intents,
-            nodes: &nodes,
+            demands: demands(&app_intents, &capacity.resources),
+            capacity: &capacity,
             clusters,
             strings,
         };
-        if let Some(edit) = app_check.filter(placement)? {
+        if let Some(edit) = app_check.filter(placement, &mut scratch)? {
             edits.push(edit);
         }
     }
     Ok(edits)
 }
 
+/// Every cluster's nodes, and what each node has free of each resource
+/// any app asks for, read from the facts once for all apps.
+struct Capacity<'a> {
+    /// The resources asked for, in the order first asked; a demand names
+    /// one by its position here.
+    resources: Vec<&'a str>,
+    /// Per cluster index, its nodes.
+    nodes: Vec<&'a [NodeFacts]>,
+    /// Per cluster index, where its nodes' rows start in `free`; one more
+    /// item than clusters.
+    row_start: Vec<usize>,
+    /// Per node of each cluster, one amount per resource.
+    free: Vec<i64>,
+}
+
+impl<'a> Capacity<'a> {
+    fn new(
+        tree: &'a IntentTree,
+        intents: &'a [HpaIntent],
+        strings: StringTable<'a>,
+        clusters: Clusters<'a>,
+    ) -> Self {
+        let mut resources: Vec<&str> = Vec::new();
+        for need in intents
+            .iter()
+            .flat_map(|i| &i.consumers)
+            .flat_map(Consumer::allocatable)
+        {
+            if !resources.contains(&need.resource.as_str()) {
+                resources.push(&need.resource);
+            }
+        }
+        let mut key = String::new();
+        let nodes: Vec<&[NodeFacts]> = (0..clusters.len() as u32)
+            .map(|cluster| {
+                key.clear();
+                write_fact_key(&mut key, strings, clusters, cluster);
+                tree.facts
+                    .nodes
+                    .get(key.as_str())
+                    .map_or(&[][..], Vec::as_slice)
+            })
+            .collect();
+        let mut row_start = Vec::with_capacity(nodes.len() + 1);
+        let mut free = Vec::new();
+        for cluster_nodes in &nodes {
+            row_start.push(free.len());
+            for node in *cluster_nodes {
+                free.extend(
+                    resources
+                        .iter()
+                        .map(|&resource| node.available.get(resource).copied().unwrap_or(0)),
+                );
+            }
+        }
+        row_start.push(free.len());
+        Capacity {
+            resources,
+            nodes,
+            row_start,
+            free,
+        }
+    }
+
+    fn nodes(&self, cluster: u32) -> &'a [NodeFacts] {
+        self.nodes
+            .get(cluster as usize)
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// The cluster's nodes' free amounts, a row of `resources` per node.
+    fn free(&self, cluster: u32) -> &[i64] {
+        let cluster = cluster as usize;
+        match (self.row_start.get(cluster), self.row_start.get(cluster + 1)) {
+            (Some(&start), Some(&end)) => &self.free[start..end],
+            _ => &[],
+        }
+    }
+}
+
+/// What one consumer of an app asks of a cluster, read once per app.
+struct Demand<'a> {
+    intent: &'a str,
+    consumer: &'a Consumer,
+    labels: Vec<(&'a str, &'a str)>,
+    /// What one pod takes, by resource position in [`Capacity::resources`],
+    /// in the order first asked. When two requirements name the same
+    /// resource the later one wins, as it does in the Deployment hpa-action
+    /// patches.
+    per_pod: Vec<(usize, i64)>,
+}
+
+/// The demands of the app's consumers with at least one requirement, in
+/// stored order.
+fn demands<'a>(intents: &[&'a HpaIntent], resources: &[&str]) -> Vec<Demand<'a>> {
+    let mut demands = Vec::new();
+    for intent in intents {
+        for consumer in &intent.consumers {
+            if consumer.requirements.is_empty() {
+                continue;
+            }
+            let mut per_pod: Vec<(usize, i64)> = Vec::new();
+            for need in consumer.allocatable() {
+                let amount = need.per_pod();
+                let Some(resource) = resources.iter().position(|r| *r == need.resource) else {
+                    continue;
+                };
+                if amount <= 0 {
+                    continue;
+                }
+                match per_pod.iter_mut().find(|(r, _)| *r == resource) {
+                    Some(slot) => slot.1 = amount,
+                    None => per_pod.push((resource, amount)),
+                }
+            }
+            demands.push(Demand {
+                intent: &intent.name,
+                consumer,
+                labels: consumer.labels().collect(),
+                per_pod,
+            });
+        }
+    }
+    demands
+}
+
+/// Buffers one app's check reuses from cluster to cluster.
+#[derive(Default)]
+struct Scratch {
+    checked: Vec<bool>,
+    ledger: Vec<i64>,
+    eligible: Vec<usize>,
+}
+
 /// Checks one app's clusters against its hpa intents.
 struct AppCheck<'a> {
     app: &'a str,
-    intents: &'a [&'a HpaIntent],
-    /// Per cluster index, its nodes.
-    nodes: &'a [&'a [NodeFacts]],
+    demands: Vec<Demand<'a>>,
+    capacity: &'a Capacity<'a>,
     clusters: Clusters<'a>,
     strings: StringTable<'a>,
 }
@@ -130,20 +259,26 @@ struct Refusal<'a> {
     reason: String,
 }
 
-impl AppCheck<'_> {
-    fn filter(&self, placement: &AppPlacement) -> Result<Option<PlacementEdit>, ControllerError> {
-        let mut refusals: BTreeMap<u32, Refusal<'_>> = BTreeMap::new();
-        let mut checked = BTreeSet::new();
+impl<'a> AppCheck<'a> {
+    fn filter(
+        &self,
+        placement: &AppPlacement,
+        scratch: &mut Scratch,
+    ) -> Result<Option<PlacementEdit>, ControllerError> {
+        let mut refusals: BTreeMap<u32, Refusal<'a>> = BTreeMap::new();
+        scratch.checked.clear();
+        scratch.checked.resize(self.clusters.len(), false);
         for placed in &placement.clusters {
-            if placed.cluster as usize >= self.clusters.len() {
+            let Some(checked) = scratch.checked.get_mut(placed.cluster as usize) else {
                 return Err(error(format!(
                     "app {}: its placement names unknown cluster {}",
                     self.app, placed.cluster
                 )));
+            };
+            if std::mem::replace(checked, true) {
+                continue;
             }
-            if checked.insert(placed.cluster)
-                && let Err(refusal) = self.check_cluster(placed.cluster)
-            {
+            if let Err(refusal) = self.check_cluster(placed.cluster, scratch) {
                 refusals.insert(placed.cluster, refusal);
             }
         }
@@ -214,92 +349,92 @@ impl AppCheck<'_> {
 
     /// Whether `cluster` can host every consumer of the app's intents; the
     /// first consumer it cannot host, otherwise.
-    fn check_cluster(&self, cluster: u32) -> Result<(), Refusal<'_>> {
-        let nodes = self
-            .nodes
-            .get(cluster as usize)
-            .copied()
-            .unwrap_or_default();
-        let mut ledger = Ledger::new(nodes);
-        for intent in self.intents {
-            for consumer in &intent.consumers {
-                if consumer.requirements.is_empty() {
-                    continue;
-                }
-                ledger.host(consumer).map_err(|reason| Refusal {
-                    intent: &intent.name,
-                    consumer: &consumer.name,
+    fn check_cluster(&self, cluster: u32, scratch: &mut Scratch) -> Result<(), Refusal<'a>> {
+        let mut ledger = Ledger {
+            nodes: self.capacity.nodes(cluster),
+            resources: self.capacity.resources.len(),
+            free: &mut scratch.ledger,
+            eligible: &mut scratch.eligible,
+        };
+        ledger.free.clear();
+        ledger.free.extend_from_slice(self.capacity.free(cluster));
+        for demand in &self.demands {
+            ledger
+                .host(demand, &self.capacity.resources)
+                .map_err(|reason| Refusal {
+                    intent: demand.intent,
+                    consumer: &demand.consumer.name,
                     reason,
                 })?;
-            }
         }
         Ok(())
     }
 
     fn cluster_name(&self, cluster: u32) -> String {
-        fact_key(self.strings, self.clusters, cluster)
+        let mut name = String::new();
+        write_fact_key(&mut name, self.strings, self.clusters, cluster);
+        name
     }
 }
 
-/// `provider+cluster`, the name the host keys node facts by.
-fn fact_key(strings: StringTable<'_>, clusters: Clusters<'_>, cluster: u32) -> String {
-    format!(
-        "{}+{}",
-        strings.get(clusters.provider(cluster)),
-        strings.get(clusters.name(cluster))
-    )
+/// Appends `provider+cluster`, the name the host keys node facts by.
+fn write_fact_key(
+    key: &mut String,
+    strings: StringTable<'_>,
+    clusters: Clusters<'_>,
+    cluster: u32,
+) {
+    key.push_str(strings.get(clusters.provider(cluster)));
+    key.push('+');
+    key.push_str(strings.get(clusters.name(cluster)));
 }
 
-/// A cluster's nodes with what is still free on each.
-struct Ledger<'a> {
-    nodes: &'a [NodeFacts],
-    free: Vec<BTreeMap<&'a str, i64>>,
+/// A cluster's nodes with what is still free on each, while one app's
+/// pods are charged to them.
+struct Ledger<'s> {
+    nodes: &'s [NodeFacts],
+    /// Amounts per node row.
+    resources: usize,
+    /// A row of amounts per node, in [`Capacity::resources`] order.
+    free: &'s mut Vec<i64>,
+    eligible: &'s mut Vec<usize>,
 }
 
-impl<'a> Ledger<'a> {
-    fn new(nodes: &'a [NodeFacts]) -> Self {
-        let free = nodes
-            .iter()
-            .map(|node| {
-                node.available
-                    .iter()
-                    .map(|(resource, &amount)| (resource.as_str(), amount))
-                    .collect()
-            })
-            .collect();
-        Ledger { nodes, free }
+impl Ledger<'_> {
+    fn free(&self, node: usize, resource: usize) -> i64 {
+        self.free[node * self.resources + resource]
     }
 
-    /// Charges the consumer's pods to the nodes, or says why it cannot.
-    fn host(&mut self, consumer: &Consumer) -> Result<(), String> {
+    /// Charges the demand's pods to the nodes, or says why it cannot.
+    fn host(&mut self, demand: &Demand<'_>, resources: &[&str]) -> Result<(), String> {
         if self.nodes.is_empty() {
             return Err("the host reports no nodes for this cluster".into());
         }
-        let eligible = self.eligible(consumer)?;
-        let per_pod = per_pod_amounts(consumer);
+        self.find_eligible(demand)?;
+        let per_pod = &demand.per_pod;
         if per_pod.is_empty() {
             return Ok(());
         }
         // Best fit keeps choosing the node it charged until that node is
         // full (its room only shrinks), so a node's share is charged at once
         // and large replica counts cost one step per node.
-        let pods = consumer.pods();
+        let pods = demand.consumer.pods();
         let mut hosted = 0;
         while hosted < pods {
-            let Some(node) = self.best_fit(&eligible, &per_pod) else {
+            let Some(node) = self.best_fit(per_pod) else {
                 let asked: Vec<String> = per_pod
                     .iter()
-                    .map(|(resource, amount)| format!("{resource} {amount}"))
+                    .map(|&(resource, amount)| format!("{} {amount}", resources[resource]))
                     .collect();
-                let on = if consumer.labels().next().is_some() {
-                    "no node carrying its labels has that much left"
-                } else {
+                let on = if demand.labels.is_empty() {
                     "no node has that much left"
+                } else {
+                    "no node carrying its labels has that much left"
                 };
                 return Err(format!(
                     "replica {} of {pods} of {} needs {} free on one node, and {on}",
                     hosted + 1,
-                    consumer.workload,
+                    demand.consumer.workload,
                     asked.join(", ")
                 ));
             };
@@ -309,42 +444,42 @@ impl<'a> Ledger<'a> {
                 .min()
                 .unwrap_or(0);
             let share = room.min(pods - hosted);
-            for &(resource, amount) in &per_pod {
-                if let Some(free) = self.free[node].get_mut(resource) {
-                    *free -= amount * share;
-                }
+            for &(resource, amount) in per_pod {
+                self.free[node * self.resources + resource] -= amount * share;
             }
             hosted += share;
         }
         Ok(())
     }
 
-    fn free(&self, node: usize, resource: &str) -> i64 {
-        self.free[node].get(resource).copied().unwrap_or(0)
-    }
-
-    /// The nodes carrying every label the consumer asks for.
-    fn eligible(&self, consumer: &Consumer) -> Result<Vec<usize>, String> {
+    /// The nodes carrying every label the demand asks for, into `eligible`.
+    fn find_eligible(&mut self, demand: &Demand<'_>) -> Result<(), String> {
         let carries = |node: &NodeFacts, key: &str, value: &str| {
             node.labels.get(key).is_some_and(|v| v == value)
         };
-        let eligible: Vec<usize> = (0..self.nodes.len())
-            .filter(|&n| {
-                consumer
-                    .labels()
-                    .all(|(key, value)| carries(&self.nodes[n], key, value))
-            })
-            .collect();
-        if !eligible.is_empty() {
-            return Ok(eligible);
+        let nodes = self.nodes;
+        self.eligible.clear();
+        self.eligible.extend((0..nodes.len()).filter(|&n| {
+            demand
+                .labels
+                .iter()
+                .all(|&(key, value)| carries(&nodes[n], key, value))
+        }));
+        if !self.eligible.is_empty() {
+            return Ok(());
         }
-        if let Some((key, value)) = consumer
-            .labels()
-            .find(|&(key, value)| !self.nodes.iter().any(|node| carries(node, key, value)))
+        if let Some((key, value)) = demand
+            .labels
+            .iter()
+            .find(|&&(key, value)| !nodes.iter().any(|node| carries(node, key, value)))
         {
             return Err(format!("no node has label {key}={value}"));
         }
-        let labels: Vec<String> = consumer.labels().map(|(k, v)| format!("{k}={v}")).collect();
+        let labels: Vec<String> = demand
+            .labels
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
         Err(format!(
             "no single node has all the labels {}",
             labels.join(", ")
@@ -354,41 +489,26 @@ impl<'a> Ledger<'a> {
     /// The eligible node with room for every amount and the least room
     /// left, compared resource by resource in the order asked; the first
     /// such node on ties.
-    fn best_fit(&self, eligible: &[usize], per_pod: &[(&str, i64)]) -> Option<usize> {
-        let free = |node: usize, resource: &str| self.free(node, resource);
-        eligible
-            .iter()
-            .copied()
-            .filter(|&node| {
-                per_pod
-                    .iter()
-                    .all(|&(resource, amount)| free(node, resource) >= amount)
-            })
-            .min_by_key(|&node| {
-                per_pod
-                    .iter()
-                    .map(|&(resource, _)| free(node, resource))
-                    .collect::<Vec<i64>>()
-            })
-    }
-}
-
-/// What one pod of the consumer takes, per resource in the order first
-/// asked. When two requirements name the same resource the later one wins,
-/// as it does in the Deployment hpa-action patches.
-fn per_pod_amounts(consumer: &Consumer) -> Vec<(&str, i64)> {
-    let mut amounts: Vec<(&str, i64)> = Vec::new();
-    for need in consumer.allocatable() {
-        let amount = need.per_pod();
-        if amount <= 0 {
-            continue;
+    fn best_fit(&self, per_pod: &[(usize, i64)]) -> Option<usize> {
+        let mut best: Option<usize> = None;
+        for &node in self.eligible.iter() {
+            if !per_pod
+                .iter()
+                .all(|&(resource, amount)| self.free(node, resource) >= amount)
+            {
+                continue;
+            }
+            let tighter = best.is_none_or(|best| {
+                let room = per_pod.iter().map(|&(r, _)| self.free(node, r));
+                let best_room = per_pod.iter().map(|&(r, _)| self.free(best, r));
+                room.lt(best_room)
+            });
+            if tighter {
+                best = Some(node);
+            }
         }
-        match amounts.iter_mut().find(|(r, _)| *r == need.resource) {
-            Some(slot) => slot.1 = amount,
-            None => amounts.push((need.resource.as_str(), amount)),
-        }
+        best
     }
-    amounts
 }
 
 fn error(message: String) -> ControllerError {
