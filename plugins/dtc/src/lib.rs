@@ -84,9 +84,11 @@ pub fn act(request: &ActionRequest) -> Result<Vec<ActionEdit>, ControllerError> 
             ))
         })?;
     let namespace = Some(tree.deployment_intent_group.namespace.clone()).filter(|n| !n.is_empty());
+    let supporting = SupportingClusters::of(request);
     let mut edits = Vec::new();
     for inbound in group.children(INBOUND_INTENTS) {
-        if let Some(edit) = network_policy(request, group.name(), inbound, namespace.as_deref())? {
+        let edit = network_policy(&supporting, group.name(), inbound, namespace.as_deref())?;
+        if let Some(edit) = edit {
             edits.push(edit);
         }
     }
@@ -96,7 +98,7 @@ pub fn act(request: &ActionRequest) -> Result<Vec<ActionEdit>, ControllerError> 
 /// The edit adding `inbound`'s policy; `None` when it has no clients or
 /// none of its server's clusters supports network policies.
 fn network_policy(
-    request: &ActionRequest,
+    supporting: &SupportingClusters<'_>,
     group: &str,
     inbound: &IntentNode,
     namespace: Option<&str>,
@@ -107,7 +109,7 @@ fn network_policy(
             inbound.name()
         ))
     };
-    let server: InboundSpec = serde_json::from_value(inbound.spec.clone())
+    let server: InboundSpec = serde::Deserialize::deserialize(&inbound.spec)
         .map_err(|e| inbound_error(format!("spec is not valid: {e}")))?;
     let server_label = label(&server.app_label).ok_or_else(|| {
         inbound_error(format!(
@@ -125,7 +127,7 @@ fn network_policy(
                 inbound.name()
             ))
         };
-        let spec: ClientsSpec = serde_json::from_value(client.spec.clone())
+        let spec: ClientsSpec = serde::Deserialize::deserialize(&client.spec)
             .map_err(|e| client_error(format!("spec is not valid: {e}")))?;
         if !spec.app_label.is_empty() {
             let (key, value) = label(&spec.app_label).ok_or_else(|| {
@@ -146,7 +148,7 @@ fn network_policy(
     if !server.external_support {
         from.push(Peer::network("0.0.0.0/0"));
     }
-    let Some(scope) = supporting_clusters(request, &server.app).map_err(inbound_error)? else {
+    let Some(scope) = supporting.of_app(&server.app).map_err(inbound_error)? else {
         return Ok(None);
     };
     let name = format!("{group}-{}", inbound.name());
@@ -167,31 +169,61 @@ fn network_policy(
     })))
 }
 
-/// The clusters of `app` labelled [`NETWORK_POLICY_LABEL`]: `All` when
-/// every cluster it is placed on is, `None` when none is.
-fn supporting_clusters(request: &ActionRequest, app: &str) -> Result<Option<ClusterScope>, String> {
-    let strings = StringTable::new(&request.strings.data, &request.strings.ends);
-    let clusters: Clusters<'_> = wasmco_guest::clusters!(request.clusters);
-    let placement = strings
-        .find(app)
-        .and_then(|id| request.placements.iter().find(|p| p.app == id))
-        .ok_or_else(|| format!("server app {app:?} is not placed in this deployment"))?;
-    let Some(supported) = strings.find(NETWORK_POLICY_LABEL) else {
-        return Ok(None);
-    };
-    let selected: Vec<u32> = placement
-        .clusters
-        .iter()
-        .map(|placed| placed.cluster)
-        .filter(|&index| clusters.labels(index).contains(&supported))
-        .collect();
-    Ok(if selected.is_empty() {
-        None
-    } else if selected.len() == placement.clusters.len() {
-        Some(ClusterScope::All)
-    } else {
-        Some(ClusterScope::Only(selected))
-    })
+/// Which clusters of the request carry [`NETWORK_POLICY_LABEL`], looked
+/// up once for every inbound intent.
+struct SupportingClusters<'r> {
+    request: &'r ActionRequest,
+    strings: StringTable<'r>,
+    /// Per cluster index.
+    supporting: Vec<bool>,
+}
+
+impl<'r> SupportingClusters<'r> {
+    fn of(request: &'r ActionRequest) -> Self {
+        let strings = StringTable::new(&request.strings.data, &request.strings.ends);
+        let clusters: Clusters<'_> = wasmco_guest::clusters!(request.clusters);
+        let supporting = match strings.find(NETWORK_POLICY_LABEL) {
+            Some(label) => (0..clusters.len() as u32)
+                .map(|cluster| clusters.labels(cluster).contains(&label))
+                .collect(),
+            None => vec![false; clusters.len()],
+        };
+        SupportingClusters {
+            request,
+            strings,
+            supporting,
+        }
+    }
+
+    /// The clusters of `app` that support network policies: `All` when
+    /// every cluster it is placed on does, `None` when none does.
+    fn of_app(&self, app: &str) -> Result<Option<ClusterScope>, String> {
+        let placement = self
+            .strings
+            .find(app)
+            .and_then(|id| self.request.placements.iter().find(|p| p.app == id))
+            .ok_or_else(|| format!("server app {app:?} is not placed in this deployment"))?;
+        let supports = |cluster: u32| self.supporting.get(cluster as usize) == Some(&true);
+        let count = placement
+            .clusters
+            .iter()
+            .filter(|placed| supports(placed.cluster))
+            .count();
+        Ok(if count == 0 {
+            None
+        } else if count == placement.clusters.len() {
+            Some(ClusterScope::All)
+        } else {
+            Some(ClusterScope::Only(
+                placement
+                    .clusters
+                    .iter()
+                    .map(|placed| placed.cluster)
+                    .filter(|&cluster| supports(cluster))
+                    .collect(),
+            ))
+        })
+    }
 }
 
 fn error(message: String) -> ControllerError {

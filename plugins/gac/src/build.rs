@@ -60,7 +60,7 @@ pub struct Customization<'a> {
 impl<'a> Customization<'a> {
     /// Reads the customization `node` of a resource of `kind`.
     pub fn load(node: &'a IntentNode, kind: ObjectKind) -> Result<Self, String> {
-        let spec: CustomizationSpec = serde_json::from_value(node.spec.clone())
+        let spec: CustomizationSpec = serde::Deserialize::deserialize(&node.spec)
             .map_err(|e| format!("its spec is not valid: {e}"))?;
         let patch = spec.patch_type()?;
         let mut json = None;

@@ -104,10 +104,17 @@ const CUSTOMIZATIONS: &str = "customizations";
 /// Adds and patches the resources of the generic k8s intent the deployment
 /// names.
 pub fn act(request: &ActionRequest) -> Result<Vec<ActionEdit>, ControllerError> {
-    if is_legacy(&request.intent) {
+    // A tree the host built names the group: only a document that parses
+    // to one without intents may be gac's own of before.
+    let tree = IntentTree::parse(&request.intent);
+    let could_be_legacy = match &tree {
+        Ok(tree) => tree.intents.is_empty(),
+        Err(_) => true,
+    };
+    if could_be_legacy && is_legacy(&request.intent) {
         return legacy::act(request);
     }
-    let tree = IntentTree::parse(&request.intent).map_err(|e| ControllerError {
+    let tree = tree.map_err(|e| ControllerError {
         message: format!("the gac intent tree is not valid: {e}"),
     })?;
     if tree.intents.is_empty() {
@@ -156,7 +163,7 @@ impl<'r> Run<'r> {
         let fail = |reason: String| ControllerError {
             message: format!("{context}: {reason}"),
         };
-        let spec: ResourceSpec = serde_json::from_value(node.spec.clone())
+        let spec: ResourceSpec = serde::Deserialize::deserialize(&node.spec)
             .map_err(|e| fail(format!("its spec is not valid: {e}")))?;
         let kind = ObjectKind::of(&spec.resource_gvk.kind);
         let mut customizations = Vec::new();
@@ -254,6 +261,23 @@ impl<'r> Run<'r> {
             message: format!("{context}: {reason}"),
         };
         let placed = self.apps[&spec.app].placed.len();
+        if let [selection] = selections {
+            // One customization: the clusters it selects are the one group.
+            if selection.is_empty() {
+                return Ok(());
+            }
+            let mut built = object;
+            let customization = &customizations[0];
+            let in_customization =
+                |reason: String| fail(format!("customization {:?}: {reason}", customization.name));
+            customization
+                .add_data(&mut built, kind, &mut HashSet::new())
+                .map_err(in_customization)?;
+            customization
+                .apply_patch(&mut built, &spec.resource_gvk.kind)
+                .map_err(in_customization)?;
+            return self.add(&spec.app, built, selection).map_err(fail);
+        }
         // Clusters selected by the same customizations get the same object:
         // build it once per such group.
         let mut chosen_by: Vec<Vec<usize>> = vec![Vec::new(); placed];

@@ -37,11 +37,23 @@ pub fn select(
         _ => return everything(),
     };
     let deny = info.mode.eq_ignore_ascii_case("deny");
+    // A bit per cluster of the table: testing each placed cluster is then
+    // one load, where a search of `named` was several.
+    let mut is_named = vec![0u64; clusters.len().div_ceil(64)];
+    for &cluster in &named {
+        if let Some(word) = is_named.get_mut(cluster as usize / 64) {
+            *word |= 1 << (cluster % 64);
+        }
+    }
+    let selected = |cluster: u32| {
+        is_named
+            .get(cluster as usize / 64)
+            .is_some_and(|word| word & (1 << (cluster % 64)) != 0)
+    };
     placed
         .iter()
         .enumerate()
-        // `named` is in table order, so sorted.
-        .filter(|&(_, cluster)| named.binary_search(cluster).is_ok() != deny)
+        .filter(|&(_, &cluster)| selected(cluster) != deny)
         .map(|(position, _)| position)
         .collect()
 }

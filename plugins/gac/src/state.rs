@@ -110,16 +110,20 @@ impl<'r> AppState<'r> {
             .transpose()
         };
         let base_text = find(self.base);
+        if self.differing.is_empty() {
+            // Every cluster has the base list: one version, held everywhere.
+            return Ok(Tracked {
+                versions: vec![parse(base_text)?],
+                version_of: vec![0; self.placed.len()],
+                holders: vec![self.placed.len()],
+                in_base: base_text.is_some(),
+            });
+        }
         let mut versions = vec![parse(base_text)?];
         let mut known: HashMap<Option<&str>, usize> = HashMap::from([(base_text, 0)]);
         let mut version_of = Vec::with_capacity(self.placed.len());
         for cluster in &self.placed {
-            let differs = if self.differing.is_empty() {
-                None
-            } else {
-                self.differing.get(cluster)
-            };
-            let version = match differs {
+            let version = match self.differing.get(cluster) {
                 None => 0,
                 Some(list) => {
                     let text = find(list);

@@ -146,7 +146,7 @@ pub fn act(request: &ActionRequest) -> Result<Vec<ActionEdit>, ControllerError> 
                     controller_intent.name()
                 ))
             };
-            let spec: WorkloadSpec = serde_json::from_value(workload_intent.spec.clone())
+            let spec: WorkloadSpec = serde::Deserialize::deserialize(&workload_intent.spec)
                 .map_err(|e| context(format!("spec is not valid: {e}")))?;
             let interfaces = interfaces(workload_intent).map_err(context)?;
             let mut notes = Vec::new();

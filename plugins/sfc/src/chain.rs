@@ -89,11 +89,11 @@ pub struct Chain {
 impl Chain {
     /// Reads the chain `node` and its children.
     pub fn read(node: &IntentNode) -> Result<Chain, String> {
-        let spec: ChainSpec = serde_json::from_value(node.spec.clone())
+        let spec: ChainSpec = serde::Deserialize::deserialize(&node.spec)
             .map_err(|e| format!("spec is not valid: {e}"))?;
         let mut links = Vec::new();
         for child in node.children("links") {
-            let mut link: Link = serde_json::from_value(child.spec.clone())
+            let mut link: Link = serde::Deserialize::deserialize(&child.spec)
                 .map_err(|e| format!("link {:?}: spec is not valid: {e}", child.name()))?;
             link.name = child.name().to_owned();
             links.push(link);
@@ -210,7 +210,7 @@ fn walk(links: Vec<Link>) -> Result<(Vec<Link>, String), String> {
 fn routing_networks(node: &IntentNode, end: End) -> Result<Vec<Value>, String> {
     let mut networks = Vec::new();
     for child in node.children("client-selectors") {
-        let selector: ClientSelector = serde_json::from_value(child.spec.clone())
+        let selector: ClientSelector = serde::Deserialize::deserialize(&child.spec)
             .map_err(|e| format!("client selector {:?}: {e}", child.name()))?;
         if selector.chain_end == end {
             // Nodus' type writes every field: a selector no provider
@@ -226,7 +226,7 @@ fn routing_networks(node: &IntentNode, end: End) -> Result<Vec<Value>, String> {
     }
     let mut filled = 0;
     for child in node.children("provider-networks") {
-        let network: ProviderNetwork = serde_json::from_value(child.spec.clone())
+        let network: ProviderNetwork = serde::Deserialize::deserialize(&child.spec)
             .map_err(|e| format!("provider network {:?}: {e}", child.name()))?;
         if network.chain_end != end {
             continue;

@@ -66,7 +66,7 @@ pub fn act(request: &ActionRequest) -> Result<Vec<ActionEdit>, ControllerError> 
     for client in &tree.all {
         let client_error =
             |reason: String| error(format!("sfc client intent {:?}: {reason}", client.name()));
-        let spec: ClientSpec = serde_json::from_value(client.spec.clone())
+        let spec: ClientSpec = serde::Deserialize::deserialize(&client.spec)
             .map_err(|e| client_error(format!("spec is not valid: {e}")))?;
         let chain = chain_of(&tree, &spec).map_err(client_error)?;
         let labels = pod_labels(chain, &spec.chain_end, cloud_labels).ok_or_else(|| {
