@@ -57,6 +57,16 @@ function intentOf(text) {
 
 const indices = (clusters) => Array.from(clusters, (c) => (typeof c === "number" ? c : c.index));
 
+/** In a placement's `groups`, a cluster that came from allOf. */
+const NO_GROUP = 0xffffffff;
+
+/** The anyOf group the placement's cluster at `position` came from;
+ * undefined for allOf. */
+function groupOf(placement, position, text) {
+  const group = placement.groups[position];
+  return group === undefined || group === NO_GROUP ? undefined : text(group);
+}
+
 class PlacementRequest {
   constructor(request) {
     const text = stringsOf(request.strings);
@@ -67,9 +77,9 @@ class PlacementRequest {
     this.current = new Map(
       request.current.map((placed) => [
         text(placed.app),
-        placed.clusters.map((c) => ({
-          cluster: this.clusters[c.cluster],
-          group: c.group === undefined ? undefined : text(c.group),
+        Array.from(placed.clusters, (cluster, position) => ({
+          cluster: this.clusters[cluster],
+          group: groupOf(placed, position, text),
         })),
       ]),
     );
@@ -111,7 +121,7 @@ class ActionRequest {
     this.apps = Array.from(request.apps, text);
     this.clusters = clustersOf(request.clusters, text);
     this.placements = new Map(
-      request.placements.map((p) => [text(p.app), p.clusters.map((c) => this.clusters[c.cluster])]),
+      request.placements.map((p) => [text(p.app), Array.from(p.clusters, (c) => this.clusters[c])]),
     );
     /** app -> the resources every placed cluster gets. */
     this.resources = new Map(request.resources.map((a) => [text(a.app), a.base.map(resourceOf)]));

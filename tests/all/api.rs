@@ -501,7 +501,7 @@ fn bad_requests_get_clear_json_errors() {
         server.upload(controllers, placement("x"), Some(wasm("gac.wasm"))),
         422,
         Some("file"),
-        "must export wasmco:controller/placement@0.1.0",
+        "must export wasmco:controller/placement@0.2.0",
     );
     // Replacing a controller that does not exist is a 404, whatever the file.
     let form = reqwest::blocking::multipart::Form::new()

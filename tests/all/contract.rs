@@ -249,3 +249,54 @@ fn two_action_controllers_setting_one_field_the_later_wins() {
         json!(9)
     );
 }
+
+#[test]
+fn a_controller_built_against_contract_0_1_still_runs() {
+    // Its placements arrive as 0.1.0's records, converted from the columns,
+    // and its edits come back: a ConfigMap per app, naming the placement
+    // it saw, on exactly the app's clusters.
+    let old = load(
+        "writes-placements",
+        ControllerKind::Action,
+        "guest_contract_0_1.wasm",
+    );
+    let generic = generic();
+    let mut context = draft();
+    run_controllers(
+        &mut context,
+        &[
+            Step {
+                controller: &generic,
+                intent: generic_intent(),
+            },
+            Step {
+                controller: &old,
+                intent: String::new(),
+            },
+        ],
+    )
+    .unwrap();
+    let placed = |app: &str, cluster: &str| {
+        manifest(
+            &context,
+            app,
+            cluster,
+            "ConfigMap",
+            &format!("placed-{app}"),
+        )
+        .map(|cm| cm["data"]["placed"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(placed("web", "e1").as_deref(), Some("0,1,2"));
+    assert_eq!(placed("web", "k1"), None);
+    // db: k1 from allOf, e2 the one kept of its anyOf group.
+    let db = placed("db", "k1").unwrap();
+    let entries: Vec<&str> = db.split(',').collect();
+    assert_eq!(entries.len(), 2, "{db}");
+    assert_eq!(entries[0], "3", "allOf carries no group: {db}");
+    assert!(
+        entries[1].starts_with("1@"),
+        "anyOf carries its group: {db}"
+    );
+    assert_eq!(placed("db", "e2").as_deref(), Some(db.as_str()));
+    assert_eq!(placed("db", "e3"), None);
+}

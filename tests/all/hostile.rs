@@ -230,7 +230,7 @@ fn a_controller_cannot_open_a_socket() {
 fn the_wrong_world_and_non_components_are_refused() {
     let err = refused(ControllerKind::Placement, &guest("gac.wasm"));
     assert!(
-        err.to_string().contains("must export wasmco:controller/placement@0.1.0, but it exports wasmco:controller/action@0.1.0"),
+        err.to_string().contains("must export wasmco:controller/placement@0.2.0 or wasmco:controller/placement@0.1.0, but it exports wasmco:controller/action@0.2.0"),
         "{err}"
     );
     let core_module = b"\0asm\x01\0\0\0";

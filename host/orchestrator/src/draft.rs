@@ -303,16 +303,18 @@ fn placement_of(
     ids: &Interned<'_>,
     index: impl Fn(ClusterIndex) -> u32,
 ) -> AppPlacement {
+    let groups = if app.placement.iter().all(|p| p.group.is_none()) {
+        Vec::new()
+    } else {
+        app.placement
+            .iter()
+            .map(|p| p.group.as_deref().map_or(contract::NO_GROUP, |g| ids.id(g)))
+            .collect()
+    };
     AppPlacement {
         app: ids.id(&app.name),
-        clusters: app
-            .placement
-            .iter()
-            .map(|p| contract::PlacedCluster {
-                cluster: index(p.cluster),
-                group: p.group.as_deref().map(|g| ids.id(g)),
-            })
-            .collect(),
+        clusters: app.placement.iter().map(|p| index(p.cluster)).collect(),
+        groups,
     }
 }
 

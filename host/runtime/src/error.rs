@@ -55,7 +55,7 @@ pub enum RegistrationError {
         /// The kind it was registered as.
         kind: ControllerKind,
         /// The interface that kind needs.
-        expected: &'static str,
+        expected: String,
         /// What it exports instead.
         found: String,
     },

@@ -26,8 +26,8 @@ use sandbox::Sandbox;
 use wasmtime::component::{Component, Linker};
 
 use crate::contract::{
-    ACTION_EXPORT, ActionControllerPre, ActionEdit, ActionRequest, PLACEMENT_EXPORT,
-    PlacementControllerPre, PlacementEdit, PlacementRequest,
+    ActionControllerPre, ActionEdit, ActionRequest, ContractVersion, PlacementControllerPre,
+    PlacementEdit, PlacementRequest, v0_1,
 };
 
 pub use cache::{CompilerProcess, DEFAULT_COMPILE_TIMEOUT, compile_to_file};
@@ -37,12 +37,12 @@ pub use log::ControllerLog;
 pub use precheck::{CodeLimits, declared_intents};
 pub use wasmco_core::controllers::ControllerKind;
 
-/// The export a component of `kind` must have.
-fn export_name(kind: ControllerKind) -> &'static str {
-    match kind {
-        ControllerKind::Placement => PLACEMENT_EXPORT,
-        ControllerKind::Action => ACTION_EXPORT,
-    }
+/// The exports a component of `kind` may have, one per contract version,
+/// newest first (for messages).
+fn export_names(kind: ControllerKind) -> String {
+    ContractVersion::ALL
+        .map(|version| version.export(kind))
+        .join(" or ")
 }
 
 /// The kind a component says it is by its top-level exports, read without
@@ -58,7 +58,7 @@ pub fn kind_exported_by(wasm: &[u8]) -> Option<ControllerKind> {
                 for export in exports {
                     let name = export.ok()?.name.name;
                     for kind in [ControllerKind::Placement, ControllerKind::Action] {
-                        if name == export_name(kind) {
+                        if ContractVersion::exported(kind, [name]).is_some() {
                             return Some(kind);
                         }
                     }
@@ -182,20 +182,25 @@ impl Runtime {
         let compiled = self.inner.cache.compile(self.inner.engine.engine(), wasm)?;
         self.inner.metrics.compiled(compiled.cached);
         sandbox::check_imports(self.inner.engine.engine(), &compiled.component)?;
-        check_world(self.inner.engine.engine(), &compiled.component, kind)?;
+        let version = check_world(self.inner.engine.engine(), &compiled.component, kind)?;
         let instance_pre = self
             .inner
             .linker
             .instantiate_pre(&compiled.component)
             .map_err(|e| RegistrationError::Link(error::describe(&e)))?;
-        let pre = match kind {
-            ControllerKind::Placement => ControllerPre::Placement(
-                PlacementControllerPre::new(instance_pre)
-                    .map_err(|e| RegistrationError::WorldMismatch(error::describe(&e)))?,
+        let mismatch = |e: wasmtime::Error| RegistrationError::WorldMismatch(error::describe(&e));
+        let pre = match (kind, version) {
+            (ControllerKind::Placement, ContractVersion::V0_2) => ControllerPre::Placement(
+                PlacementControllerPre::new(instance_pre).map_err(mismatch)?,
             ),
-            ControllerKind::Action => ControllerPre::Action(
-                ActionControllerPre::new(instance_pre)
-                    .map_err(|e| RegistrationError::WorldMismatch(error::describe(&e)))?,
+            (ControllerKind::Action, ContractVersion::V0_2) => {
+                ControllerPre::Action(ActionControllerPre::new(instance_pre).map_err(mismatch)?)
+            }
+            (ControllerKind::Placement, ContractVersion::V0_1) => ControllerPre::PlacementV0_1(
+                v0_1::PlacementControllerPre::new(instance_pre).map_err(mismatch)?,
+            ),
+            (ControllerKind::Action, ContractVersion::V0_1) => ControllerPre::ActionV0_1(
+                v0_1::ActionControllerPre::new(instance_pre).map_err(mismatch)?,
             ),
         };
         let controller = Controller {
@@ -217,24 +222,24 @@ impl Runtime {
     }
 }
 
-/// Refuses a component that does not export `kind`'s interface, naming what it
-/// exports instead.
+/// The contract version whose `kind` interface the component exports;
+/// refuses one that exports none, naming what it exports instead.
 fn check_world(
     engine: &wasmtime::Engine,
     component: &Component,
     kind: ControllerKind,
-) -> Result<(), RegistrationError> {
+) -> Result<ContractVersion, RegistrationError> {
     let exports: Vec<String> = component
         .component_type()
         .exports(engine)
         .map(|(name, _)| name.to_owned())
         .collect();
-    if exports.iter().any(|name| name == export_name(kind)) {
-        return Ok(());
+    if let Some(version) = ContractVersion::exported(kind, exports.iter().map(String::as_str)) {
+        return Ok(version);
     }
     Err(RegistrationError::WrongWorld {
         kind,
-        expected: export_name(kind),
+        expected: export_names(kind),
         found: if exports.is_empty() {
             "nothing".to_owned()
         } else {
@@ -246,6 +251,8 @@ fn check_world(
 enum ControllerPre {
     Placement(PlacementControllerPre<Sandbox>),
     Action(ActionControllerPre<Sandbox>),
+    PlacementV0_1(v0_1::PlacementControllerPre<Sandbox>),
+    ActionV0_1(v0_1::ActionControllerPre<Sandbox>),
 }
 
 /// A registered controller, ready to be called.
@@ -279,8 +286,10 @@ impl Controller {
     /// Placement or action.
     pub fn kind(&self) -> ControllerKind {
         match self.pre {
-            ControllerPre::Placement(_) => ControllerKind::Placement,
-            ControllerPre::Action(_) => ControllerKind::Action,
+            ControllerPre::Placement(_) | ControllerPre::PlacementV0_1(_) => {
+                ControllerKind::Placement
+            }
+            ControllerPre::Action(_) | ControllerPre::ActionV0_1(_) => ControllerKind::Action,
         }
     }
 
@@ -310,6 +319,12 @@ impl Controller {
                 ControllerPre::Action(pre) => {
                     pre.instantiate(&mut *store)?;
                 }
+                ControllerPre::PlacementV0_1(pre) => {
+                    pre.instantiate(&mut *store)?;
+                }
+                ControllerPre::ActionV0_1(pre) => {
+                    pre.instantiate(&mut *store)?;
+                }
             }
             Ok(Ok(()))
         });
@@ -325,35 +340,49 @@ impl Controller {
         &self,
         request: &PlacementRequest,
     ) -> Result<CallOutput<Vec<PlacementEdit>>, CallError> {
-        let ControllerPre::Placement(pre) = &self.pre else {
-            return Err(self.failure(CallFailure::WrongKind {
-                called: ControllerKind::Placement,
-            }));
-        };
-        self.counted(|| {
-            self.call(|store| {
+        self.counted(|| match &self.pre {
+            ControllerPre::Placement(pre) => self.call(|store| {
                 let instance = pre.instantiate(&mut *store)?;
                 instance
                     .wasmco_controller_placement()
                     .call_place(&mut *store, request)
-            })
+            }),
+            ControllerPre::PlacementV0_1(pre) => self.call(|store| {
+                let instance = pre.instantiate(&mut *store)?;
+                let answer = instance
+                    .wasmco_controller_placement()
+                    .call_place(&mut *store, &v0_1::placement_request(request))?;
+                Ok(v0_1::placement_answer(answer))
+            }),
+            ControllerPre::Action(_) | ControllerPre::ActionV0_1(_) => {
+                Err(self.failure(CallFailure::WrongKind {
+                    called: ControllerKind::Placement,
+                }))
+            }
         })
     }
 
     /// Calls an action controller in a fresh instance.
     pub fn act(&self, request: &ActionRequest) -> Result<CallOutput<Vec<ActionEdit>>, CallError> {
-        let ControllerPre::Action(pre) = &self.pre else {
-            return Err(self.failure(CallFailure::WrongKind {
-                called: ControllerKind::Action,
-            }));
-        };
-        self.counted(|| {
-            self.call(|store| {
+        self.counted(|| match &self.pre {
+            ControllerPre::Action(pre) => self.call(|store| {
                 let instance = pre.instantiate(&mut *store)?;
                 instance
                     .wasmco_controller_action()
                     .call_act(&mut *store, request)
-            })
+            }),
+            ControllerPre::ActionV0_1(pre) => self.call(|store| {
+                let instance = pre.instantiate(&mut *store)?;
+                let answer = instance
+                    .wasmco_controller_action()
+                    .call_act(&mut *store, &v0_1::action_request(request))?;
+                Ok(v0_1::action_answer(answer))
+            }),
+            ControllerPre::Placement(_) | ControllerPre::PlacementV0_1(_) => {
+                Err(self.failure(CallFailure::WrongKind {
+                    called: ControllerKind::Action,
+                }))
+            }
         })
     }
 

@@ -57,14 +57,12 @@ pub(super) fn precheck(
     if !forbidden.is_empty() {
         return Err(RegistrationError::ForbiddenImports(forbidden));
     }
-    if !surface
-        .exports
-        .iter()
-        .any(|name| name == crate::export_name(kind))
+    if crate::contract::ContractVersion::exported(kind, surface.exports.iter().map(String::as_str))
+        .is_none()
     {
         return Err(RegistrationError::WrongWorld {
             kind,
-            expected: crate::export_name(kind),
+            expected: crate::export_names(kind),
             found: if surface.exports.is_empty() {
                 "nothing".to_owned()
             } else {

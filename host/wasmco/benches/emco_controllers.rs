@@ -3,6 +3,12 @@
 //!
 //! `cargo bench -p wasmco --bench emco_controllers`
 //!
+//! For a profile: `WASMCO_BENCH_ONLY=gac,dtc` measures only those,
+//! `WASMCO_BENCH_LOOP=1` calls each 2,000 times back to back (run it under
+//! `perf record` with `WASMCO_PROFILE=perfmap`), and
+//! `WASMCO_BENCH_WASM_DIR=dir` loads `dir/<name>.wasm` instead of the
+//! built-in (a plugin built without `strip`, so `perf` names its functions).
+//!
 //! Workload: 10 apps, each one Deployment, placed on all 1,000 clusters
 //! (one node each, three labels). Every controller gets one intent per app
 //! of the kinds it serves: gac a new ConfigMap with a json patch on the
@@ -235,9 +241,18 @@ fn micros(d: Duration) -> String {
 }
 
 fn load(runtime: &Runtime, name: &str, kind: ControllerKind) -> Controller {
-    let wasm = wasmco_runtime::builtin::builtin(name)
-        .unwrap_or_else(|| panic!("{name} is built in"))
-        .wasm;
+    let from_dir = std::env::var_os("WASMCO_BENCH_WASM_DIR").map(|dir| {
+        let file = std::path::Path::new(&dir).join(format!("{}.wasm", name.replace('-', "_")));
+        std::fs::read(&file).unwrap_or_else(|e| panic!("{}: {e}", file.display()))
+    });
+    let wasm = match &from_dir {
+        Some(wasm) => wasm,
+        None => {
+            wasmco_runtime::builtin::builtin(name)
+                .unwrap_or_else(|| panic!("{name} is built in"))
+                .wasm
+        }
+    };
     runtime
         .load(name, kind, wasm, &LimitOverrides::default())
         .expect("loads")
@@ -306,7 +321,22 @@ fn main() {
         "built-in EMCO controllers, {APPS} apps x {CLUSTERS} clusters, against generic placement in the same run"
     );
     let iterations = 60;
+    let only = std::env::var("WASMCO_BENCH_ONLY").ok();
     for (name, controller, call) in &calls {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.split(',').any(|o| o == *name))
+        {
+            continue;
+        }
+        if std::env::var_os("WASMCO_BENCH_LOOP").is_some() {
+            let start = Instant::now();
+            for _ in 0..2000 {
+                std::hint::black_box(call(controller));
+            }
+            println!("{name}: {:?} per call", start.elapsed() / 2000);
+            continue;
+        }
         let edits = call(controller);
         assert!(
             edits > 0 || *name == "hpa-placement",

@@ -31,7 +31,7 @@ pub use bindings::exports::wasmco::controller::placement::{
     PlacementEdit, PlacementRequest, UnplaceApp,
 };
 pub use bindings::wasmco::controller::types::{
-    AppPlacement, ClusterTable, ControllerError, PlacedCluster, Strings,
+    AppPlacement, ClusterTable, ControllerError, Strings,
 };
 use wasmco_guest::{Clusters, StringTable};
 
@@ -120,37 +120,34 @@ fn filter_app(
     let mut dropped = Vec::new();
     let mut reasons = Vec::new();
     let clusters: Clusters<'_> = wasmco_guest::clusters!(request.clusters);
-    for placed in &placement.clusters {
-        if placed.cluster as usize >= clusters.len() {
-            return Err(error(format!(
-                "placement names unknown cluster {}",
-                placed.cluster
-            )));
+    for &cluster in &placement.clusters {
+        if cluster as usize >= clusters.len() {
+            return Err(error(format!("placement names unknown cluster {cluster}")));
         }
-        if let Some(reason) = wanted.shortfall(clusters, strings, placed.cluster) {
-            dropped.push(placed.cluster);
+        if let Some(reason) = wanted.shortfall(clusters, strings, cluster) {
+            dropped.push(cluster);
             reasons.push(format!(
                 "{}/{}: {reason}",
-                strings.get(clusters.provider(placed.cluster)),
-                strings.get(clusters.name(placed.cluster))
+                strings.get(clusters.provider(cluster)),
+                strings.get(clusters.name(cluster))
             ));
         }
     }
     if dropped.is_empty() {
         return Ok(None);
     }
-    let kept = |p: &&PlacedCluster| !dropped.contains(&p.cluster);
-    if !placement.clusters.iter().any(|p| kept(&p)) {
+    let placed = || wasmco_guest::placed(&placement.clusters, &placement.groups);
+    let kept = |cluster: u32| !dropped.contains(&cluster);
+    if !placement.clusters.iter().any(|&cluster| kept(cluster)) {
         return Err(error(format!(
             "app {}: no placed cluster has the capacity asked for ({})",
             wanted.app,
             reasons.join("; ")
         )));
     }
-    let groups: BTreeSet<u32> = placement.clusters.iter().filter_map(|p| p.group).collect();
+    let groups: BTreeSet<u32> = placed().filter_map(|(_, group)| group).collect();
     for group in groups {
-        let in_group = |p: &&PlacedCluster| p.group == Some(group);
-        if !placement.clusters.iter().filter(in_group).any(|p| kept(&p)) {
+        if !placed().any(|(cluster, of)| of == Some(group) && kept(cluster)) {
             return Err(error(format!(
                 "app {}: no cluster of anyOf group {} has the capacity asked for ({})",
                 wanted.app,

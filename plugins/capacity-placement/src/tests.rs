@@ -29,13 +29,8 @@ fn request(intent: serde_json::Value, groups: [Option<&str>; 3]) -> PlacementReq
         clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
         current: vec![AppPlacement {
             app: flat.id("web"),
-            clusters: (0u32..)
-                .zip(groups)
-                .map(|(cluster, group)| PlacedCluster {
-                    cluster,
-                    group: group.map(|g| flat.id(g)),
-                })
-                .collect(),
+            clusters: (0u32..).take(groups.len()).collect(),
+            groups: wasmco_guest::group_column(groups.iter().map(|g| g.map(|g| flat.id(g)))),
         }],
         strings: Strings {
             data: flat.data.clone(),

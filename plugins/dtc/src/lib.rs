@@ -207,7 +207,7 @@ impl<'r> SupportingClusters<'r> {
         let count = placement
             .clusters
             .iter()
-            .filter(|placed| supports(placed.cluster))
+            .filter(|&&cluster| supports(cluster))
             .count();
         Ok(if count == 0 {
             None
@@ -218,7 +218,7 @@ impl<'r> SupportingClusters<'r> {
                 placement
                     .clusters
                     .iter()
-                    .map(|placed| placed.cluster)
+                    .copied()
                     .filter(|&cluster| supports(cluster))
                     .collect(),
             ))

@@ -99,7 +99,7 @@ fn scope_for(
     let selected: Vec<u32> = placement
         .clusters
         .iter()
-        .map(|placed| placed.cluster)
+        .copied()
         .filter(|&index| {
             if index as usize >= clusters.len() {
                 return false;

@@ -227,7 +227,7 @@ impl<'r> Run<'r> {
             .placements
             .iter()
             .filter(|p| p.app == id)
-            .flat_map(|p| p.clusters.iter().map(|placed| placed.cluster))
+            .flat_map(|p| p.clusters.iter().copied())
             .filter(|&cluster| match seen.get_mut(cluster as usize) {
                 Some(taken) => !std::mem::replace(taken, true),
                 // Out of the table: kept, and refused where it is used.

@@ -8,7 +8,7 @@ use wasmco_guest::testing::{FlatRequest, TestCluster};
 
 use super::*;
 use bindings::exports::wasmco::controller::action::{AppResources, ClusterResources};
-use bindings::wasmco::controller::types::{AppPlacement, PlacedCluster, Resource};
+use bindings::wasmco::controller::types::{AppPlacement, Resource};
 
 const APP: &str = "operator";
 const OTHER_APP: &str = "collectd";
@@ -209,13 +209,8 @@ fn request_with(
         clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
         placements: vec![AppPlacement {
             app: flat.id(APP),
-            clusters: placed
-                .iter()
-                .map(|&cluster| PlacedCluster {
-                    cluster,
-                    group: None,
-                })
-                .collect(),
+            clusters: placed.to_vec(),
+            groups: Vec::new(),
         }],
         resources: vec![AppResources {
             app: flat.id(APP),
@@ -265,8 +260,8 @@ fn deployed(request: &ActionRequest, edits: &[ActionEdit]) -> BTreeMap<u32, Obje
         .clusters
         .iter()
         .map(|p| {
-            let own = app.differing.iter().find(|d| d.cluster == p.cluster);
-            (p.cluster, objects(own.map_or(&app.base, |d| &d.resources)))
+            let own = app.differing.iter().find(|d| d.cluster == *p);
+            (*p, objects(own.map_or(&app.base, |d| &d.resources)))
         })
         .collect();
     for edit in edits {

@@ -30,7 +30,7 @@ pub use bindings::exports::wasmco::controller::placement::{
     PlaceApp, PlacementEdit, PlacementRequest, UnplaceApp,
 };
 pub use bindings::wasmco::controller::types::{
-    AppPlacement, ClusterTable, ControllerError, PlacedCluster, Strings,
+    AppPlacement, ClusterTable, ControllerError, Strings,
 };
 
 use intent::{ClusterSelector, GenericPlacementIntent, PlacementEntry};

@@ -51,7 +51,7 @@ pub use bindings::exports::wasmco::controller::action::{
     ActionEdit, ActionRequest, AppResources, ClusterResources, ClusterScope, Patch, PatchResource,
 };
 pub use bindings::wasmco::controller::types::{
-    AppPlacement, ClusterTable, ControllerError, PlacedCluster, Resource, ResourceRef, Strings,
+    AppPlacement, ClusterTable, ControllerError, Resource, ResourceRef, Strings,
 };
 use wasmco_guest::{Clusters, StringTable};
 
@@ -108,7 +108,7 @@ impl AppPatcher<'_> {
         placement: &AppPlacement,
         resources: Option<&AppResources>,
     ) -> Result<Vec<ActionEdit>, String> {
-        let mut placed: Vec<u32> = placement.clusters.iter().map(|p| p.cluster).collect();
+        let mut placed: Vec<u32> = placement.clusters.clone();
         placed.sort_unstable();
         placed.dedup();
         if let Some(&unknown) = placed.iter().find(|&&c| c as usize >= self.clusters.len()) {

@@ -112,12 +112,8 @@ fn request(intent: String, base: Vec<Value>, differing: Vec<(u32, Vec<Value>)>) 
         clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
         placements: vec![AppPlacement {
             app,
-            clusters: [0, 1]
-                .map(|cluster| PlacedCluster {
-                    cluster,
-                    group: None,
-                })
-                .to_vec(),
+            clusters: vec![0, 1],
+            groups: Vec::new(),
         }],
         resources: vec![AppResources {
             app,

@@ -60,7 +60,7 @@ pub use bindings::exports::wasmco::controller::placement::{
     PlacementEdit, PlacementRequest, UnplaceApp,
 };
 pub use bindings::wasmco::controller::types::{
-    AppPlacement, ClusterTable, ControllerError, PlacedCluster, Strings,
+    AppPlacement, ClusterTable, ControllerError, Strings,
 };
 use wasmco_guest::{Clusters, StringTable};
 
@@ -268,18 +268,18 @@ impl<'a> AppCheck<'a> {
         let mut refusals: BTreeMap<u32, Refusal<'a>> = BTreeMap::new();
         scratch.checked.clear();
         scratch.checked.resize(self.clusters.len(), false);
-        for placed in &placement.clusters {
-            let Some(checked) = scratch.checked.get_mut(placed.cluster as usize) else {
+        for &cluster in &placement.clusters {
+            let Some(checked) = scratch.checked.get_mut(cluster as usize) else {
                 return Err(error(format!(
-                    "app {}: its placement names unknown cluster {}",
-                    self.app, placed.cluster
+                    "app {}: its placement names unknown cluster {cluster}",
+                    self.app
                 )));
             };
             if std::mem::replace(checked, true) {
                 continue;
             }
-            if let Err(refusal) = self.check_cluster(placed.cluster, scratch) {
-                refusals.insert(placed.cluster, refusal);
+            if let Err(refusal) = self.check_cluster(cluster, scratch) {
+                refusals.insert(cluster, refusal);
             }
         }
         if refusals.is_empty() {
@@ -300,17 +300,17 @@ impl<'a> AppCheck<'a> {
         refusals: &BTreeMap<u32, Refusal<'_>>,
     ) -> Result<(), ControllerError> {
         let mut groups: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-        for placed in &placement.clusters {
-            match placed.group {
-                Some(group) => groups.entry(group).or_default().push(placed.cluster),
+        for (cluster, group) in wasmco_guest::placed(&placement.clusters, &placement.groups) {
+            match group {
+                Some(group) => groups.entry(group).or_default().push(cluster),
                 None => {
-                    if let Some(refusal) = refusals.get(&placed.cluster) {
+                    if let Some(refusal) = refusals.get(&cluster) {
                         return Err(error(format!(
                             "hpa-intent {}, hpa-resource-consumer {}: cluster {} of app {} \
                              (allOf) does not match the hpa resource rules: {}",
                             refusal.intent,
                             refusal.consumer,
-                            self.cluster_name(placed.cluster),
+                            self.cluster_name(cluster),
                             self.app,
                             refusal.reason
                         )));

@@ -92,13 +92,10 @@ fn request(intent: String, placements: &[(&str, Placed<'_>)]) -> PlacementReques
             .iter()
             .map(|(app, clusters)| AppPlacement {
                 app: flat.id(app),
-                clusters: clusters
-                    .iter()
-                    .map(|&(cluster, group)| PlacedCluster {
-                        cluster,
-                        group: group.map(|g| flat.id(g)),
-                    })
-                    .collect(),
+                clusters: clusters.iter().map(|&(cluster, _)| cluster).collect(),
+                groups: wasmco_guest::group_column(
+                    clusters.iter().map(|&(_, group)| group.map(|g| flat.id(g))),
+                ),
             })
             .collect(),
         strings: Strings {

@@ -256,7 +256,7 @@ impl<'r> Workspace<'r> {
             .placements
             .iter()
             .filter(|placement| placement.app == app)
-            .flat_map(|placement| placement.clusters.iter().map(|placed| placed.cluster))
+            .flat_map(|placement| placement.clusters.iter().copied())
             .collect();
         if placed.is_empty() {
             return Ok(Vec::new());

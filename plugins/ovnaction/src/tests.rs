@@ -1,6 +1,6 @@
 use super::*;
 use bindings::exports::wasmco::controller::action::ClusterResources;
-use bindings::wasmco::controller::types::{AppPlacement, PlacedCluster};
+use bindings::wasmco::controller::types::AppPlacement;
 use serde_json::json;
 use wasmco_guest::testing::{FlatRequest, TestCluster};
 
@@ -48,14 +48,8 @@ fn request(tree: &Value, clusters: &[TestCluster<'_>], apps: &[App]) -> ActionRe
             .iter()
             .map(|a| AppPlacement {
                 app: flat.id(a.name),
-                clusters: a
-                    .placed
-                    .iter()
-                    .map(|&cluster| PlacedCluster {
-                        cluster,
-                        group: None,
-                    })
-                    .collect(),
+                clusters: a.placed.to_vec(),
+                groups: Vec::new(),
             })
             .collect(),
         resources: apps

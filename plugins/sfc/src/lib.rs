@@ -108,7 +108,7 @@ fn chain_edits(request: &ActionRequest, chain: &Chain) -> Result<Vec<ActionEdit>
         strings
             .find(app)
             .and_then(|id| request.placements.iter().find(|p| p.app == id))
-            .map(|p| p.clusters.iter().map(|c| c.cluster).collect())
+            .map(|p| p.clusters.clone())
             .unwrap_or_default()
     };
     // Each function's clusters, read once.

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use bindings::exports::wasmco::controller::action::{AppResources, Resource};
-use bindings::wasmco::controller::types::{AppPlacement, PlacedCluster};
+use bindings::wasmco::controller::types::AppPlacement;
 use wasmco_guest::testing::{FlatRequest, TestCluster};
 
 fn cluster<'a>(name: &'a str) -> TestCluster<'a> {
@@ -35,13 +35,8 @@ fn request(
             .iter()
             .map(|(app, placed)| AppPlacement {
                 app: flat.id(app),
-                clusters: placed
-                    .iter()
-                    .map(|&cluster| PlacedCluster {
-                        cluster,
-                        group: None,
-                    })
-                    .collect(),
+                clusters: placed.to_vec(),
+                groups: Vec::new(),
             })
             .collect(),
         resources: apps

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::*;
-use bindings::wasmco::controller::types::{AppPlacement, PlacedCluster};
+use bindings::wasmco::controller::types::AppPlacement;
 use wasmco_guest::testing::{FlatRequest, TestCluster};
 
 fn request(tree: Value) -> ActionRequest {
@@ -23,10 +23,8 @@ fn request(tree: Value) -> ActionRequest {
         clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
         placements: vec![AppPlacement {
             app: flat.id("left-nginx"),
-            clusters: vec![PlacedCluster {
-                cluster: 0,
-                group: None,
-            }],
+            clusters: vec![0],
+            groups: Vec::new(),
         }],
         resources: Vec::new(),
         strings: Strings {

@@ -9,9 +9,20 @@ fn main() {
         .expect("tests/guests/build lives in the workspace");
     let out = wasmco_build::build_components(
         workspace,
-        &["guest-hostile", "guest-fs-import", "guest-socket-import"],
+        &[
+            "guest-hostile",
+            "guest-fs-import",
+            "guest-socket-import",
+            "guest-contract-0-1",
+        ],
         "wasm-test-guests",
-        &["wit", "sdk", "tests/guests", "Cargo.lock"],
+        &[
+            "wit",
+            "host/runtime/wit",
+            "sdk",
+            "tests/guests",
+            "Cargo.lock",
+        ],
     );
     println!("cargo:rustc-env=WASMCO_TEST_GUEST_DIR={}", out.display());
 }

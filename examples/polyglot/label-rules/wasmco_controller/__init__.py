@@ -102,8 +102,8 @@ class PlacementRequest:
         # What earlier placement controllers decided: app -> [(cluster, group)].
         self.current = {
             text(placed.app): [
-                (self.clusters[c.cluster], None if c.group is None else text(c.group))
-                for c in placed.clusters
+                (self.clusters[cluster], _group(placed, position, text))
+                for position, cluster in enumerate(placed.clusters)
             ]
             for placed in request.current
         }
@@ -121,6 +121,17 @@ class PlacementRequest:
         from wit_world.exports import placement as wit
 
         self.edits.append(wit.PlacementEdit_Unplace(wit.UnplaceApp(app, _indices(clusters))))
+
+
+# In a placement's `groups`, a cluster that came from allOf.
+_NO_GROUP = 0xFFFFFFFF
+
+
+def _group(placement, position, text):
+    """The anyOf group the placement's cluster at `position` came from; None for allOf."""
+    if position >= len(placement.groups) or placement.groups[position] == _NO_GROUP:
+        return None
+    return text(placement.groups[position])
 
 
 class Resource:
@@ -155,7 +166,7 @@ class ActionRequest:
         self.apps = [text(app) for app in request.apps]
         self.clusters = _clusters(request.clusters, text)
         self.placements = {
-            text(placed.app): [self.clusters[c.cluster] for c in placed.clusters]
+            text(placed.app): [self.clusters[cluster] for cluster in placed.clusters]
             for placed in request.placements
         }
         # app -> the resources every placed cluster gets.

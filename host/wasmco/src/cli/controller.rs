@@ -267,7 +267,7 @@ pub fn upload(
         None => wasmco_runtime::kind_exported_by(&wasm).ok_or_else(|| {
             CliError::Usage(
                 "the component exports neither the placement nor the action world of \
-                 wasmco:controller@0.1.0; build it from `wasmco controller new`"
+                 wasmco:controller (0.2.0 or 0.1.0); build it from `wasmco controller new`"
                     .into(),
             )
         })?,

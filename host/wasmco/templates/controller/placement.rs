@@ -48,7 +48,7 @@ impl Guest for Controller {
             let off: Vec<u32> = placement
                 .clusters
                 .iter()
-                .map(|placed| placed.cluster)
+                .copied()
                 .filter(|&cluster| clusters.labels(cluster).iter().any(|l| avoided.contains(l)))
                 .collect();
             if !off.is_empty() {

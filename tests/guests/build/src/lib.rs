@@ -3,5 +3,6 @@
 //! release build of wasmco never compiles them.
 
 /// The directory holding the test guests' `.wasm` files
-/// (`guest_hostile.wasm`, `guest_fs_import.wasm`, `guest_socket_import.wasm`).
+/// (`guest_hostile.wasm`, `guest_fs_import.wasm`, `guest_socket_import.wasm`,
+/// `guest_contract_0_1.wasm`).
 pub const DIR: &str = env!("WASMCO_TEST_GUEST_DIR");
