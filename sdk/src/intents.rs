@@ -39,8 +39,10 @@ pub struct IntentTree {
     /// the segments the declaration's `readsAcross` names.
     #[serde(default)]
     pub others: Vec<OtherGroup>,
-    /// Facts the host read from the clusters, when the controller's
-    /// declaration asks for them (`"needs": ["nodes"]`).
+    /// Facts the host read from the clusters, for a controller built
+    /// against contract 0.1.0 whose declaration asks for them (`"needs":
+    /// ["nodes"]`); since 0.2.0 the nodes come in the request's node table
+    /// ([`crate::Nodes`]) and this stays empty.
     #[serde(default)]
     pub facts: Facts,
 }
@@ -107,6 +109,10 @@ pub struct IntentNode {
     /// The uploaded file of a `"body": "file"` kind, base64.
     #[serde(default)]
     pub file: Option<String>,
+    /// That file as the host read it, when it is one YAML (or JSON) map:
+    /// parsing YAML in the sandbox costs ten times what it does on the host.
+    #[serde(default)]
+    pub file_object: Option<Value>,
     /// The uploaded files of a `"body": "files"` kind.
     #[serde(default)]
     pub files: Vec<IntentFile>,
@@ -139,6 +145,9 @@ pub struct IntentFile {
     pub name: String,
     /// Its content, base64.
     pub content: String,
+    /// The content as the host read it, when it is one YAML (or JSON) map.
+    #[serde(default)]
+    pub object: Option<Value>,
 }
 
 impl IntentFile {
@@ -176,6 +185,79 @@ impl IntentTree {
     pub fn parse(intent: &str) -> Result<Self, serde_json::Error> {
         serde_json::from_str(intent)
     }
+
+    /// Reads a request's `intent` string for a controller that reads only
+    /// [`Self::intents`], leaving [`Self::all`] empty. `all` repeats the
+    /// named intents among every other of the group: built and never read,
+    /// it costs as much as the rest of the tree.
+    pub fn parse_named(intent: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str::<Partial<Vec<IntentNode>, Skipped>>(intent).map(Partial::tree)
+    }
+
+    /// Reads a request's `intent` string for a controller that reads only
+    /// [`Self::all`], leaving [`Self::intents`] empty.
+    pub fn parse_all(intent: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str::<Partial<Skipped, Vec<IntentNode>>>(intent).map(Partial::tree)
+    }
+}
+
+/// An [`IntentTree`] of which one intent list is read and the other only
+/// stepped over.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Partial<Named, All> {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    deployment_intent_group: DigIdentity,
+    #[serde(default)]
+    intents: Named,
+    #[serde(default)]
+    all: All,
+    #[serde(default)]
+    others: Vec<OtherGroup>,
+    #[serde(default)]
+    facts: Facts,
+}
+
+/// An intent list stepped over, not built.
+#[derive(Default)]
+struct Skipped;
+
+impl<'de> Deserialize<'de> for Skipped {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        serde::de::IgnoredAny::deserialize(deserializer).map(|_| Skipped)
+    }
+}
+
+/// What a [`Partial`]'s intent list becomes in the tree.
+trait IntentList {
+    fn into_nodes(self) -> Vec<IntentNode>;
+}
+
+impl IntentList for Vec<IntentNode> {
+    fn into_nodes(self) -> Vec<IntentNode> {
+        self
+    }
+}
+
+impl IntentList for Skipped {
+    fn into_nodes(self) -> Vec<IntentNode> {
+        Vec::new()
+    }
+}
+
+impl<Named: IntentList, All: IntentList> Partial<Named, All> {
+    fn tree(self) -> IntentTree {
+        IntentTree {
+            name: self.name,
+            deployment_intent_group: self.deployment_intent_group,
+            intents: self.intents.into_nodes(),
+            all: self.all.into_nodes(),
+            others: self.others,
+            facts: self.facts,
+        }
+    }
 }
 
 fn decode(text: &str) -> Option<Vec<u8>> {
@@ -211,4 +293,41 @@ macro_rules! declare_intents {
         #[used]
         static WASMCO_INTENTS: [u8; include_bytes!($path).len()] = *include_bytes!($path);
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TREE: &str = r#"{"name": "mine",
+        "deploymentIntentGroup": {"name": "dig"},
+        "intents": [{"kind": "k", "metadata": {"name": "mine"},
+                     "fileObject": {"kind": "ConfigMap"}, "file": "a2luZDogQ29uZmlnTWFw"}],
+        "all": [{"kind": "k", "metadata": {"name": "mine"}},
+                {"kind": "k", "metadata": {"name": "other"},
+                 "files": [{"name": "p.yaml", "content": "", "object": {"data": {}}}]}]}"#;
+
+    #[test]
+    fn each_partial_reading_builds_one_list_and_the_rest_alike() {
+        let whole = IntentTree::parse(TREE).unwrap();
+        let named = IntentTree::parse_named(TREE).unwrap();
+        let all = IntentTree::parse_all(TREE).unwrap();
+        assert_eq!(named.intents.len(), 1);
+        assert!(named.all.is_empty());
+        assert!(all.intents.is_empty());
+        assert_eq!(all.all.len(), 2);
+        for tree in [&named, &all] {
+            assert_eq!(tree.name, whole.name);
+            assert_eq!(tree.deployment_intent_group.name, "dig");
+        }
+        assert_eq!(
+            named.intents[0].file_object,
+            Some(serde_json::json!({"kind": "ConfigMap"}))
+        );
+        assert_eq!(named.intents[0].file_bytes().unwrap(), b"kind: ConfigMap");
+        assert_eq!(
+            all.all[1].files[0].object,
+            Some(serde_json::json!({"data": {}}))
+        );
+    }
 }

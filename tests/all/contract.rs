@@ -103,6 +103,7 @@ fn generic_placement_lands_apps_by_label_and_keeps_one_of_any_of() {
         &[Step {
             controller: &generic,
             intent: generic_intent(),
+            nodes: None,
         }],
     )
     .unwrap();
@@ -121,6 +122,7 @@ fn generic_placement_reports_a_label_that_matches_nothing() {
         &[Step {
             controller: &generic,
             intent: intent.to_string(),
+            nodes: None,
         }],
     )
     .unwrap_err();
@@ -148,10 +150,12 @@ fn capacity_placement_drops_clusters_short_of_what_the_app_asks() {
             Step {
                 controller: &generic,
                 intent: generic_intent(),
+                nodes: None,
             },
             Step {
                 controller: &capacity,
                 intent: wants,
+                nodes: None,
             },
         ],
     )
@@ -184,10 +188,12 @@ fn gac_adds_and_patches_per_cluster() {
             Step {
                 controller: &generic,
                 intent: generic_intent(),
+                nodes: None,
             },
             Step {
                 controller: &gac,
                 intent: gac_intent.to_string(),
+                nodes: None,
             },
         ],
     )
@@ -232,14 +238,17 @@ fn two_action_controllers_setting_one_field_the_later_wins() {
             Step {
                 controller: &generic,
                 intent: generic_intent(),
+                nodes: None,
             },
             Step {
                 controller: &first,
                 intent: set(3),
+                nodes: None,
             },
             Step {
                 controller: &second,
                 intent: set(9),
+                nodes: None,
             },
         ],
     )
@@ -268,10 +277,12 @@ fn a_controller_built_against_contract_0_1_still_runs() {
             Step {
                 controller: &generic,
                 intent: generic_intent(),
+                nodes: None,
             },
             Step {
                 controller: &old,
                 intent: String::new(),
+                nodes: None,
             },
         ],
     )

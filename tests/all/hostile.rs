@@ -139,6 +139,7 @@ fn edits_outside_the_context_are_refused_and_nothing_is_applied() {
             &[Step {
                 controller: &controller,
                 intent: json!({"do": action}).to_string(),
+                nodes: None,
             }],
         )
         .unwrap_err();
@@ -166,6 +167,7 @@ fn edits_outside_the_context_are_refused_and_nothing_is_applied() {
         &[Step {
             controller: &controller,
             intent: "{}".into(),
+            nodes: None,
         }],
     )
     .unwrap();

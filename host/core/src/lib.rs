@@ -24,5 +24,5 @@ pub use document::{
     Document, FieldError, LabelBody, Metadata, Reference, check_name, parse_document, parse_json,
 };
 pub use kinds::{BodyShape, FileKind, Kind, KindInfo};
-pub use resource::{ClusterInfo, ClusterRef, ManifestError, Resource, ResourceKey};
+pub use resource::{ClusterInfo, ClusterRef, ManifestError, NodeInfo, Resource, ResourceKey};
 pub use specs::{ControllerSpec, GENERIC_PLACEMENT_KEY, check_spec, read_spec};

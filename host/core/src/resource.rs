@@ -168,6 +168,52 @@ impl ClusterInfo {
     }
 }
 
+/// A node of a cluster, as a controller that asks for nodes sees it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeInfo {
+    /// Its name.
+    pub name: String,
+    /// Its labels.
+    pub labels: Vec<(String, String)>,
+    /// Per resource (`cpu`, `memory`, `nvidia.com/gpu`, …), what is free:
+    /// its allocatable amount less what its pods request, in whole units
+    /// (cores, bytes, devices).
+    pub available: Vec<(String, i64)>,
+}
+
+impl NodeInfo {
+    /// The nodes of a cluster as rsync describes them: a list of
+    /// `{"name", "labels": {key: value}, "available": {resource: amount}}`.
+    /// A label that is not text, or an amount that is not a whole number,
+    /// is left out; an amount past `i64` counts as `i64::MAX`.
+    pub fn list_from_json(nodes: &serde_json::Value) -> Vec<NodeInfo> {
+        fn entries(
+            value: &serde_json::Value,
+        ) -> impl Iterator<Item = (&String, &serde_json::Value)> {
+            value.as_object().into_iter().flatten()
+        }
+        nodes
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|node| NodeInfo {
+                name: node["name"].as_str().unwrap_or_default().to_owned(),
+                labels: entries(&node["labels"])
+                    .filter_map(|(key, value)| Some((key.clone(), value.as_str()?.to_owned())))
+                    .collect(),
+                available: entries(&node["available"])
+                    .filter_map(|(resource, amount)| {
+                        let amount = amount
+                            .as_i64()
+                            .or_else(|| amount.as_u64().map(|_| i64::MAX))?;
+                        Some((resource.clone(), amount))
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
 /// A cluster by its provider and name. EMCO writes it `provider+cluster`,
 /// and so does wasmco wherever it is a key or a string (stored contexts,
 /// status queries): neither part may hold a `+` (EMCO's naming rule).

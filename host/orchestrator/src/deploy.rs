@@ -548,6 +548,7 @@ impl Orchestrator {
             .map(|s| Step {
                 controller: &s.controller,
                 intent: s.intent.clone(),
+                nodes: s.nodes.as_deref(),
             })
             .collect();
         let runs = run_controllers(&mut draft, &pipeline)?;

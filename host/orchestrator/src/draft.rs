@@ -18,11 +18,11 @@ use wasmco_core::hooks::Hook;
 use wasmco_core::resource::{Resource, ResourceKey};
 use wasmco_runtime::contract::{
     self, ActionRequest, AppPlacement, AppResources, ClusterResources, Interned, Interner,
-    PlacementRequest,
+    NodeTable, PlacementRequest,
 };
 use wasmco_store::appcontext::{StoredApp, StoredPlacement};
 
-pub use wasmco_core::ClusterInfo;
+pub use wasmco_core::{ClusterInfo, NodeInfo};
 
 /// A cluster an app is placed on, and the anyOf group it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +35,10 @@ pub struct PlacedCluster {
 
 /// Index of a cluster in the draft's candidate list.
 pub type ClusterIndex = u32;
+
+/// The nodes of each cluster of a draft, by cluster index, for the
+/// controllers that ask for them.
+pub type ClusterNodes = Vec<Vec<NodeInfo>>;
 
 /// How one cluster's resources differ from the app's base for one key.
 #[derive(Debug, Clone, PartialEq)]
@@ -213,10 +217,32 @@ impl DraftContext {
 
     /// What a placement controller gets.
     pub fn placement_request(&self, intent: String) -> PlacementRequest {
+        self.placement_request_with_nodes(intent, None)
+    }
+
+    /// What a placement controller that asks for the clusters' nodes gets:
+    /// `nodes` has a list per cluster of the draft.
+    pub fn placement_request_with_nodes(
+        &self,
+        intent: String,
+        nodes: Option<&ClusterNodes>,
+    ) -> PlacementRequest {
+        let nodes_of = |cluster: usize| {
+            nodes
+                .and_then(|nodes| nodes.get(cluster))
+                .map_or(&[][..], Vec::as_slice)
+        };
         let mut interner = Interner::default();
         interner.add_clusters(&self.clusters);
         self.add_app_strings(&mut interner);
+        if nodes.is_some() {
+            interner.add_nodes((0..self.clusters.len()).map(nodes_of));
+        }
         let (strings, ids) = interner.finish();
+        let node_table = match nodes {
+            Some(_) => ids.node_table((0..self.clusters.len()).map(nodes_of)),
+            None => NodeTable::empty(),
+        };
         PlacementRequest {
             strings,
             intent,
@@ -228,6 +254,7 @@ impl DraftContext {
                 .filter(|app| !app.placement.is_empty())
                 .map(|app| placement_of(app, &ids, |c| c))
                 .collect(),
+            nodes: node_table,
         }
     }
 
@@ -246,6 +273,16 @@ impl DraftContext {
     /// What an action controller gets. Clusters are renumbered to the ones in
     /// use; the returned map turns the controller's indices back into ours.
     pub fn action_request(&self, intent: String) -> (ActionRequest, Vec<ClusterIndex>) {
+        self.action_request_with_nodes(intent, None)
+    }
+
+    /// What an action controller that asks for the clusters' nodes gets
+    /// (`nodes` as for [`Self::placement_request_with_nodes`]).
+    pub fn action_request_with_nodes(
+        &self,
+        intent: String,
+        nodes: Option<&ClusterNodes>,
+    ) -> (ActionRequest, Vec<ClusterIndex>) {
         let mut used: Vec<ClusterIndex> = self.apps.iter().flat_map(AppDraft::clusters).collect();
         used.sort_unstable();
         used.dedup();
@@ -256,10 +293,22 @@ impl DraftContext {
             .collect();
         let used_clusters: Vec<&ClusterInfo> =
             used.iter().map(|&c| &self.clusters[c as usize]).collect();
+        let nodes_of = |cluster: &ClusterIndex| {
+            nodes
+                .and_then(|nodes| nodes.get(*cluster as usize))
+                .map_or(&[][..], Vec::as_slice)
+        };
         let mut interner = Interner::default();
         interner.add_clusters(used_clusters.iter().copied());
         self.add_app_strings(&mut interner);
+        if nodes.is_some() {
+            interner.add_nodes(used.iter().map(nodes_of));
+        }
         let (strings, ids) = interner.finish();
+        let node_table = match nodes {
+            Some(_) => ids.node_table(used.iter().map(nodes_of)),
+            None => NodeTable::empty(),
+        };
         let resources = self
             .apps
             .iter()
@@ -292,6 +341,7 @@ impl DraftContext {
                 .map(|app| placement_of(app, &ids, |c| renumber[&c]))
                 .collect(),
             resources,
+            nodes: node_table,
         };
         (request, used)
     }

@@ -27,6 +27,7 @@ use wasmco_core::specs::{
     KvPairSpec,
 };
 use wasmco_core::{ClusterRef, Kind};
+use wasmco_runtime::contract::ContractVersion;
 use wasmco_runtime::helm::{HelmError, HelmRenderer, RenderRequest};
 use wasmco_runtime::{Controller, ControllerKind};
 use wasmco_store::appcontext::{Access, AppDependency};
@@ -35,13 +36,15 @@ use wasmco_store::db::{DbError, ResourceDb, ResourceId};
 use super::dig::{DigRef, OrchestratorError};
 use super::intents::{Catalog, ClusterFacts, GroupIntents, IntentSources};
 use super::registry::{ControllerRegistry, LoadError};
-use crate::draft::{AppDraft, ClusterInfo};
+use crate::draft::{AppDraft, ClusterInfo, ClusterNodes, NodeInfo};
 
 /// A controller to run, with its intent and priority.
 pub struct PlannedStep {
     pub controller: Arc<Controller>,
     pub intent: String,
     pub priority: u32,
+    /// The clusters' nodes, when its declaration asks for them.
+    pub nodes: Option<Arc<ClusterNodes>>,
 }
 
 /// What [`gather`] read.
@@ -181,6 +184,7 @@ pub fn gather(
         apps: apps.iter().map(|a| a.name.clone()).collect(),
         clusters: &clusters,
         facts: sources.facts,
+        nodes: std::cell::OnceCell::new(),
     };
     let steps = steps(db, registry, generic, dig, &declared)?;
     Ok(Inputs {
@@ -508,14 +512,14 @@ fn steps(
         let intent_id = ResourceId::new(Kind::ControllerIntent, intent_path);
         // A controller-intents document of that name is handed over as it
         // is, as before the controller declared kinds of its own.
-        let intent = match (db.exists(&intent_id)?, declared.catalog.of(&name)) {
-            (true, _) => db.get(&intent_id)?["spec"].to_string(),
+        let (intent, nodes) = match (db.exists(&intent_id)?, declared.catalog.of(&name)) {
+            (true, _) => (db.get(&intent_id)?["spec"].to_string(), None),
             (false, Some(declaration)) => {
                 let group = match &mut group_intents {
                     Some(group) => group,
                     None => group_intents.insert(GroupIntents::read(db, &dig_path)?),
                 };
-                declared.tree(db, group, declaration, &intent_name)?
+                declared.tree(db, group, declaration, &intent_name, controller.contract())?
             }
             (false, None) => return Err(missing(Kind::ControllerIntent, &intent_name)),
         };
@@ -523,6 +527,7 @@ fn steps(
             controller,
             intent,
             priority,
+            nodes,
         };
         match step.controller.kind() {
             ControllerKind::Placement => placement.push(step),
@@ -538,6 +543,7 @@ fn steps(
         controller: generic.clone(),
         intent: json!({ "appIntents": app_intents }).to_string(),
         priority: 0,
+        nodes: None,
     }];
     steps.extend(placement);
     steps.extend(action);
@@ -552,10 +558,22 @@ struct DeclaredInputs<'a> {
     apps: BTreeSet<String>,
     clusters: &'a [ClusterInfo],
     facts: &'a dyn ClusterFacts,
+    /// The clusters' nodes, read the first time a controller asks.
+    nodes: std::cell::OnceCell<ReadNodes>,
+}
+
+/// The clusters' nodes as read for the controllers that ask for them.
+struct ReadNodes {
+    /// By cluster index, for the node table of a 0.2.0 request.
+    table: Arc<ClusterNodes>,
+    /// By `provider+cluster`, as 0.1.0 controllers get them in the tree's
+    /// `facts`; a cluster that could not be read is left out.
+    json: serde_json::Map<String, Value>,
 }
 
 impl DeclaredInputs<'_> {
-    /// The tree `declared` gets for the intents named `name`, once every
+    /// The tree `declared` gets for the intents named `name` (and the
+    /// clusters' nodes, for a 0.2.0 controller that asks for them), once every
     /// reference in it resolves (a 422 naming each that does not, as EMCO
     /// refuses at instantiate).
     fn tree(
@@ -564,7 +582,8 @@ impl DeclaredInputs<'_> {
         group: &GroupIntents,
         declared: &super::intents::Declared,
         name: &str,
-    ) -> Result<String, OrchestratorError> {
+        contract: ContractVersion,
+    ) -> Result<(String, Option<Arc<ClusterNodes>>), OrchestratorError> {
         let project = self.group["project"].as_str().unwrap_or_default();
         let exists = |to: ReferenceTarget, target: &str, provider: Option<&str>| {
             let id = match to {
@@ -592,30 +611,48 @@ impl DeclaredInputs<'_> {
             )));
         }
         let mut facts = json!({});
+        let mut nodes = None;
         if declared.declaration.needs.contains(&Need::Nodes) {
-            let mut nodes = serde_json::Map::new();
-            let references: Vec<_> = self.clusters.iter().map(|c| c.reference()).collect();
-            let answers = self.facts.nodes_of(&references);
-            for (reference, answer) in references.iter().zip(answers) {
-                match answer {
-                    Ok(found) => {
-                        nodes.insert(reference.to_string(), found);
-                    }
-                    // Placement decides without them: a cluster it cannot
-                    // read has no capacity it can count on.
-                    Err(reason) => {
-                        tracing::warn!(cluster = %reference, %reason, "cannot read the cluster's nodes")
-                    }
-                }
+            let read = self.nodes();
+            match contract {
+                ContractVersion::V0_2 => nodes = Some(read.table.clone()),
+                ContractVersion::V0_1 => facts["nodes"] = Value::Object(read.json.clone()),
             }
-            facts["nodes"] = Value::Object(nodes);
         }
         let mut tree = group.tree(declared, name, self.group.clone(), facts);
         let across = &declared.declaration.reads_across;
         if !across.is_empty() {
             tree["others"] = Value::Array(self.other_groups(db, across)?);
         }
-        Ok(tree.to_string())
+        Ok((tree.to_string(), nodes))
+    }
+
+    /// The clusters' nodes, read once for every controller that asks.
+    fn nodes(&self) -> &ReadNodes {
+        self.nodes.get_or_init(|| {
+            let references: Vec<_> = self.clusters.iter().map(|c| c.reference()).collect();
+            let answers = self.facts.nodes_of(&references);
+            let mut table = Vec::with_capacity(references.len());
+            let mut json = serde_json::Map::new();
+            for (reference, answer) in references.iter().zip(answers) {
+                match answer {
+                    Ok(found) => {
+                        table.push(NodeInfo::list_from_json(&found));
+                        json.insert(reference.to_string(), found);
+                    }
+                    // Placement decides without them: a cluster it cannot
+                    // read has no capacity it can count on.
+                    Err(reason) => {
+                        tracing::warn!(cluster = %reference, %reason, "cannot read the cluster's nodes");
+                        table.push(Vec::new());
+                    }
+                }
+            }
+            ReadNodes {
+                table: Arc::new(table),
+                json,
+            }
+        })
     }
 
     /// The intents of `segments` in the project's other deployment intent

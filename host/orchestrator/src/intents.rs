@@ -310,10 +310,24 @@ impl GroupIntents {
                 Ok(parts) if node.body.get("files").is_some() => {
                     out["files"] = parts
                         .into_iter()
-                        .map(|p| json!({"name": p.name, "content": p.content}))
+                        .map(|part| {
+                            let mut file = json!({"name": part.name});
+                            if let Some(map) =
+                                engine.decode(&part.content).ok().and_then(|b| yaml_map(&b))
+                            {
+                                file["object"] = map;
+                            }
+                            file["content"] = json!(part.content);
+                            file
+                        })
                         .collect();
                 }
-                _ => out["file"] = json!(engine.encode(file)),
+                _ => {
+                    if let Some(map) = yaml_map(file) {
+                        out["fileObject"] = map;
+                    }
+                    out["file"] = json!(engine.encode(file));
+                }
             }
         }
         for (segment, children) in &node.children {
@@ -394,6 +408,16 @@ pub struct StoredFile {
     pub name: String,
     /// Its content, base64.
     pub content: String,
+}
+
+/// The file as a YAML (or JSON) map, when it is one and only one: a
+/// controller given it need not parse YAML in the sandbox, where it costs
+/// ten times what it does here.
+fn yaml_map(bytes: &[u8]) -> Option<Value> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    serde_norway::from_str::<Value>(text)
+        .ok()
+        .filter(Value::is_object)
 }
 
 /// The file slot of an intent of `body` kind: a `file` as is, `files` as

@@ -7,7 +7,7 @@
 use wasmco_runtime::{CallError, CallFailure, Controller, ControllerKind, ControllerLog};
 
 use crate::budget::EditLimits;
-use crate::draft::DraftContext;
+use crate::draft::{ClusterNodes, DraftContext};
 
 /// One controller to call, with the intent addressed to it.
 #[derive(Debug)]
@@ -16,6 +16,9 @@ pub struct Step<'a> {
     pub controller: &'a Controller,
     /// Its intent document, as JSON.
     pub intent: String,
+    /// The nodes of the draft's clusters, for a controller that asks for
+    /// them; `None` for one that does not.
+    pub nodes: Option<&'a ClusterNodes>,
 }
 
 /// What one controller did in a successful pipeline.
@@ -59,7 +62,8 @@ pub fn run_controllers(
                         log: ControllerLog::default(),
                     });
                 }
-                let output = controller.place(&work.placement_request(step.intent.clone()))?;
+                let request = work.placement_request_with_nodes(step.intent.clone(), step.nodes);
+                let output = controller.place(&request)?;
                 work.apply_placement_within(&output.value, edit_limits(controller))
                     .map_err(|e| invalid_edit(controller, e, &output.log))?;
                 ControllerRun {
@@ -75,7 +79,8 @@ pub fn run_controllers(
                     work.settle_placement();
                     settled = true;
                 }
-                let (request, clusters) = work.action_request(step.intent.clone());
+                let (request, clusters) =
+                    work.action_request_with_nodes(step.intent.clone(), step.nodes);
                 let output = controller.act(&request)?;
                 work.apply_actions_within(&output.value, &clusters, edit_limits(controller))
                     .map_err(|e| invalid_edit(controller, e, &output.log))?;

@@ -303,6 +303,14 @@ impl Controller {
         self.size
     }
 
+    /// The version of the contract it was built against.
+    pub fn contract(&self) -> ContractVersion {
+        match self.pre {
+            ControllerPre::Placement(_) | ControllerPre::Action(_) => ContractVersion::V0_2,
+            ControllerPre::PlacementV0_1(_) | ControllerPre::ActionV0_1(_) => ContractVersion::V0_1,
+        }
+    }
+
     /// The limits each call runs under.
     pub fn limits(&self) -> &ControllerLimits {
         &self.limits

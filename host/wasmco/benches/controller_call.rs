@@ -84,6 +84,16 @@ fn native_request(request: &host::PlacementRequest) -> generic_placement::Placem
             kv_value: request.clusters.kv_value.clone(),
         },
         current: Vec::new(),
+        nodes: g::bindings::wasmco::controller::types::NodeTable {
+            node_start: Vec::new(),
+            name: Vec::new(),
+            label_start: Vec::new(),
+            label_key: Vec::new(),
+            label_value: Vec::new(),
+            resource_start: Vec::new(),
+            resource: Vec::new(),
+            amount: Vec::new(),
+        },
     }
 }
 

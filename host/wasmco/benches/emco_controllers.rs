@@ -23,7 +23,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use wasmco_orchestrator::draft::{AppDraft, ClusterInfo, DraftContext};
+use wasmco_orchestrator::draft::{AppDraft, ClusterInfo, ClusterNodes, DraftContext, NodeInfo};
 use wasmco_runtime::contract::PlacementEdit;
 use wasmco_runtime::{Controller, ControllerKind, LimitOverrides, Runtime, RuntimeConfig};
 
@@ -68,9 +68,9 @@ fn group() -> Value {
 
 /// The tree the host hands a declaring controller: `intents` named by the
 /// DIG, all of them in `all`.
-fn tree(name: &str, intents: Vec<Value>, facts: Value) -> String {
+fn tree(name: &str, intents: Vec<Value>) -> String {
     json!({"name": name, "deploymentIntentGroup": group(),
-           "intents": intents.clone(), "all": intents, "facts": facts})
+           "intents": intents.clone(), "all": intents, "facts": {}})
     .to_string()
 }
 
@@ -78,11 +78,15 @@ fn gac_tree() -> String {
     let resources: Vec<Value> = (0..APPS)
         .map(|i| {
             let name = format!("settings-{i}");
+            let file = format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  size: \"5\"\n"
+            );
+            // As the host hands it over: the file, and the map it holds.
+            let object: Value = serde_norway::from_str(&file).expect("the template is YAML");
             json!({"kind": "resource", "metadata": {"name": name},
                 "spec": {"app": app(i), "newObject": "true",
                     "resourceGVK": {"apiVersion": "v1", "kind": "ConfigMap", "name": name}},
-                "file": base64(&format!(
-                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  size: \"5\"\n")),
+                "file": base64(&file), "fileObject": object,
                 "children": {"customizations": [{"kind": "customization",
                     "metadata": {"name": format!("{name}-size")},
                     "spec": {"clusterSpecific": "true",
@@ -95,7 +99,7 @@ fn gac_tree() -> String {
         .collect();
     let intent = json!({"kind": "generic k8s intent", "metadata": {"name": "bench-gac"},
         "spec": {}, "children": {"resources": resources}});
-    tree("bench-gac", vec![intent], json!({}))
+    tree("bench-gac", vec![intent])
 }
 
 fn ovnaction_tree() -> String {
@@ -111,7 +115,7 @@ fn ovnaction_tree() -> String {
         .collect();
     let intent = json!({"kind": "network controller intent", "metadata": {"name": "bench-ovn"},
         "spec": {}, "children": {"workload-intents": workloads}});
-    tree("bench-ovn", vec![intent], json!({}))
+    tree("bench-ovn", vec![intent])
 }
 
 fn dtc_tree() -> String {
@@ -129,7 +133,7 @@ fn dtc_tree() -> String {
         .collect();
     let intent = json!({"kind": "traffic group intent", "metadata": {"name": "bench-dtc"},
         "spec": {}, "children": {"inbound-intents": inbound}});
-    tree("bench-dtc", vec![intent], json!({}))
+    tree("bench-dtc", vec![intent])
 }
 
 /// A chain's client selector at `end`, matching pods and namespaces
@@ -161,7 +165,7 @@ fn sfc_tree() -> String {
             "client-selectors": [selector("left-clients", "left", "head"),
                                  selector("right-clients", "right", "tail")],
             "provider-networks": [network("left", 10), network("right", 20)]}});
-    tree("bench-chain", vec![chain], json!({}))
+    tree("bench-chain", vec![chain])
 }
 
 /// Each app a client of the chain's left end, in a logical cloud whose
@@ -190,9 +194,8 @@ fn sfcclient_tree() -> String {
     .to_string()
 }
 
-/// hpa's tree; with the nodes' facts for placement, which asks for them
-/// (`needs: ["nodes"]`), without for the action, which does not.
-fn hpa_tree(with_nodes: bool) -> String {
+/// hpa's tree (both controllers read every hpa intent of the group).
+fn hpa_tree() -> String {
     let intents: Vec<Value> = (0..APPS)
         .map(|i| {
             json!({"kind": "hpa intent", "metadata": {"name": format!("{}-hpa", app(i))},
@@ -207,23 +210,26 @@ fn hpa_tree(with_nodes: bool) -> String {
                             "resource": {"name": "cpu", "requests": 1, "limits": 1}}}]}}]}})
         })
         .collect();
-    // One node per cluster, as `wasmco dev`'s virtual clusters have.
-    let nodes: serde_json::Map<String, Value> = (0..CLUSTERS)
-        .map(|i| {
-            let cpu = 8;
-            (
-                format!("edge+edge-cluster-{i:04}"),
-                json!([{"name": "node-0", "labels": {"kubernetes.io/os": "linux"},
-                        "available": {"cpu": cpu, "memory": 34_359_738_368_i64, "pods": 110}}]),
-            )
+    tree("bench-hpa", intents)
+}
+
+/// Each cluster's nodes, for hpa-placement, which asks for them (`needs:
+/// ["nodes"]`): one node per cluster, as `wasmco dev`'s virtual clusters
+/// have.
+fn nodes() -> ClusterNodes {
+    (0..CLUSTERS)
+        .map(|_| {
+            vec![NodeInfo {
+                name: "node-0".to_owned(),
+                labels: vec![("kubernetes.io/os".to_owned(), "linux".to_owned())],
+                available: vec![
+                    ("cpu".to_owned(), 8),
+                    ("memory".to_owned(), 34_359_738_368),
+                    ("pods".to_owned(), 110),
+                ],
+            }]
         })
-        .collect();
-    let facts = if with_nodes {
-        json!({ "nodes": nodes })
-    } else {
-        json!({})
-    };
-    tree("bench-hpa", intents, facts)
+        .collect()
 }
 
 fn base64(text: &str) -> String {
@@ -273,7 +279,7 @@ fn main() {
     let edits: Vec<PlacementEdit> = generic.place(&placement).expect("generic placement").value;
     draft.apply_placement(&edits).expect("placed");
 
-    let mut hpa_placement = draft.placement_request(hpa_tree(true));
+    let mut hpa_placement = draft.placement_request_with_nodes(hpa_tree(), Some(&nodes()));
     // hpa-placement keeps or drops what generic placement chose.
     hpa_placement.current = draft.placement_request(String::new()).current;
     let calls: Vec<(&str, Controller, Call)> = vec![
@@ -302,7 +308,7 @@ fn main() {
         (
             "hpa-action",
             load(&runtime, "hpa-action", ControllerKind::Action),
-            action(&draft, hpa_tree(false)),
+            action(&draft, hpa_tree()),
         ),
         (
             "sfc",
@@ -374,7 +380,6 @@ fn main() {
             json!({"kind": "traffic group intent", "metadata": {"name": "bench-dtc"},
                     "spec": {}, "children": {}}),
         ],
-        json!({}),
     );
     let floor = action(&draft, nothing);
     assert_eq!(floor(&dtc), 0, "an empty traffic group changes nothing");

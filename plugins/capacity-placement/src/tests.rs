@@ -27,6 +27,10 @@ fn request(intent: serde_json::Value, groups: [Option<&str>; 3]) -> PlacementReq
         apps: vec![flat.id("web")],
         intent: intent.to_string(),
         clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
+        nodes: wasmco_guest::node_table!(
+            crate::bindings::wasmco::controller::types::NodeTable,
+            flat
+        ),
         current: vec![AppPlacement {
             app: flat.id("web"),
             clusters: (0u32..).take(groups.len()).collect(),

@@ -71,7 +71,7 @@ const CLIENTS: &str = "clients";
 
 /// Adds the network policies of the traffic group the deployment names.
 pub fn act(request: &ActionRequest) -> Result<Vec<ActionEdit>, ControllerError> {
-    let tree = IntentTree::parse(&request.intent)
+    let tree = IntentTree::parse_named(&request.intent)
         .map_err(|e| error(format!("the dtc intent tree is not valid: {e}")))?;
     let group = tree
         .intents

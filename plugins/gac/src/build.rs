@@ -104,11 +104,16 @@ impl<'a> Customization<'a> {
                     }) {
                         continue;
                     }
-                    let text = file
-                        .bytes()
-                        .ok_or_else(|| format!("file {:?} is not base64", file.name))?;
-                    let patch = parse_map(&text)
-                        .map_err(|e| format!("merge patch file {:?} {e}", file.name))?;
+                    let patch = match &file.object {
+                        Some(read_by_the_host) => read_by_the_host.clone(),
+                        None => {
+                            let text = file
+                                .bytes()
+                                .ok_or_else(|| format!("file {:?} is not base64", file.name))?;
+                            parse_map(&text)
+                                .map_err(|e| format!("merge patch file {:?} {e}", file.name))?
+                        }
+                    };
                     merge_patches.push((file.name.as_str(), patch));
                 }
             }
@@ -248,7 +253,13 @@ pub fn base_object(kind: ObjectKind, gvk: &Gvk, template: Option<&[u8]>) -> Resu
             ),
         };
     };
-    let mut object = parse_map(template).map_err(|e| format!("the template file {e}"))?;
+    let object = parse_map(template).map_err(|e| format!("the template file {e}"))?;
+    checked_template(kind, object)
+}
+
+/// A template file read as a map, checked as the object a new resource
+/// starts from.
+pub fn checked_template(kind: ObjectKind, mut object: Value) -> Result<Value, String> {
     let text = |value: &Value| value.as_str().filter(|text| !text.is_empty()).is_some();
     let mut missing = Vec::new();
     if !text(&object["apiVersion"]) {

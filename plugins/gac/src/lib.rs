@@ -106,7 +106,7 @@ const CUSTOMIZATIONS: &str = "customizations";
 pub fn act(request: &ActionRequest) -> Result<Vec<ActionEdit>, ControllerError> {
     // A tree the host built names the group: only a document that parses
     // to one without intents may be gac's own of before.
-    let tree = IntentTree::parse(&request.intent);
+    let tree = IntentTree::parse_named(&request.intent);
     let could_be_legacy = match &tree {
         Ok(tree) => tree.intents.is_empty(),
         Err(_) => true,
@@ -188,15 +188,19 @@ impl<'r> Run<'r> {
                 .collect()
         };
         if spec.new_object {
-            let template = match &node.file {
-                Some(_) => Some(
-                    node.file_bytes()
-                        .ok_or_else(|| fail("its file is not base64".into()))?,
-                ),
-                None => None,
-            };
-            let object =
-                build::base_object(kind, &spec.resource_gvk, template.as_deref()).map_err(fail)?;
+            let object = match (&node.file_object, &node.file) {
+                (Some(read_by_the_host), _) => {
+                    build::checked_template(kind, read_by_the_host.clone())
+                }
+                (None, Some(_)) => {
+                    let template = node
+                        .file_bytes()
+                        .ok_or_else(|| fail("its file is not base64".into()))?;
+                    build::base_object(kind, &spec.resource_gvk, Some(&template))
+                }
+                (None, None) => build::base_object(kind, &spec.resource_gvk, None),
+            }
+            .map_err(fail)?;
             self.create(&spec, kind, object, &customizations, &selections, context)
         } else {
             self.patch_existing(&spec, &customizations, &selections, context)
@@ -345,13 +349,20 @@ impl<'r> Run<'r> {
             ));
         }
         let everywhere = positions.len() == placed.len() && !tracked.in_base;
-        for (version, group) in tracked.groups(positions) {
+        let manifest = serde_json::to_string(&object).map_err(|e| e.to_string())?;
+        let mut groups = tracked.groups(positions);
+        // Each group holds its own copy; the last takes the object itself.
+        let last = groups.pop();
+        for (version, group) in groups {
             tracked.set(version, &group, Some(object.clone()));
+        }
+        if let Some((version, group)) = last {
+            tracked.set(version, &group, Some(object));
         }
         self.edits.push(ActionEdit::Add(AddResource {
             app: app.to_owned(),
             scope: scope(everywhere, positions, &placed),
-            manifest: object.to_string(),
+            manifest,
         }));
         Ok(())
     }

@@ -207,6 +207,10 @@ fn request_with(
         intent: tree.to_string(),
         apps: vec![flat.id(APP), flat.id(OTHER_APP)],
         clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
+        nodes: wasmco_guest::node_table!(
+            crate::bindings::wasmco::controller::types::NodeTable,
+            flat
+        ),
         placements: vec![AppPlacement {
             app: flat.id(APP),
             clusters: placed.to_vec(),

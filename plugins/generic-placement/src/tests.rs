@@ -16,6 +16,10 @@ pub(crate) fn from_flat(flat: FlatRequest, intent: String, apps: &[&str]) -> Pla
         apps: apps.iter().map(|a| flat.id(a)).collect(),
         intent,
         clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
+        nodes: wasmco_guest::node_table!(
+            crate::bindings::wasmco::controller::types::NodeTable,
+            flat
+        ),
         current: Vec::new(),
         strings: Strings {
             data: flat.data,

@@ -62,7 +62,7 @@ const DEPLOYMENT: &str = "Deployment";
 
 /// Patches the Deployments of every app that has hpa intents.
 pub fn act(request: &ActionRequest) -> Result<Vec<ActionEdit>, ControllerError> {
-    let tree = IntentTree::parse(&request.intent)
+    let tree = IntentTree::parse_all(&request.intent)
         .map_err(|e| error(format!("hpa intents are not valid: {e}")))?;
     let intents = model::read_intents(&tree).map_err(error)?;
     let strings = StringTable::new(&request.strings.data, &request.strings.ends);
@@ -149,10 +149,12 @@ impl AppPatcher<'_> {
         Ok(patched
             .into_iter()
             .map(|((workload, patch), mut on)| {
-                on.sort_unstable();
-                let scope = if on == placed {
+                // The variants split `placed` without overlap, so a patch
+                // on as many clusters is on all of them.
+                let scope = if on.len() == placed.len() {
                     ClusterScope::All
                 } else {
+                    on.sort_unstable();
                     ClusterScope::Only(on)
                 };
                 ActionEdit::Patch(PatchResource {

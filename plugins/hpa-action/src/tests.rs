@@ -110,6 +110,10 @@ fn request(intent: String, base: Vec<Value>, differing: Vec<(u32, Vec<Value>)>) 
         intent,
         apps: vec![app, flat.id("http-server")],
         clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
+        nodes: wasmco_guest::node_table!(
+            crate::bindings::wasmco::controller::types::NodeTable,
+            flat
+        ),
         placements: vec![AppPlacement {
             app,
             clusters: vec![0, 1],

@@ -44,7 +44,7 @@ mod model;
 use std::collections::{BTreeMap, BTreeSet};
 
 use model::{Consumer, HpaIntent};
-use wasmco_guest::intents::{IntentTree, NodeFacts};
+use wasmco_guest::intents::IntentTree;
 
 /// Bindings generated from `wit/` (the guest side of the contract).
 #[allow(unsafe_code, missing_docs)]
@@ -60,21 +60,22 @@ pub use bindings::exports::wasmco::controller::placement::{
     PlacementEdit, PlacementRequest, UnplaceApp,
 };
 pub use bindings::wasmco::controller::types::{
-    AppPlacement, ClusterTable, ControllerError, Strings,
+    AppPlacement, ClusterTable, ControllerError, NodeTable, Strings,
 };
-use wasmco_guest::{Clusters, StringTable};
+use wasmco_guest::{Clusters, Nodes, StringTable};
 
 wasmco_guest::declare_intents!("../intents.json");
 
 /// Unplaces every cluster whose nodes cannot host what the app's hpa
 /// intents ask for.
 pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, ControllerError> {
-    let tree = IntentTree::parse(&request.intent)
+    let tree = IntentTree::parse_all(&request.intent)
         .map_err(|e| error(format!("hpa intents are not valid: {e}")))?;
     let intents = model::read_intents(&tree).map_err(error)?;
     let strings = StringTable::new(&request.strings.data, &request.strings.ends);
     let clusters: Clusters<'_> = wasmco_guest::clusters!(request.clusters);
-    let capacity = Capacity::new(&tree, &intents, strings, clusters);
+    let nodes: Nodes<'_> = wasmco_guest::nodes!(request.nodes);
+    let capacity = Capacity::new(&intents, strings, nodes, clusters.len());
     let mut scratch = Scratch::default();
     let mut edits = Vec::new();
     for &app_id in &request.apps {
@@ -96,7 +97,7 @@ pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, Controlle
             })?;
         let app_check = AppCheck {
             app,
-            demands: demands(&app_intents, &capacity.resources),
+            demands: demands(&app_intents, &capacity.resources, strings),
             capacity: &capacity,
             clusters,
             strings,
@@ -109,13 +110,12 @@ pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, Controlle
 }
 
 /// Every cluster's nodes, and what each node has free of each resource
-/// any app asks for, read from the facts once for all apps.
+/// any app asks for, read from the request's node table once for all apps.
 struct Capacity<'a> {
     /// The resources asked for, in the order first asked; a demand names
     /// one by its position here.
     resources: Vec<&'a str>,
-    /// Per cluster index, its nodes.
-    nodes: Vec<&'a [NodeFacts]>,
+    nodes: Nodes<'a>,
     /// Per cluster index, where its nodes' rows start in `free`; one more
     /// item than clusters.
     row_start: Vec<usize>,
@@ -125,10 +125,10 @@ struct Capacity<'a> {
 
 impl<'a> Capacity<'a> {
     fn new(
-        tree: &'a IntentTree,
         intents: &'a [HpaIntent],
         strings: StringTable<'a>,
-        clusters: Clusters<'a>,
+        nodes: Nodes<'a>,
+        clusters: usize,
     ) -> Self {
         let mut resources: Vec<&str> = Vec::new();
         for need in intents
@@ -140,26 +140,17 @@ impl<'a> Capacity<'a> {
                 resources.push(&need.resource);
             }
         }
-        let mut key = String::new();
-        let nodes: Vec<&[NodeFacts]> = (0..clusters.len() as u32)
-            .map(|cluster| {
-                key.clear();
-                write_fact_key(&mut key, strings, clusters, cluster);
-                tree.facts
-                    .nodes
-                    .get(key.as_str())
-                    .map_or(&[][..], Vec::as_slice)
-            })
-            .collect();
-        let mut row_start = Vec::with_capacity(nodes.len() + 1);
+        // A resource no node lists is not in the request's strings: every
+        // node has none of it.
+        let ids: Vec<Option<u32>> = resources.iter().map(|r| strings.find(r)).collect();
+        let mut row_start = Vec::with_capacity(clusters + 1);
         let mut free = Vec::new();
-        for cluster_nodes in &nodes {
+        for cluster in 0..clusters as u32 {
             row_start.push(free.len());
-            for node in *cluster_nodes {
+            for node in nodes.of(cluster) {
                 free.extend(
-                    resources
-                        .iter()
-                        .map(|&resource| node.available.get(resource).copied().unwrap_or(0)),
+                    ids.iter()
+                        .map(|id| id.map_or(0, |resource| nodes.amount(node, resource))),
                 );
             }
         }
@@ -170,13 +161,6 @@ impl<'a> Capacity<'a> {
             row_start,
             free,
         }
-    }
-
-    fn nodes(&self, cluster: u32) -> &'a [NodeFacts] {
-        self.nodes
-            .get(cluster as usize)
-            .copied()
-            .unwrap_or_default()
     }
 
     /// The cluster's nodes' free amounts, a row of `resources` per node.
@@ -194,6 +178,9 @@ struct Demand<'a> {
     intent: &'a str,
     consumer: &'a Consumer,
     labels: Vec<(&'a str, &'a str)>,
+    /// The same labels as string ids; `None` for a text the request does
+    /// not hold, which no node carries.
+    label_ids: Vec<(Option<u32>, Option<u32>)>,
     /// What one pod takes, by resource position in [`Capacity::resources`],
     /// in the order first asked. When two requirements name the same
     /// resource the later one wins, as it does in the Deployment hpa-action
@@ -203,7 +190,11 @@ struct Demand<'a> {
 
 /// The demands of the app's consumers with at least one requirement, in
 /// stored order.
-fn demands<'a>(intents: &[&'a HpaIntent], resources: &[&str]) -> Vec<Demand<'a>> {
+fn demands<'a>(
+    intents: &[&'a HpaIntent],
+    resources: &[&str],
+    strings: StringTable<'_>,
+) -> Vec<Demand<'a>> {
     let mut demands = Vec::new();
     for intent in intents {
         for consumer in &intent.consumers {
@@ -224,10 +215,15 @@ fn demands<'a>(intents: &[&'a HpaIntent], resources: &[&str]) -> Vec<Demand<'a>>
                     None => per_pod.push((resource, amount)),
                 }
             }
+            let labels: Vec<(&str, &str)> = consumer.labels().collect();
             demands.push(Demand {
                 intent: &intent.name,
                 consumer,
-                labels: consumer.labels().collect(),
+                label_ids: labels
+                    .iter()
+                    .map(|&(key, value)| (strings.find(key), strings.find(value)))
+                    .collect(),
+                labels,
                 per_pod,
             });
         }
@@ -351,7 +347,8 @@ impl<'a> AppCheck<'a> {
     /// first consumer it cannot host, otherwise.
     fn check_cluster(&self, cluster: u32, scratch: &mut Scratch) -> Result<(), Refusal<'a>> {
         let mut ledger = Ledger {
-            nodes: self.capacity.nodes(cluster),
+            nodes: self.capacity.nodes,
+            of_cluster: self.capacity.nodes.of(cluster),
             resources: self.capacity.resources.len(),
             free: &mut scratch.ledger,
             eligible: &mut scratch.eligible,
@@ -377,7 +374,28 @@ impl<'a> AppCheck<'a> {
     }
 }
 
-/// Appends `provider+cluster`, the name the host keys node facts by.
+/// Why the demand's pod after the first `hosted` finds no room.
+fn no_room(demand: &Demand<'_>, resources: &[&str], hosted: i64) -> String {
+    let asked: Vec<String> = demand
+        .per_pod
+        .iter()
+        .map(|&(resource, amount)| format!("{} {amount}", resources[resource]))
+        .collect();
+    let on = if demand.labels.is_empty() {
+        "no node has that much left"
+    } else {
+        "no node carrying its labels has that much left"
+    };
+    format!(
+        "replica {} of {} of {} needs {} free on one node, and {on}",
+        hosted + 1,
+        demand.consumer.pods(),
+        demand.consumer.workload,
+        asked.join(", ")
+    )
+}
+
+/// Appends `provider+cluster`, as EMCO names a cluster.
 fn write_fact_key(
     key: &mut String,
     strings: StringTable<'_>,
@@ -392,7 +410,9 @@ fn write_fact_key(
 /// A cluster's nodes with what is still free on each, while one app's
 /// pods are charged to them.
 struct Ledger<'s> {
-    nodes: &'s [NodeFacts],
+    nodes: Nodes<'s>,
+    /// The cluster's nodes; the ledger's rows are in their order.
+    of_cluster: core::ops::Range<u32>,
     /// Amounts per node row.
     resources: usize,
     /// A row of amounts per node, in [`Capacity::resources`] order.
@@ -407,36 +427,40 @@ impl Ledger<'_> {
 
     /// Charges the demand's pods to the nodes, or says why it cannot.
     fn host(&mut self, demand: &Demand<'_>, resources: &[&str]) -> Result<(), String> {
-        if self.nodes.is_empty() {
+        if self.of_cluster.is_empty() {
             return Err("the host reports no nodes for this cluster".into());
         }
-        self.find_eligible(demand)?;
         let per_pod = &demand.per_pod;
+        let pods = demand.consumer.pods();
+        if self.of_cluster.len() == 1 && demand.labels.is_empty() {
+            // One node and no label to match, as on most edge clusters: what
+            // best fit below comes to, without choosing among nodes.
+            let room = per_pod
+                .iter()
+                .map(|&(resource, amount)| self.free[resource] / amount)
+                .min();
+            let Some(room) = room else {
+                return Ok(());
+            };
+            if room < pods {
+                return Err(no_room(demand, resources, room.max(0)));
+            }
+            for &(resource, amount) in per_pod {
+                self.free[resource] -= amount * pods;
+            }
+            return Ok(());
+        }
+        self.find_eligible(demand)?;
         if per_pod.is_empty() {
             return Ok(());
         }
         // Best fit keeps choosing the node it charged until that node is
         // full (its room only shrinks), so a node's share is charged at once
         // and large replica counts cost one step per node.
-        let pods = demand.consumer.pods();
         let mut hosted = 0;
         while hosted < pods {
             let Some(node) = self.best_fit(per_pod) else {
-                let asked: Vec<String> = per_pod
-                    .iter()
-                    .map(|&(resource, amount)| format!("{} {amount}", resources[resource]))
-                    .collect();
-                let on = if demand.labels.is_empty() {
-                    "no node has that much left"
-                } else {
-                    "no node carrying its labels has that much left"
-                };
-                return Err(format!(
-                    "replica {} of {pods} of {} needs {} free on one node, and {on}",
-                    hosted + 1,
-                    demand.consumer.workload,
-                    asked.join(", ")
-                ));
+                return Err(no_room(demand, resources, hosted));
             };
             let room = per_pod
                 .iter()
@@ -452,27 +476,31 @@ impl Ledger<'_> {
         Ok(())
     }
 
-    /// The nodes carrying every label the demand asks for, into `eligible`.
+    /// The nodes carrying every label the demand asks for, into `eligible`
+    /// (as rows of the ledger).
     fn find_eligible(&mut self, demand: &Demand<'_>) -> Result<(), String> {
-        let carries = |node: &NodeFacts, key: &str, value: &str| {
-            node.labels.get(key).is_some_and(|v| v == value)
-        };
         let nodes = self.nodes;
+        let carries = |node: u32, (key, value): (Option<u32>, Option<u32>)| match (key, value) {
+            (Some(key), Some(value)) => nodes.label(node, key) == Some(value),
+            _ => false,
+        };
+        let first = self.of_cluster.start;
         self.eligible.clear();
-        self.eligible.extend((0..nodes.len()).filter(|&n| {
-            demand
-                .labels
-                .iter()
-                .all(|&(key, value)| carries(&nodes[n], key, value))
-        }));
+        self.eligible.extend(
+            self.of_cluster
+                .clone()
+                .filter(|&node| demand.label_ids.iter().all(|&label| carries(node, label)))
+                .map(|node| (node - first) as usize),
+        );
         if !self.eligible.is_empty() {
             return Ok(());
         }
-        if let Some((key, value)) = demand
-            .labels
+        if let Some(missing) = demand
+            .label_ids
             .iter()
-            .find(|&&(key, value)| !nodes.iter().any(|node| carries(node, key, value)))
+            .position(|&label| !self.of_cluster.clone().any(|node| carries(node, label)))
         {
+            let (key, value) = demand.labels[missing];
             return Err(format!("no node has label {key}={value}"));
         }
         let labels: Vec<String> = demand

@@ -1,6 +1,6 @@
 use super::*;
 use serde_json::{Value, json};
-use wasmco_guest::testing::{FlatRequest, TestCluster};
+use wasmco_guest::testing::{FlatRequest, TestCluster, TestNode};
 
 /// A node fact as the host sends it: cpu in cores, memory in bytes.
 fn node(name: &str, labels: Value, available: Value) -> Value {
@@ -71,6 +71,10 @@ fn tree(all: Vec<Value>, nodes: Value) -> String {
 /// Where an app is placed: `(cluster index, anyOf group)` pairs.
 type Placed<'a> = &'a [(u32, Option<&'a str>)];
 
+/// The tests write each cluster's nodes as rsync describes them, under
+/// `facts.nodes` of the tree (`provider+cluster`: `[{name, labels,
+/// available}]`); the request carries them in its node table, as the host
+/// sends them.
 fn request(intent: String, placements: &[(&str, Placed<'_>)]) -> PlacementRequest {
     let cluster = |name| TestCluster {
         provider: "provider1",
@@ -78,16 +82,85 @@ fn request(intent: String, placements: &[(&str, Placed<'_>)]) -> PlacementReques
         labels: &[],
         kv: &[],
     };
+    let clusters = [cluster("edge1"), cluster("edge2"), cluster("edge3")];
+    type Node = (String, Vec<(String, String)>, Vec<(String, i64)>);
+    let facts: Value = serde_json::from_str(&intent).unwrap_or_default();
+    let written: Vec<Vec<Node>> = clusters
+        .iter()
+        .map(|c| {
+            let nodes = &facts["facts"]["nodes"][format!("{}+{}", c.provider, c.name)];
+            nodes
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|node| {
+                    let entries =
+                        |field: &str| node[field].as_object().cloned().unwrap_or_default();
+                    (
+                        node["name"].as_str().unwrap().to_owned(),
+                        entries("labels")
+                            .into_iter()
+                            .map(|(k, v)| (k, v.as_str().unwrap().to_owned()))
+                            .collect(),
+                        entries("available")
+                            .into_iter()
+                            .map(|(r, amount)| (r, amount.as_i64().unwrap()))
+                            .collect(),
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    let labels: Vec<Vec<Vec<(&str, &str)>>> = written
+        .iter()
+        .map(|nodes| {
+            nodes
+                .iter()
+                .map(|(_, labels, _)| {
+                    labels
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), v.as_str()))
+                        .collect()
+                })
+                .collect()
+        })
+        .collect();
+    let available: Vec<Vec<Vec<(&str, i64)>>> = written
+        .iter()
+        .map(|nodes| {
+            nodes
+                .iter()
+                .map(|(_, _, available)| available.iter().map(|(r, a)| (r.as_str(), *a)).collect())
+                .collect()
+        })
+        .collect();
+    let nodes: Vec<Vec<TestNode<'_>>> = written
+        .iter()
+        .enumerate()
+        .map(|(c, nodes)| {
+            nodes
+                .iter()
+                .enumerate()
+                .map(|(n, (name, _, _))| TestNode {
+                    name,
+                    labels: &labels[c][n],
+                    available: &available[c][n],
+                })
+                .collect()
+        })
+        .collect();
+    let node_lists: Vec<&[TestNode<'_>]> = nodes.iter().map(Vec::as_slice).collect();
     let mut extra: Vec<&str> = vec!["g1", "g2"];
     extra.extend(placements.iter().map(|(app, _)| *app));
-    let flat = FlatRequest::new(
-        &[cluster("edge1"), cluster("edge2"), cluster("edge3")],
-        &extra,
-    );
+    let flat = FlatRequest::with_nodes(&clusters, &extra, &node_lists);
     PlacementRequest {
         apps: placements.iter().map(|(app, _)| flat.id(app)).collect(),
         intent,
         clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
+        nodes: wasmco_guest::node_table!(
+            crate::bindings::wasmco::controller::types::NodeTable,
+            flat
+        ),
         current: placements
             .iter()
             .map(|(app, clusters)| AppPlacement {

@@ -127,7 +127,7 @@ impl From<InterfaceSpec> for NfnInterface {
 /// Annotates the workloads of the network controller intent the deployment
 /// names.
 pub fn act(request: &ActionRequest) -> Result<Vec<ActionEdit>, ControllerError> {
-    let tree = IntentTree::parse(&request.intent)
+    let tree = IntentTree::parse_named(&request.intent)
         .map_err(|e| error(format!("the ovnaction intent tree is not valid: {e}")))?;
     if tree.intents.is_empty() {
         return Err(error(format!(

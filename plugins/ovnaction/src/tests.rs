@@ -44,6 +44,10 @@ fn request(tree: &Value, clusters: &[TestCluster<'_>], apps: &[App]) -> ActionRe
         intent: tree.to_string(),
         apps: names.iter().map(|n| flat.id(n)).collect(),
         clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
+        nodes: wasmco_guest::node_table!(
+            crate::bindings::wasmco::controller::types::NodeTable,
+            flat
+        ),
         placements: apps
             .iter()
             .map(|a| AppPlacement {

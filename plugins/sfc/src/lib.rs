@@ -49,7 +49,7 @@ wasmco_guest::declare_intents!("../intents.json");
 
 /// Adds each chain's NetworkChaining and labels its functions' pods.
 pub fn act(request: &ActionRequest) -> Result<Vec<ActionEdit>, ControllerError> {
-    let tree = IntentTree::parse(&request.intent)
+    let tree = IntentTree::parse_all(&request.intent)
         .map_err(|e| error(format!("the sfc intent tree is not valid: {e}")))?;
     // Every top-level intent of this controller is a chain.
     let chains = &tree.all;

@@ -31,6 +31,10 @@ fn request(
         intent: tree.to_string(),
         apps: apps.iter().map(|app| flat.id(app)).collect(),
         clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
+        nodes: wasmco_guest::node_table!(
+            crate::bindings::wasmco::controller::types::NodeTable,
+            flat
+        ),
         placements: placements
             .iter()
             .map(|(app, placed)| AppPlacement {

@@ -53,7 +53,7 @@ struct ClientSpec {
 
 /// Labels the client apps' pods for their chains.
 pub fn act(request: &ActionRequest) -> Result<Vec<ActionEdit>, ControllerError> {
-    let tree = IntentTree::parse(&request.intent)
+    let tree = IntentTree::parse_all(&request.intent)
         .map_err(|e| error(format!("the sfcclient intent tree is not valid: {e}")))?;
     if tree.all.is_empty() {
         return Err(error(format!(

@@ -21,6 +21,10 @@ fn request(tree: Value) -> ActionRequest {
         intent: tree.to_string(),
         apps: vec![flat.id("left-nginx")],
         clusters: wasmco_guest::cluster_table!(ClusterTable, flat),
+        nodes: wasmco_guest::node_table!(
+            crate::bindings::wasmco::controller::types::NodeTable,
+            flat
+        ),
         placements: vec![AppPlacement {
             app: flat.id("left-nginx"),
             clusters: vec![0],

@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
-use wasmco_core::ClusterInfo;
+use wasmco_core::{ClusterInfo, NodeInfo};
 
-use super::{ClusterTable, Strings};
+use super::{ClusterTable, NodeTable, Strings};
 
 /// Collects a request's strings, then numbers them in byte order.
 #[derive(Default)]
@@ -29,6 +29,20 @@ impl<'a> Interner<'a> {
             for (key, value) in &cluster.kv {
                 self.add(key);
                 self.add(value);
+            }
+        }
+    }
+
+    /// Notes every string of the nodes of `clusters`.
+    pub fn add_nodes(&mut self, clusters: impl IntoIterator<Item = &'a [NodeInfo]>) {
+        for node in clusters.into_iter().flatten() {
+            self.add(&node.name);
+            for (key, value) in &node.labels {
+                self.add(key);
+                self.add(value);
+            }
+            for (resource, _) in &node.available {
+                self.add(resource);
             }
         }
     }
@@ -86,6 +100,31 @@ impl Interned<'_> {
                 table.kv_value.push(self.id(value));
             }
             table.kv_start.push(table.kv_key.len() as u32);
+        }
+        table
+    }
+
+    /// The node table of `clusters`' nodes, cluster by cluster in order.
+    pub fn node_table<'c>(&self, clusters: impl IntoIterator<Item = &'c [NodeInfo]>) -> NodeTable {
+        let mut table = NodeTable::empty();
+        table.node_start.push(0);
+        table.label_start.push(0);
+        table.resource_start.push(0);
+        for nodes in clusters {
+            for node in nodes {
+                table.name.push(self.id(&node.name));
+                for (key, value) in &node.labels {
+                    table.label_key.push(self.id(key));
+                    table.label_value.push(self.id(value));
+                }
+                table.label_start.push(table.label_key.len() as u32);
+                for (resource, amount) in &node.available {
+                    table.resource.push(self.id(resource));
+                    table.amount.push(*amount);
+                }
+                table.resource_start.push(table.resource.len() as u32);
+            }
+            table.node_start.push(table.name.len() as u32);
         }
         table
     }

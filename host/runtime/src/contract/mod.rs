@@ -39,8 +39,24 @@ pub use placement_world::exports::wasmco::controller::placement::{
     PlaceApp, PlacementEdit, PlacementRequest, UnplaceApp,
 };
 pub use placement_world::wasmco::controller::types::{
-    AppPlacement, ClusterTable, ControllerError, Resource, ResourceRef, Strings,
+    AppPlacement, ClusterTable, ControllerError, NodeTable, Resource, ResourceRef, Strings,
 };
+
+impl NodeTable {
+    /// The table of a request for a controller that does not ask for nodes.
+    pub fn empty() -> Self {
+        NodeTable {
+            node_start: Vec::new(),
+            name: Vec::new(),
+            label_start: Vec::new(),
+            label_key: Vec::new(),
+            label_value: Vec::new(),
+            resource_start: Vec::new(),
+            resource: Vec::new(),
+            amount: Vec::new(),
+        }
+    }
+}
 pub use placement_world::{PlacementController, PlacementControllerPre};
 
 /// In an [`AppPlacement`]'s `groups`, a cluster that came from allOf.

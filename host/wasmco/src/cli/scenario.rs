@@ -162,6 +162,8 @@ impl Scenario {
             .map(|(controller, step)| Step {
                 controller,
                 intent: step.intent.to_string(),
+                // A scenario names no cluster's nodes.
+                nodes: None,
             })
             .collect();
         let mut context = DraftContext::new(apps, clusters);
