@@ -95,9 +95,11 @@ pub fn place(request: &PlacementRequest) -> Result<Vec<PlacementEdit>, Controlle
                     first.name
                 ))
             })?;
+        let demands = demands(&app_intents, &capacity.resources, strings);
         let app_check = AppCheck {
             app,
-            demands: demands(&app_intents, &capacity.resources, strings),
+            label_free: demands.iter().all(|d| d.labels.is_empty()),
+            demands,
             capacity: &capacity,
             clusters,
             strings,
@@ -186,6 +188,9 @@ struct Demand<'a> {
     /// resource the later one wins, as it does in the Deployment hpa-action
     /// patches.
     per_pod: Vec<(usize, i64)>,
+    /// For each of `per_pod`, what the app's earlier demands take of that
+    /// resource once all their pods are placed on one node.
+    before: Vec<i64>,
 }
 
 /// The demands of the app's consumers with at least one requirement, in
@@ -196,6 +201,7 @@ fn demands<'a>(
     strings: StringTable<'_>,
 ) -> Vec<Demand<'a>> {
     let mut demands = Vec::new();
+    let mut charged = vec![0i64; resources.len()];
     for intent in intents {
         for consumer in &intent.consumers {
             if consumer.requirements.is_empty() {
@@ -215,6 +221,10 @@ fn demands<'a>(
                     None => per_pod.push((resource, amount)),
                 }
             }
+            let before = per_pod.iter().map(|&(r, _)| charged[r]).collect();
+            for &(r, amount) in &per_pod {
+                charged[r] = charged[r].saturating_add(amount.saturating_mul(consumer.pods()));
+            }
             let labels: Vec<(&str, &str)> = consumer.labels().collect();
             demands.push(Demand {
                 intent: &intent.name,
@@ -225,6 +235,7 @@ fn demands<'a>(
                     .collect(),
                 labels,
                 per_pod,
+                before,
             });
         }
     }
@@ -243,6 +254,8 @@ struct Scratch {
 struct AppCheck<'a> {
     app: &'a str,
     demands: Vec<Demand<'a>>,
+    /// Whether no demand asks for a node label.
+    label_free: bool,
     capacity: &'a Capacity<'a>,
     clusters: Clusters<'a>,
     strings: StringTable<'a>,
@@ -346,9 +359,37 @@ impl<'a> AppCheck<'a> {
     /// Whether `cluster` can host every consumer of the app's intents; the
     /// first consumer it cannot host, otherwise.
     fn check_cluster(&self, cluster: u32, scratch: &mut Scratch) -> Result<(), Refusal<'a>> {
+        let of_cluster = self.capacity.nodes.of(cluster);
+        if of_cluster.len() == 1 && self.label_free {
+            // One node and no label to match, as on most edge clusters: a
+            // demand fits when the node, less what the app's earlier
+            // demands took, holds all its pods. Best fit comes to the same
+            // without a ledger to copy and charge.
+            let free = self.capacity.free(cluster);
+            for demand in &self.demands {
+                let room = demand
+                    .per_pod
+                    .iter()
+                    .zip(&demand.before)
+                    .map(|(&(resource, amount), &before)| {
+                        free[resource].saturating_sub(before) / amount
+                    })
+                    .min();
+                if let Some(room) = room
+                    && room < demand.consumer.pods()
+                {
+                    return Err(Refusal {
+                        intent: demand.intent,
+                        consumer: &demand.consumer.name,
+                        reason: no_room(demand, &self.capacity.resources, room.max(0)),
+                    });
+                }
+            }
+            return Ok(());
+        }
         let mut ledger = Ledger {
             nodes: self.capacity.nodes,
-            of_cluster: self.capacity.nodes.of(cluster),
+            of_cluster,
             resources: self.capacity.resources.len(),
             free: &mut scratch.ledger,
             eligible: &mut scratch.eligible,
@@ -432,24 +473,6 @@ impl Ledger<'_> {
         }
         let per_pod = &demand.per_pod;
         let pods = demand.consumer.pods();
-        if self.of_cluster.len() == 1 && demand.labels.is_empty() {
-            // One node and no label to match, as on most edge clusters: what
-            // best fit below comes to, without choosing among nodes.
-            let room = per_pod
-                .iter()
-                .map(|&(resource, amount)| self.free[resource] / amount)
-                .min();
-            let Some(room) = room else {
-                return Ok(());
-            };
-            if room < pods {
-                return Err(no_room(demand, resources, room.max(0)));
-            }
-            for &(resource, amount) in per_pod {
-                self.free[resource] -= amount * pods;
-            }
-            return Ok(());
-        }
         self.find_eligible(demand)?;
         if per_pod.is_empty() {
             return Ok(());
