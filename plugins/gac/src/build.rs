@@ -78,10 +78,13 @@ impl<'a> Customization<'a> {
                         ));
                     }
                 }
-                json = Some(
-                    serde_json::from_value(Value::Array(spec.patch_json.clone()))
-                        .map_err(|e| format!("patchJson is not an RFC 6902 patch: {e}"))?,
-                );
+                let operations = spec
+                    .patch_json
+                    .iter()
+                    .map(serde::Deserialize::deserialize)
+                    .collect::<Result<Vec<json_patch::PatchOperation>, _>>()
+                    .map_err(|e| format!("patchJson is not an RFC 6902 patch: {e}"))?;
+                json = Some(json_patch::Patch(operations));
             }
             Some(PatchType::Merge) => {
                 if uploaded(&node.files).next().is_none() {

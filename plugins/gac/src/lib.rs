@@ -224,20 +224,28 @@ impl<'r> Run<'r> {
                 "app {name:?} is not an app of the composite app being deployed"
             ));
         };
-        // Cluster indices are dense: a bit per cluster finds repeats
-        // without hashing a thousand of them.
-        let mut seen = vec![false; request.clusters.provider.len()];
-        let placed: Vec<u32> = request
-            .placements
-            .iter()
-            .filter(|p| p.app == id)
-            .flat_map(|p| p.clusters.iter().copied())
-            .filter(|&cluster| match seen.get_mut(cluster as usize) {
-                Some(taken) => !std::mem::replace(taken, true),
-                // Out of the table: kept, and refused where it is used.
-                None => true,
-            })
-            .collect();
+        let mut placements = request.placements.iter().filter(|p| p.app == id);
+        let placed: Vec<u32> = match (placements.next(), placements.next()) {
+            // As the host sends it: one placement, each cluster once, in
+            // table order.
+            (Some(only), None) if only.clusters.is_sorted_by(|a, b| a < b) => only.clusters.clone(),
+            _ => {
+                // Cluster indices are dense: a bit per cluster finds repeats
+                // without hashing a thousand of them.
+                let mut seen = vec![false; request.clusters.provider.len()];
+                request
+                    .placements
+                    .iter()
+                    .filter(|p| p.app == id)
+                    .flat_map(|p| p.clusters.iter().copied())
+                    .filter(|&cluster| match seen.get_mut(cluster as usize) {
+                        Some(taken) => !std::mem::replace(taken, true),
+                        // Out of the table: kept, and refused where it is used.
+                        None => true,
+                    })
+                    .collect()
+            }
+        };
         let resources = request.resources.iter().find(|r| r.app == id);
         let base = resources.map_or(&[][..], |r| r.base.as_slice());
         let differing = resources

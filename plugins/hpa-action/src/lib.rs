@@ -343,28 +343,49 @@ impl Deployment {
     /// by a `test` of its name so a patch meant for another version of
     /// the Deployment fails rather than change the wrong container.
     fn patch(&self) -> Option<String> {
+        /// One JSON Patch operation, borrowing its value from the manifest.
+        #[derive(serde::Serialize)]
+        struct Operation<'a> {
+            op: &'static str,
+            path: String,
+            value: &'a Value,
+        }
         let mut operations = Vec::new();
         let spec = &self.manifest["spec"];
         if self.replicas {
-            operations.push(json!({"op": "replace", "path": "/spec/replicas",
-                                   "value": spec["replicas"]}));
+            operations.push(Operation {
+                op: "replace",
+                path: "/spec/replicas".into(),
+                value: &spec["replicas"],
+            });
         }
         let pod = &spec["template"]["spec"];
         if self.node_selector {
-            operations.push(
-                json!({"op": "add", "path": "/spec/template/spec/nodeSelector",
-                                   "value": pod["nodeSelector"]}),
-            );
+            operations.push(Operation {
+                op: "add",
+                path: "/spec/template/spec/nodeSelector".into(),
+                value: &pod["nodeSelector"],
+            });
         }
         for &index in &self.containers {
             let container = &pod["containers"][index];
             let path = format!("/spec/template/spec/containers/{index}");
-            operations.push(json!({"op": "test", "path": format!("{path}/name"),
-                                   "value": container["name"]}));
-            operations.push(json!({"op": "add", "path": format!("{path}/resources"),
-                                   "value": container["resources"]}));
+            operations.push(Operation {
+                op: "test",
+                path: format!("{path}/name"),
+                value: &container["name"],
+            });
+            operations.push(Operation {
+                op: "add",
+                path: format!("{path}/resources"),
+                value: &container["resources"],
+            });
         }
-        (!operations.is_empty()).then(|| Value::Array(operations).to_string())
+        if operations.is_empty() {
+            return None;
+        }
+        // Values of a JSON document serialise without fail.
+        serde_json::to_string(&operations).ok()
     }
 }
 
