@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 /// What a declaring controller receives as its request's `intent`.
+#[allow(deprecated, reason = "`facts` stays readable for controllers of 0.1.0")]
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IntentTree {
@@ -43,6 +44,9 @@ pub struct IntentTree {
     /// against contract 0.1.0 whose declaration asks for them (`"needs":
     /// ["nodes"]`); since 0.2.0 the nodes come in the request's node table
     /// ([`crate::Nodes`]) and this stays empty.
+    #[deprecated(
+        note = "empty since contract 0.2.0: read the request's node table with `nodes!(request.nodes)`"
+    )]
     #[serde(default)]
     pub facts: Facts,
 }
@@ -248,6 +252,7 @@ impl IntentList for Skipped {
 }
 
 impl<Named: IntentList, All: IntentList> Partial<Named, All> {
+    #[allow(deprecated, reason = "`facts` is still carried for 0.1.0 trees")]
     fn tree(self) -> IntentTree {
         IntentTree {
             name: self.name,

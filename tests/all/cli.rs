@@ -588,6 +588,67 @@ fn a_new_placement_controller_builds_and_runs_against_its_fixture() {
 }
 
 #[test]
+fn a_fixture_gives_a_controller_that_asks_for_nodes_its_clusters_nodes() {
+    // hpa-placement declares `needs: ["nodes"]`: the fixture's nodes reach
+    // it in the request's node table. Each app is on every cluster (allOf),
+    // so a cluster without room fails the call, naming it and why.
+    let dir = tempfile::tempdir().unwrap();
+    let node = |cpu: i64| serde_json::json!({"name": "n1", "available": {"cpu": cpu}});
+    let fixture = |clusters: Value| {
+        serde_json::json!({
+            "clusters": clusters,
+            "apps": [{"name": "web", "manifests": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                "metadata": {"name": "web"},
+                "spec": {"template": {"spec": {"containers": [{"name": "web", "image": "nginx"}]}}}}]}],
+            "intent": {"name": "hpa", "intents": [], "all": [{"kind": "hpa intent",
+                "metadata": {"name": "hpa"}, "spec": {"app": "web"},
+                "children": {"hpa-resource-consumers": [{"kind": "hpa resource consumer",
+                    "metadata": {"name": "web"},
+                    "spec": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "container": "web"},
+                    "children": {"resource-requirements": [{"kind": "hpa resource requirement",
+                        "metadata": {"name": "cpu"},
+                        "spec": {"allocatable": true, "resource": {"name": "cpu", "requests": 2}}}]}}]}}]}
+        })
+    };
+    let test = |name: &str, clusters: Value| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, fixture(clusters).to_string()).unwrap();
+        wasmco(&[
+            "controller",
+            "test",
+            guest_path("hpa_placement.wasm").to_str().unwrap(),
+            "--input",
+            path.to_str().unwrap(),
+            "--cache-dir",
+            dir.path().join("cache").to_str().unwrap(),
+        ])
+    };
+    let roomy = test(
+        "roomy.json",
+        serde_json::json!([{"provider": "dev", "name": "big", "nodes": [node(4)]}]),
+    );
+    assert!(
+        roomy.status.success(),
+        "{}",
+        String::from_utf8_lossy(&roomy.stderr)
+    );
+    let report: Value = serde_json::from_slice(&roomy.stdout).unwrap();
+    assert_eq!(report["edits"], serde_json::json!([]));
+    let tight = test(
+        "tight.json",
+        serde_json::json!([{"provider": "dev", "name": "big", "nodes": [node(4)]},
+                           {"provider": "dev", "name": "small", "nodes": [node(1)]}]),
+    );
+    assert!(!tight.status.success());
+    let stderr = String::from_utf8_lossy(&tight.stderr);
+    assert!(
+        stderr.contains("dev+small of app web (allOf)")
+            && stderr.contains("needs cpu 2 free on one node"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn hot_reload_registers_replaces_and_reports_bad_components() {
     let dev = Dev::start();
     let controllers = dev.data.path().join("controllers");

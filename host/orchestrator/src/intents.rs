@@ -410,10 +410,19 @@ pub struct StoredFile {
     pub content: String,
 }
 
-/// The file as a YAML (or JSON) map, when it is one and only one: a
-/// controller given it need not parse YAML in the sandbox, where it costs
-/// ten times what it does here.
+/// The largest file read for a controller (see [`yaml_map`]). YAML aliases
+/// may expand a document a hundredfold (serde_norway's bound): read on the
+/// host, outside any controller's memory limit, a file stays small.
+const READ_FILE_LIMIT: usize = 64 * 1024;
+
+/// The file as a YAML (or JSON) map, when it is one and only one and at
+/// most [`READ_FILE_LIMIT`] bytes: a controller given it need not parse
+/// YAML in the sandbox, where it costs ten times what it does here. A
+/// larger file the controller reads itself, within its limits.
 fn yaml_map(bytes: &[u8]) -> Option<Value> {
+    if bytes.len() > READ_FILE_LIMIT {
+        return None;
+    }
     let text = std::str::from_utf8(bytes).ok()?;
     serde_norway::from_str::<Value>(text)
         .ok()
@@ -437,5 +446,37 @@ pub fn stored_files(body: IntentBody, files: Vec<(String, Vec<u8>)>) -> Option<V
                 .collect();
             serde_json::to_vec(&parts).ok()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_small_file_holding_one_map_is_read_for_the_controller() {
+        assert_eq!(
+            yaml_map(b"kind: ConfigMap\ndata:\n  size: 5\n"),
+            Some(json!({"kind": "ConfigMap", "data": {"size": 5}}))
+        );
+        assert_eq!(
+            yaml_map(br#"{"kind": "Pod"}"#),
+            Some(json!({"kind": "Pod"}))
+        );
+        assert_eq!(yaml_map(b"- a\n- b\n"), None, "not a map");
+        assert_eq!(yaml_map(b"a: 1\n---\nb: 2\n"), None, "two documents");
+        assert_eq!(yaml_map(b"plain text"), None);
+        assert_eq!(yaml_map(&[0xff, 0xfe]), None, "not text");
+        let mut large = String::from("data:\n");
+        for key in 0.. {
+            let line = format!("  k{key}: v\n");
+            if large.len() + line.len() > READ_FILE_LIMIT {
+                break;
+            }
+            large.push_str(&line);
+        }
+        assert!(yaml_map(large.as_bytes()).is_some(), "at the limit");
+        large.push_str("  last: v\n");
+        assert_eq!(yaml_map(large.as_bytes()), None, "over the limit");
     }
 }

@@ -143,30 +143,37 @@ async fn read_nodes(target: &dyn SyncTarget) -> Result<Value, String> {
     }
     let described: Vec<Value> = nodes
         .iter()
-        .map(|node| {
-            let name = node["metadata"]["name"].as_str().unwrap_or_default();
-            let taken = requested.get(name);
-            let available: BTreeMap<&str, u128> = node["status"]["allocatable"]
-                .as_object()
-                .into_iter()
-                .flatten()
-                .filter_map(|(resource, amount)| {
-                    let allocatable = quantity::millis(amount.as_str()?)?;
-                    let used = taken
-                        .and_then(|t| t.get(resource.as_str()))
-                        .copied()
-                        .unwrap_or_default();
-                    Some((resource.as_str(), allocatable.saturating_sub(used) / 1000))
-                })
-                .collect();
-            json!({
-                "name": name,
-                "labels": node["metadata"]["labels"].clone(),
-                "available": available,
-            })
-        })
+        .map(|node| describe_node(node, &requested))
         .collect();
     Ok(Value::Array(described))
+}
+
+/// A node's name, labels and what it has free, given what the pods on
+/// each node request (in thousandths).
+fn describe_node(node: &Value, requested: &BTreeMap<&str, BTreeMap<String, u128>>) -> Value {
+    let name = node["metadata"]["name"].as_str().unwrap_or_default();
+    let taken = requested.get(name);
+    // JSON numbers stop at u64 (`json!` panics past it): a node reporting
+    // more (`20E` of something) counts as having u64::MAX.
+    let available: BTreeMap<&str, u64> = node["status"]["allocatable"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter_map(|(resource, amount)| {
+            let allocatable = quantity::millis(amount.as_str()?)?;
+            let used = taken
+                .and_then(|t| t.get(resource.as_str()))
+                .copied()
+                .unwrap_or_default();
+            let whole = allocatable.saturating_sub(used) / 1000;
+            Some((resource.as_str(), u64::try_from(whole).unwrap_or(u64::MAX)))
+        })
+        .collect();
+    json!({
+        "name": name,
+        "labels": node["metadata"]["labels"].clone(),
+        "available": available,
+    })
 }
 
 /// What a pod takes from its node, per resource, in thousandths: the sum
@@ -217,5 +224,16 @@ mod tests {
         let taken = pod_requests(&pod);
         assert_eq!(taken["cpu"], 2000);
         assert_eq!(taken["memory"], 1024 * 1024 * 1024 * 1000);
+    }
+
+    #[test]
+    fn a_node_reporting_more_than_json_holds_counts_as_the_most_it_can() {
+        let node = json!({"metadata": {"name": "n", "labels": {"a": "b"}},
+            "status": {"allocatable": {"cpu": "4", "example.com/huge": "100E"}}});
+        let taken = BTreeMap::from([("n", BTreeMap::from([("cpu".to_owned(), 1500)]))]);
+        let described = describe_node(&node, &taken);
+        assert_eq!(described["available"]["cpu"], 2);
+        assert_eq!(described["available"]["example.com/huge"], u64::MAX);
+        assert_eq!(described["labels"]["a"], "b");
     }
 }

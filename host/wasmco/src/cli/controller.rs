@@ -317,6 +317,7 @@ pub fn test(runtime: &Runtime, wasm: &[u8], fixture: &Fixture) -> Result<Value, 
         .load("under-test", kind, wasm, &LimitOverrides::default())
         .map_err(|e| CliError::Usage(format!("the component does not load: {e}")))?;
     let mut draft = fixture_draft(fixture)?;
+    let nodes = super::scenario::cluster_nodes(&fixture.clusters);
     let intent = fixture.intent.to_string();
     let names: Vec<String> = draft
         .clusters()
@@ -339,7 +340,7 @@ pub fn test(runtime: &Runtime, wasm: &[u8], fixture: &Fixture) -> Result<Value, 
     let (edits, log) = match kind {
         ControllerKind::Placement => {
             let output = controller
-                .place(&draft.placement_request(intent))
+                .place(&draft.placement_request_with_nodes(intent, nodes.as_ref()))
                 .map_err(failed)?;
             let edits: Vec<Value> = output
                 .value
@@ -357,7 +358,7 @@ pub fn test(runtime: &Runtime, wasm: &[u8], fixture: &Fixture) -> Result<Value, 
         }
         ControllerKind::Action => {
             draft.settle_placement();
-            let (request, used) = draft.action_request(intent);
+            let (request, used) = draft.action_request_with_nodes(intent, nodes.as_ref());
             let output = controller.act(&request).map_err(failed)?;
             let to_draft = |i: u32| used.get(i as usize).copied().unwrap_or(u32::MAX);
             let scope = |scope: &ClusterScope| match scope {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use wasmco_core::resource::{ManifestError, Resource};
-use wasmco_orchestrator::draft::{AppDraft, ClusterInfo, DraftContext};
+use wasmco_orchestrator::draft::{AppDraft, ClusterInfo, ClusterNodes, DraftContext, NodeInfo};
 use wasmco_orchestrator::{ControllerRun, Step, run_controllers};
 use wasmco_runtime::builtin;
 use wasmco_runtime::{
@@ -43,6 +43,24 @@ pub struct ScenarioCluster {
     /// Its key/value pairs.
     #[serde(default)]
     pub kv: BTreeMap<String, String>,
+    /// Its nodes, for a controller that asks for them; none when left out.
+    #[serde(default)]
+    pub nodes: Vec<ScenarioNode>,
+}
+
+/// A node of a scenario's cluster.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioNode {
+    /// Its name.
+    pub name: String,
+    /// Its labels.
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// What it has free per resource, in whole units (cores, bytes,
+    /// devices).
+    #[serde(default)]
+    pub available: BTreeMap<String, i64>,
 }
 
 /// An app of the scenario.
@@ -156,14 +174,14 @@ impl Scenario {
             .iter()
             .map(|step| load_controller(runtime, step, base_dir))
             .collect::<Result<Vec<_>, _>>()?;
+        let nodes = cluster_nodes(&self.clusters);
         let steps: Vec<Step<'_>> = controllers
             .iter()
             .zip(&self.controllers)
             .map(|(controller, step)| Step {
                 controller,
                 intent: step.intent.to_string(),
-                // A scenario names no cluster's nodes.
-                nodes: None,
+                nodes: nodes.as_ref(),
             })
             .collect();
         let mut context = DraftContext::new(apps, clusters);
@@ -193,6 +211,28 @@ pub fn app_drafts(apps: &[ScenarioApp]) -> Result<Vec<AppDraft>, ScenarioError> 
             Ok(AppDraft::new(app.name.clone(), resources))
         })
         .collect()
+}
+
+/// The clusters' nodes by cluster index, when any cluster lists some.
+pub fn cluster_nodes(clusters: &[ScenarioCluster]) -> Option<ClusterNodes> {
+    if clusters.iter().all(|c| c.nodes.is_empty()) {
+        return None;
+    }
+    let node = |n: &ScenarioNode| NodeInfo {
+        name: n.name.clone(),
+        labels: n
+            .labels
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+        available: n.available.iter().map(|(r, a)| (r.clone(), *a)).collect(),
+    };
+    Some(
+        clusters
+            .iter()
+            .map(|c| c.nodes.iter().map(node).collect())
+            .collect(),
+    )
 }
 
 /// The clusters as the draft knows them.
