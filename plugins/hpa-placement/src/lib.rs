@@ -408,10 +408,13 @@ impl<'a> AppCheck<'a> {
         Ok(())
     }
 
+    /// `provider+cluster`, as EMCO names a cluster.
     fn cluster_name(&self, cluster: u32) -> String {
-        let mut name = String::new();
-        write_fact_key(&mut name, self.strings, self.clusters, cluster);
-        name
+        format!(
+            "{}+{}",
+            self.strings.get(self.clusters.provider(cluster)),
+            self.strings.get(self.clusters.name(cluster))
+        )
     }
 }
 
@@ -434,18 +437,6 @@ fn no_room(demand: &Demand<'_>, resources: &[&str], hosted: i64) -> String {
         demand.consumer.workload,
         asked.join(", ")
     )
-}
-
-/// Appends `provider+cluster`, as EMCO names a cluster.
-fn write_fact_key(
-    key: &mut String,
-    strings: StringTable<'_>,
-    clusters: Clusters<'_>,
-    cluster: u32,
-) {
-    key.push_str(strings.get(clusters.provider(cluster)));
-    key.push('+');
-    key.push_str(strings.get(clusters.name(cluster)));
 }
 
 /// A cluster's nodes with what is still free on each, while one app's
