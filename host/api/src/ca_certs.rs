@@ -6,43 +6,16 @@ use axum::extract::Query;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::json;
 
+use wasmco_core::wire::{DeploymentState, DeploymentStatus, Subject};
 use wasmco_orchestrator::{CaCertRef, CaCertScope, CertStage};
 use wasmco_store::appcontext::DigState;
+
+pub use wasmco_core::wire::CertAction;
 
 use super::deployments::{StatusQuery, status_body};
 use super::error::ApiError;
 use super::state::AppState;
-
-/// An action on a caCert's stage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CertAction {
-    /// Enrollment: sign; distribution: put the CAs on the clusters.
-    Instantiate,
-    /// Undo it.
-    Terminate,
-    /// Do it again as the caCert and its groups are now.
-    Update,
-}
-
-impl CertAction {
-    /// Every action.
-    pub const ALL: [CertAction; 3] = [
-        CertAction::Instantiate,
-        CertAction::Terminate,
-        CertAction::Update,
-    ];
-
-    /// Its route segment.
-    pub fn route(self) -> &'static str {
-        match self {
-            CertAction::Instantiate => "instantiate",
-            CertAction::Terminate => "terminate",
-            CertAction::Update => "update",
-        }
-    }
-}
 
 /// Both stages, by route.
 pub const STAGES: [CertStage; 2] = [CertStage::Enrollment, CertStage::Distribution];
@@ -81,19 +54,18 @@ impl From<ProjectCertPath> for CaCertRef {
     }
 }
 
-fn header_of(cert: &CaCertRef, stage: CertStage, state: &DigState) -> serde_json::Value {
-    let mut header = json!({
-        "name": cert.name,
-        "stage": stage.route(),
-        "deployedStatus": state.state,
-        "revision": state.revision,
-        "states": {"actions": state.actions},
-    });
-    match &cert.scope {
-        CaCertScope::Provider(provider) => header["clusterProvider"] = json!(provider),
-        CaCertScope::Project(project) => header["project"] = json!(project),
-    }
-    header
+fn header_of(cert: &CaCertRef, stage: CertStage, state: &DigState) -> DeploymentState {
+    let (cluster_provider, project) = match &cert.scope {
+        CaCertScope::Provider(provider) => (Some(provider.clone()), None),
+        CaCertScope::Project(project) => (None, Some(project.clone())),
+    };
+    state.answer(Subject {
+        project,
+        name: cert.name.clone(),
+        cluster_provider,
+        stage: Some(stage.route().to_owned()),
+        ..Subject::default()
+    })
 }
 
 /// `POST …/ca-certs/{caCert}/{stage}/{action}`.
@@ -126,18 +98,17 @@ pub async fn status(
     cert: CaCertRef,
     stage: CertStage,
     query: Query<StatusQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<axum::Json<DeploymentStatus>, ApiError> {
     let query = query.0.checked()?;
     let orchestrator = state.orchestrator.clone();
     let target = cert.clone();
     let (cert_state, synced) =
         crate::work::off_the_workers(move || orchestrator.ca_cert_status(&target, stage)).await??;
-    status_body(
+    Ok(axum::Json(status_body(
         header_of(&cert, stage, &cert_state),
-        &cert_state,
         synced.as_ref(),
         &query,
-    )
+    )))
 }
 
 /// The caCert a path names, for the two kinds that are caCerts.

@@ -5,10 +5,12 @@
 use axum::extract::{Path, Query};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
+use wasmco_core::wire::{ClusterState, DeploymentState, DeploymentStatus, Subject};
 use wasmco_orchestrator::NetworkSetRef;
-use wasmco_store::appcontext::{DigState, Reachability};
+use wasmco_store::appcontext::DigState;
+
+pub use wasmco_core::wire::NetworkAction;
 
 use crate::deployments::{StatusQuery, status_body};
 use crate::error::ApiError;
@@ -18,35 +20,6 @@ use crate::state::AppState;
 /// The route, relative to a cluster's item path.
 pub const STATUS_ROUTE: &str = "status";
 
-/// An action on a cluster's network intents, `POST …/clusters/{c}/{action}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NetworkAction {
-    /// Hand the networks to rsync (again, as they are now, once applied).
-    Apply,
-    /// Remove them from the cluster.
-    Terminate,
-    /// Stop rsync's work on them.
-    Stop,
-}
-
-impl NetworkAction {
-    /// Every action.
-    pub const ALL: [NetworkAction; 3] = [
-        NetworkAction::Apply,
-        NetworkAction::Terminate,
-        NetworkAction::Stop,
-    ];
-
-    /// Its route, relative to a cluster's item path.
-    pub fn route(self) -> &'static str {
-        match self {
-            NetworkAction::Apply => "apply",
-            NetworkAction::Terminate => "terminate",
-            NetworkAction::Stop => "stop",
-        }
-    }
-}
-
 fn network_set(path: &ClusterPath) -> NetworkSetRef {
     let (provider, cluster) = path.names();
     NetworkSetRef {
@@ -55,14 +28,12 @@ fn network_set(path: &ClusterPath) -> NetworkSetRef {
     }
 }
 
-fn header_of(set: &NetworkSetRef, state: &DigState) -> serde_json::Value {
-    json!({
-        "name": format!("{}+{}", set.provider, set.cluster),
-        "clusterProvider": set.provider,
-        "cluster": set.cluster,
-        "deployedStatus": state.state,
-        "revision": state.revision,
-        "states": {"actions": state.actions},
+fn header_of(set: &NetworkSetRef, state: &DigState) -> DeploymentState {
+    state.answer(Subject {
+        name: format!("{}+{}", set.provider, set.cluster),
+        cluster_provider: Some(set.provider.clone()),
+        cluster: Some(set.cluster.clone()),
+        ..Subject::default()
     })
 }
 
@@ -96,7 +67,7 @@ pub async fn status(
     state: AppState,
     Path(path): Path<ClusterPath>,
     query: Query<StatusQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<axum::Json<DeploymentStatus>, ApiError> {
     let query = query.0.checked()?;
     let orchestrator = state.orchestrator.clone();
     let set = network_set(&path);
@@ -112,22 +83,12 @@ pub async fn status(
         }
     })
     .await??;
-    let mut body = header_of(&set, &networks);
-    match health {
-        None => body["state"] = json!("Unknown"),
-        Some(health) => {
-            body["state"] = json!(match health.state {
-                Reachability::Reachable => "Reachable",
-                Reachability::Unreachable => "Unreachable",
-            });
-            body["since"] = json!(health.since);
-            if let Some(error) = health.last_error {
-                body["lastError"] = json!(error);
-            }
-            if let Some(version) = health.version {
-                body["version"] = json!(version);
-            }
-        }
+    let mut body = status_body(header_of(&set, &networks), synced.as_ref(), &query);
+    body.state = Some(ClusterState::from(health.as_ref().map(|h| h.state)));
+    if let Some(health) = health {
+        body.since = Some(health.since);
+        body.last_error = health.last_error;
+        body.version = health.version;
     }
-    status_body(body, &networks, synced.as_ref(), &query)
+    Ok(axum::Json(body))
 }

@@ -5,60 +5,20 @@ use axum::extract::{Path, Query, Request};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use wasmco_core::wire::{
+    AppStatus, ClusterStatus, ContextApp, ContextBody, ContextCluster, DeploymentState,
+    DeploymentStatus, Gvk, Link, ResourceEntry, Subject,
+};
 use wasmco_core::{ClusterRef, Resource};
 use wasmco_orchestrator::{DigRef, OrchestratorError};
 use wasmco_store::appcontext::{Deployed, DigState, Readiness, ResourceStatus, StoredContext};
 
+pub use wasmco_core::wire::DigAction;
+
 use super::error::ApiError;
 use super::state::AppState;
-
-/// An action on a DIG, `POST …/{dig}/{action}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DigAction {
-    /// Created -> Approved.
-    Approve,
-    /// Approved or Terminated -> Instantiated.
-    Instantiate,
-    /// Instantiated or Updated -> Updated, from the DIG's current inputs.
-    Update,
-    /// Instantiated or Updated -> Updated, with an earlier revision current.
-    Rollback,
-    /// Instantiated or Updated -> Terminated.
-    Terminate,
-    /// rsync stops: Instantiated or Updated -> InstantiateStopped,
-    /// Terminated -> TerminateStopped.
-    Stop,
-    /// EMCO's move of a deployed DIG to another version's (Approved) DIG.
-    Migrate,
-}
-
-impl DigAction {
-    /// Every action, in the order the API documents them.
-    pub const ALL: [DigAction; 7] = [
-        DigAction::Approve,
-        DigAction::Instantiate,
-        DigAction::Update,
-        DigAction::Rollback,
-        DigAction::Terminate,
-        DigAction::Stop,
-        DigAction::Migrate,
-    ];
-
-    /// Its route, relative to a DIG's item path.
-    pub fn route(self) -> &'static str {
-        match self {
-            DigAction::Approve => "approve",
-            DigAction::Instantiate => "instantiate",
-            DigAction::Update => "update",
-            DigAction::Rollback => "rollback",
-            DigAction::Terminate => "terminate",
-            DigAction::Stop => "stop",
-            DigAction::Migrate => "migrate",
-        }
-    }
-}
 
 /// The path parameters of a DIG.
 #[derive(Debug, Deserialize)]
@@ -108,15 +68,13 @@ impl From<OrchestratorError> for ApiError {
     }
 }
 
-fn state_body(dig: &DigRef, state: &DigState) -> Value {
-    json!({
-        "project": dig.project,
-        "compositeApp": dig.composite_app,
-        "compositeAppVersion": dig.version,
-        "name": dig.name,
-        "deployedStatus": state.state,
-        "revision": state.revision,
-        "states": {"actions": state.actions},
+fn state_body(dig: &DigRef, state: &DigState) -> DeploymentState {
+    state.answer(Subject {
+        project: Some(dig.project.clone()),
+        composite_app: Some(dig.composite_app.clone()),
+        composite_app_version: Some(dig.version.clone()),
+        name: dig.name.clone(),
+        ..Subject::default()
     })
 }
 
@@ -277,37 +235,39 @@ fn context_body(
     state: &DigState,
     context: &StoredContext,
     query: &ContextQuery,
-) -> Value {
-    let apps: Vec<Value> = context
+) -> ContextBody {
+    let apps = context
         .apps
         .iter()
         .filter(|app| query.app.as_deref().is_none_or(|a| a == app.name))
-        .map(|app| {
-            let clusters: Vec<Value> = app
+        .map(|app| ContextApp {
+            name: app.name.clone(),
+            clusters: app
                 .placement
                 .iter()
                 .filter(|p| query.cluster.as_deref().is_none_or(|c| p.cluster.is(c)))
-                .map(|p| {
-                    let ClusterRef { provider, cluster } = &p.cluster;
-                    let resources: Vec<&Value> = app.resources_on(&p.cluster).into_iter().map(|r| &r.manifest).collect();
-                    json!({"clusterProvider": provider, "cluster": cluster, "group": p.group, "resources": resources})
+                .map(|p| ContextCluster {
+                    cluster_provider: p.cluster.provider.clone(),
+                    cluster: p.cluster.cluster.clone(),
+                    group: p.group.clone(),
+                    resources: app
+                        .resources_on(&p.cluster)
+                        .into_iter()
+                        .map(|r| r.manifest.clone())
+                        .collect(),
                 })
-                .collect();
-            let mut body = json!({"name": app.name, "clusters": clusters});
-            if !app.hooks.is_empty() {
-                let hooks: Vec<wasmco_core::hooks::StoredHook> =
-                    app.hooks.iter().map(Into::into).collect();
-                body["hooks"] = json!(hooks);
-            }
-            body
+                .collect(),
+            hooks: app.hooks.iter().map(Into::into).collect(),
         })
         .collect();
-    let mut body = state_body(dig, state);
-    body["revision"] = json!(context.meta.revision);
-    body["appOrder"] = json!(context.meta.app_order);
-    body["dependencies"] = json!(context.meta.dependencies);
-    body["apps"] = json!(apps);
-    body
+    let mut deployment = state_body(dig, state);
+    deployment.revision = context.meta.revision;
+    ContextBody {
+        deployment,
+        app_order: context.meta.app_order.clone(),
+        dependencies: context.meta.dependencies.clone(),
+        apps,
+    }
 }
 
 /// Query of `GET …/{dig}/status`, as EMCO has it: `status`, `output`,
@@ -442,64 +402,48 @@ pub async fn status(
     state: AppState,
     path: Path<DigPath>,
     query: Query<StatusQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<axum::Json<DeploymentStatus>, ApiError> {
     let query = query.0.checked()?;
     let dig: DigRef = path.0.into();
     let orchestrator = state.orchestrator.clone();
     let target = dig.clone();
     let (dig_state, synced) =
         crate::work::off_the_workers(move || orchestrator.status(&target)).await??;
-    status_body(
+    Ok(axum::Json(status_body(
         state_body(&dig, &dig_state),
-        &dig_state,
         synced.as_ref(),
         &query,
-    )
+    )))
 }
 
-/// One resource's entry in a status, and the state it counts under.
+/// One resource's entry in a status.
 fn resource_status(
     resource: &Resource,
     recorded: Option<&ResourceStatus>,
     query: &StatusView,
-) -> (&'static str, Value) {
-    let deployed = recorded.map_or(Deployed::Pending, |r| r.deployed).as_str();
-    let readiness = recorded.map_or(Readiness::NotReady, |r| r.ready).as_str();
-    let (group, version) = resource
-        .api_version
-        .split_once('/')
-        .unwrap_or(("", &resource.api_version));
-    let mut entry = json!({"GVK": {"Group": group, "Version": version, "Kind": resource.key.kind}, "name": resource.key.name});
-    let state = if query.ready {
-        entry["readyStatus"] = json!(readiness);
-        readiness
-    } else {
-        entry["deployedStatus"] = json!(deployed);
-        deployed
-    };
-    if query.output == StatusOutput::Detail {
-        if let Some(message) = recorded.and_then(|r| r.message.as_ref()) {
-            entry["message"] = json!(message);
-        }
-        if let Some(drift) = recorded.and_then(|r| r.drift.as_ref()) {
-            entry["drift"] = json!(drift);
-        }
+) -> ResourceEntry {
+    let detail = query.output == StatusOutput::Detail;
+    ResourceEntry {
+        gvk: Gvk::of(&resource.api_version, &resource.key.kind),
+        name: resource.key.name.clone(),
+        deployed_status: (!query.ready).then(|| recorded.map_or(Deployed::Pending, |r| r.deployed)),
+        ready_status: query
+            .ready
+            .then(|| recorded.map_or(Readiness::NotReady, |r| r.ready)),
+        message: recorded.and_then(|r| r.message.clone()).filter(|_| detail),
+        drift: recorded.and_then(|r| r.drift.clone()).filter(|_| detail),
+        events: None,
     }
-    (state, entry)
 }
 
-/// The EMCO-shaped status of a deployment (a DIG's, or a logical cloud's)
-/// under `body`, its header.
+/// The EMCO-shaped status of a deployment (a DIG's, a logical cloud's, a
+/// cluster's networks', a caCert stage's).
 pub fn status_body(
-    mut body: Value,
-    dig_state: &DigState,
+    deployment: DeploymentState,
     synced: Option<&wasmco_orchestrator::SyncedContext>,
     query: &StatusView,
-) -> Result<Response, ApiError> {
-    let ready = query.ready;
-    let output = query.output;
+) -> DeploymentStatus {
     let filters = &query.filters;
-    body["deployedStatus"] = json!(dig_state.state);
     let mut counts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
     let mut apps = Vec::new();
     for app in synced.iter().flat_map(|s| &s.context.apps) {
@@ -511,65 +455,71 @@ pub fn status_body(
             if !filters.wants_cluster(&placement.cluster) {
                 continue;
             }
-            let synced = synced.as_ref();
-            let mut resources = Vec::new();
-            for resource in app.resources_on(&placement.cluster) {
-                if !filters.wants_resource(&resource.key.name) {
-                    continue;
-                }
-                let recorded = synced.and_then(|s| {
-                    s.statuses.get(&(
-                        app.name.clone(),
-                        placement.cluster.clone(),
-                        resource.key.to_string(),
-                    ))
-                });
-                let (state, entry) = resource_status(resource, recorded, query);
-                *counts.entry(state.to_owned()).or_default() += 1;
-                resources.push(entry);
+            let recorded = |key: &wasmco_core::ResourceKey| {
+                synced.and_then(|s| {
+                    s.statuses
+                        .get(&(app.name.clone(), placement.cluster.clone(), key.to_string()))
+                })
+            };
+            let resources: Vec<ResourceEntry> = app
+                .resources_on(&placement.cluster)
+                .into_iter()
+                .filter(|resource| filters.wants_resource(&resource.key.name))
+                .map(|resource| resource_status(resource, recorded(&resource.key), query))
+                .collect();
+            for entry in &resources {
+                *counts.entry(entry.state().to_owned()).or_default() += 1;
             }
             // Hooks that ran here, with how they ended; apart from the
             // app's resources (and their counts): one that never runs, a
             // pre-delete hook say, is not a resource waiting to be ready.
-            let hooks: Vec<Value> = app
+            let hooks = app
                 .hooks
                 .iter()
                 .filter_map(|hook| {
-                    let key = (
-                        app.name.clone(),
-                        placement.cluster.clone(),
-                        hook.resource.key.to_string(),
-                    );
-                    let recorded = synced.and_then(|s| s.statuses.get(&key))?;
-                    let (_, mut entry) = resource_status(&hook.resource, Some(recorded), query);
-                    entry["events"] = json!(hook.events);
-                    Some(entry)
+                    let recorded = recorded(&hook.resource.key)?;
+                    Some(ResourceEntry {
+                        events: Some(hook.events.clone()),
+                        ..resource_status(&hook.resource, Some(recorded), query)
+                    })
                 })
                 .collect();
-            let ClusterRef { provider, cluster } = &placement.cluster;
-            let connectivity = synced
-                .and_then(|s| s.connectivity.get(&placement.cluster))
-                .map_or("Unknown", |c| c.as_str());
-            let mut entry = json!({"clusterProvider": provider, "cluster": cluster, "connectivity": connectivity, "resources": resources});
-            if !hooks.is_empty() {
-                entry["hooks"] = json!(hooks);
-            }
-            clusters.push(entry);
+            clusters.push(ClusterStatus {
+                cluster_provider: placement.cluster.provider.clone(),
+                cluster: placement.cluster.cluster.clone(),
+                connectivity: Link::from(
+                    synced.and_then(|s| s.connectivity.get(&placement.cluster).copied()),
+                ),
+                resources,
+                hooks,
+            });
         }
-        apps.push(json!({"name": app.name, "clusters": clusters}));
+        apps.push(AppStatus {
+            name: app.name.clone(),
+            clusters,
+        });
     }
-    if ready {
-        let all_ready = counts.keys().all(|k| k == "Ready") && !counts.is_empty();
-        body["readyStatus"] = json!(if all_ready { "Ready" } else { "NotReady" });
-        body["readyCounts"] = json!(counts);
+    let all_ready = !counts.is_empty() && counts.keys().all(|k| k == Readiness::Ready.as_str());
+    let (ready_status, ready_counts, deployed_counts) = if query.ready {
+        let ready = if all_ready {
+            Readiness::Ready
+        } else {
+            Readiness::NotReady
+        };
+        (Some(ready), Some(counts), None)
     } else {
-        body["deployedCounts"] = json!(counts);
+        (None, None, Some(counts))
+    };
+    DeploymentStatus {
+        deployment,
+        state: None,
+        since: None,
+        last_error: None,
+        version: None,
+        ready_status,
+        ready_counts,
+        deployed_counts,
+        apps: (query.output != StatusOutput::Summary).then_some(apps),
+        service_discovery: synced.and_then(|s| s.service_discovery.clone()),
     }
-    if output != StatusOutput::Summary {
-        body["apps"] = json!(apps);
-    }
-    if let Some(note) = synced.and_then(|s| s.service_discovery.as_ref()) {
-        body["serviceDiscovery"] = json!(note);
-    }
-    Ok(axum::Json(body).into_response())
 }

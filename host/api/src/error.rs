@@ -2,9 +2,9 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
 
 use wasmco_core::FieldError;
+use wasmco_core::wire::ErrorBody;
 use wasmco_store::StoreError;
 use wasmco_store::db::DbError;
 
@@ -17,13 +17,6 @@ pub struct ApiError {
     pub message: String,
     /// The request field at fault, if one is.
     pub field: Option<String>,
-}
-
-#[derive(Serialize)]
-struct ErrorBody<'a> {
-    message: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    field: Option<&'a str>,
 }
 
 impl ApiError {
@@ -123,8 +116,8 @@ impl From<DbError> for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = ErrorBody {
-            message: &self.message,
-            field: self.field.as_deref(),
+            message: self.message,
+            field: self.field,
         };
         let mut response = (self.status, axum::Json(body)).into_response();
         if self.status == StatusCode::SERVICE_UNAVAILABLE {

@@ -6,50 +6,19 @@ use axum::extract::{Path, Query};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
-use serde_json::json;
 
 use wasmco_core::Kind;
 use wasmco_core::cloud::KUBECONFIG_SECRET;
+use wasmco_core::wire::{DeploymentState, DeploymentStatus, Subject};
 use wasmco_orchestrator::LogicalCloudRef;
 use wasmco_store::appcontext::DigState;
+
+pub use wasmco_core::wire::CloudAction;
 use wasmco_store::db::ResourceId;
 
 use super::deployments::{StatusQuery, status_body};
 use super::error::ApiError;
 use super::state::AppState;
-
-/// An action on a logical cloud, `POST …/{lc}/{action}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CloudAction {
-    /// Issue the user's certificates and create what the cloud needs.
-    Instantiate,
-    /// Remove what instantiate created.
-    Terminate,
-    /// Make the cloud what its references, permissions and quotas are now.
-    Update,
-    /// Stop rsync's work on it.
-    Stop,
-}
-
-impl CloudAction {
-    /// Every action.
-    pub const ALL: [CloudAction; 4] = [
-        CloudAction::Instantiate,
-        CloudAction::Terminate,
-        CloudAction::Update,
-        CloudAction::Stop,
-    ];
-
-    /// Its route, relative to a logical cloud's item path.
-    pub fn route(self) -> &'static str {
-        match self {
-            CloudAction::Instantiate => "instantiate",
-            CloudAction::Terminate => "terminate",
-            CloudAction::Update => "update",
-            CloudAction::Stop => "stop",
-        }
-    }
-}
 
 /// The path of a logical cloud.
 #[derive(Debug, Deserialize)]
@@ -77,13 +46,11 @@ pub struct ReferencePath {
     cluster_reference: String,
 }
 
-fn header_of(lc: &LogicalCloudRef, state: &DigState) -> serde_json::Value {
-    json!({
-        "project": lc.project,
-        "name": lc.name,
-        "deployedStatus": state.state,
-        "revision": state.revision,
-        "states": {"actions": state.actions},
+fn header_of(lc: &LogicalCloudRef, state: &DigState) -> DeploymentState {
+    state.answer(Subject {
+        project: Some(lc.project.clone()),
+        name: lc.name.clone(),
+        ..Subject::default()
     })
 }
 
@@ -113,19 +80,18 @@ pub async fn status(
     state: AppState,
     Path(path): Path<LogicalCloudPath>,
     query: Query<StatusQuery>,
-) -> Result<Response, ApiError> {
+) -> Result<axum::Json<DeploymentStatus>, ApiError> {
     let query = query.0.checked()?;
     let lc: LogicalCloudRef = path.into();
     let orchestrator = state.orchestrator.clone();
     let target = lc.clone();
     let (lc_state, synced) =
         crate::work::off_the_workers(move || orchestrator.logical_cloud_status(&target)).await??;
-    status_body(
+    Ok(axum::Json(status_body(
         header_of(&lc, &lc_state),
-        &lc_state,
         synced.as_ref(),
         &query,
-    )
+    )))
 }
 
 /// `GET …/cluster-references/{ref}/kubeconfig`: the user's kubeconfig for

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use wasmco_core::Kind;
+use wasmco_orchestrator::cluster_pki;
 use wasmco_pki::{ClusterPki, PkiError};
 use wasmco_store::db::ResourceId;
 
@@ -61,7 +62,7 @@ impl From<PkiError> for ApiError {
 fn load(state: &AppState, path: &ClusterPath) -> Result<ClusterPki, ApiError> {
     let id = path.id();
     state.db.get_raw(&id)?;
-    ClusterPki::load(&state.db, &id)?.ok_or_else(|| {
+    cluster_pki::load(&state.db, &id)?.ok_or_else(|| {
         ApiError::new(
             StatusCode::NOT_FOUND,
             format!(
@@ -100,7 +101,7 @@ pub async fn create_ca(
     blocking(move || {
         let id = path.id();
         state.db.get_raw(&id)?;
-        if ClusterPki::load(&state.db, &id)?.is_some() {
+        if cluster_pki::load(&state.db, &id)?.is_some() {
             return Err(ApiError::new(
                 StatusCode::CONFLICT,
                 format!(
@@ -113,7 +114,7 @@ pub async fn create_ca(
             None => ClusterPki::create(&path.cluster)?,
             Some(import) => ClusterPki::import(&path.cluster, &import.certificate, &import.key)?,
         };
-        pki.save(&state.db, &id)?;
+        cluster_pki::save(&state.db, &id, &pki)?;
         Ok((
             StatusCode::CREATED,
             axum::Json(json!({"certificate": pki.ca.certificate})),

@@ -5,9 +5,11 @@
 use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
 
-use wasmco_core::tokens::{TokenRecord, TokenRequest, parse_expiry};
+use wasmco_core::Metadata;
+use wasmco_core::tokens::{
+    TokenRecord, TokenRequest, TokenRequestSpec, TokenShown, TokenStatus, parse_expiry,
+};
 use wasmco_store::db::TokenError;
 
 use super::auth::{digest, now};
@@ -15,18 +17,31 @@ use super::error::ApiError;
 use super::state::AppState;
 
 /// How a token is shown: its scope, never its secret or hash.
-fn shown(record: &TokenRecord) -> Value {
+fn shown(record: &TokenRecord) -> TokenShown {
     let at = |secs: u64| {
         humantime::format_rfc3339_seconds(
             std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs),
         )
         .to_string()
     };
-    json!({
-        "metadata": {"name": record.name},
-        "spec": {"projects": record.projects, "role": record.role, "expires": at(record.expires)},
-        "status": {"issued": at(record.issued), "expired": record.expired(now())},
-    })
+    TokenShown {
+        metadata: Metadata {
+            name: record.name.clone(),
+            description: None,
+            user_data1: None,
+            user_data2: None,
+        },
+        spec: TokenRequestSpec {
+            projects: record.projects.clone(),
+            role: record.role,
+            expires: at(record.expires),
+        },
+        status: TokenStatus {
+            issued: at(record.issued),
+            expired: record.expired(now()),
+            token: None,
+        },
+    }
 }
 
 /// `POST /v2/tokens`.
@@ -65,7 +80,7 @@ pub async fn issue(state: AppState, body: bytes::Bytes) -> Result<Response, ApiE
         })?;
     state.tokens.insert(record.clone());
     let mut body = shown(&record);
-    body["status"]["token"] = json!(secret);
+    body.status.token = Some(secret);
     Ok((StatusCode::CREATED, axum::Json(body)).into_response())
 }
 

@@ -6,7 +6,19 @@ use serde::{Deserialize, Serialize};
 use crate::resource::Resource;
 
 /// When a hook runs (Helm's `helm.sh/hook` values wasmco knows).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum HookEvent {
     /// Before the app's resources are first applied to a cluster.
@@ -35,7 +47,7 @@ impl HookEvent {
 }
 
 /// When a hook's object is deleted (`helm.sh/hook-delete-policy`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum HookDeletePolicy {
     /// Delete the previous object before the hook is created again
@@ -84,7 +96,7 @@ impl Hook {
 }
 
 /// A hook as stored: the manifest and its annotations' meaning.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StoredHook {
     /// When it runs.

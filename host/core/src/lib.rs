@@ -19,6 +19,7 @@ pub mod resource;
 pub mod specs;
 pub mod tenancy;
 pub mod tokens;
+pub mod wire;
 
 pub use document::{
     Document, FieldError, LabelBody, Metadata, Reference, check_name, parse_document, parse_json,

@@ -212,7 +212,9 @@ impl Spec for DependencySpec {
 }
 
 /// What an app waits for in the app it depends on (EMCO's `opStatus`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub enum OpStatus {
     /// Its resources are ready on every cluster.
     #[default]

@@ -29,8 +29,8 @@ pub struct TokenRequest {
     pub spec: TokenRequestSpec,
 }
 
-/// The scope a token is asked for.
-#[derive(Debug, Clone, Deserialize)]
+/// The scope a token is asked for, and shown with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TokenRequestSpec {
     /// The projects it may touch (they need not exist yet).
@@ -40,6 +40,30 @@ pub struct TokenRequestSpec {
     /// When it stops working: an RFC 3339 time (`2027-01-31T00:00:00Z`) or
     /// a duration from now (`30d`, `12h`).
     pub expires: String,
+}
+
+/// A token as the API shows it: its scope and when it was issued, never
+/// its secret or hash (but for its secret once, in the answer to its issue).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TokenShown {
+    /// Its name.
+    pub metadata: Metadata,
+    /// Its scope; `expires` as RFC 3339.
+    pub spec: TokenRequestSpec,
+    /// When it was issued and whether it ran out.
+    pub status: TokenStatus,
+}
+
+/// What the host says about a token.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenStatus {
+    /// When it was issued, RFC 3339.
+    pub issued: String,
+    /// Whether it has run out.
+    pub expired: bool,
+    /// Its secret: only in the answer to its issue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 /// A token as stored and listed: never its secret, only the secret's hash.

@@ -23,6 +23,7 @@ use serde_json::json;
 use wasmco_core::resource::Resource;
 use wasmco_core::specs::{CaCertClusterGroupSpec, CaCertLogicalCloudSpec, CaCertSpec, GroupScope};
 use wasmco_core::specs::{ClusterReferenceSpec, LogicalCloudSpec};
+use wasmco_core::wire::CertAction;
 use wasmco_core::{ClusterRef, Kind};
 use wasmco_pki::KeyedCert;
 use wasmco_pki::ca_cert::{IssuerSecret, sign_for_cluster};
@@ -31,7 +32,7 @@ use wasmco_store::appcontext::{
 };
 use wasmco_store::db::ResourceId;
 
-use super::deploy::{DEPLOYED, Orchestrator, SyncedContext};
+use super::deploy::{Orchestrator, SyncedContext};
 use super::dig::OrchestratorError;
 use super::locks::TargetGuard;
 use super::tenancy::Actor;
@@ -190,19 +191,7 @@ impl Orchestrator {
         stage: CertStage,
         actor: Actor,
     ) -> Result<DigState, OrchestratorError> {
-        let from = [
-            DeployState::Created,
-            DeployState::Terminated,
-            DeployState::TerminateStopped,
-        ];
-        self.ca_cert_step(
-            cert,
-            stage,
-            actor,
-            "instantiate",
-            &from,
-            DeployState::Instantiated,
-        )
+        self.ca_cert_step(cert, stage, actor, CertAction::Instantiate)
     }
 
     /// Instantiated or Updated -> Updated. Enrollment signs again, for the
@@ -214,7 +203,7 @@ impl Orchestrator {
         stage: CertStage,
         actor: Actor,
     ) -> Result<DigState, OrchestratorError> {
-        self.ca_cert_step(cert, stage, actor, "update", DEPLOYED, DeployState::Updated)
+        self.ca_cert_step(cert, stage, actor, CertAction::Update)
     }
 
     fn ca_cert_step(
@@ -222,13 +211,11 @@ impl Orchestrator {
         cert: &CaCertRef,
         stage: CertStage,
         actor: Actor,
-        action: &'static str,
-        from: &[DeployState],
-        next: DeployState,
+        action: CertAction,
     ) -> Result<DigState, OrchestratorError> {
         Self::admin_only(cert, actor)?;
         let (guard, state) = self.begin_at(&cert.key(stage), &cert.id())?;
-        Self::allow(&cert.describe(stage), &state, action, from, next)?;
+        let next = Self::allow(&cert.describe(stage), &state, action)?;
         match stage {
             CertStage::Enrollment => self.sign(cert, state, next, &guard),
             CertStage::Distribution => self.distribute(cert, state, next, &guard),
@@ -251,14 +238,20 @@ impl Orchestrator {
                 .contexts
                 .state(&cert.key(CertStage::Distribution))?
                 .state;
-            if DEPLOYED.contains(&distribution) {
+            if distribution.is_deployed() {
                 return Err(OrchestratorError::Conflict(format!(
                     "{} is {distribution}; terminate it before the enrollment",
                     cert.describe(CertStage::Distribution)
                 )));
             }
         }
-        let state = self.mark_terminated(&cert.describe(stage), &cert.key(stage), state, &guard)?;
+        let state = self.mark(
+            CertAction::Terminate,
+            &cert.describe(stage),
+            &cert.key(stage),
+            state,
+            &guard,
+        )?;
         if stage == CertStage::Enrollment {
             self.db.delete_secret(&cert.id(), ENROLLED_SECRET)?;
         }
@@ -280,7 +273,7 @@ impl Orchestrator {
     pub fn release_ca_cert(&self, cert: &CaCertRef) -> Result<(), OrchestratorError> {
         for stage in [CertStage::Distribution, CertStage::Enrollment] {
             let state = self.contexts.state(&cert.key(stage))?.state;
-            if DEPLOYED.contains(&state) || state == DeployState::InstantiateStopped {
+            if state.is_deployed() || state == DeployState::InstantiateStopped {
                 return Err(OrchestratorError::Deployed(format!(
                     "{} is {state}; terminate it before deleting the ca cert",
                     cert.describe(stage)
@@ -398,7 +391,7 @@ impl Orchestrator {
     ) -> Result<DigState, OrchestratorError> {
         let stage = CertStage::Distribution;
         let enrollment = self.contexts.state(&cert.key(CertStage::Enrollment))?.state;
-        if !DEPLOYED.contains(&enrollment) {
+        if !enrollment.is_deployed() {
             return Err(OrchestratorError::Conflict(format!(
                 "{} is {enrollment}; instantiate it first",
                 cert.describe(CertStage::Enrollment)

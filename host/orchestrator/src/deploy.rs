@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use wasmco_core::wire::{DigAction, Lifecycle, MigrateTo};
 use wasmco_core::{ClusterRef, Kind};
 use wasmco_runtime::helm::HelmRenderer;
 use wasmco_runtime::{Controller, ControllerKind};
@@ -26,9 +27,6 @@ use super::registry::ControllerRegistry;
 use super::service_discovery::Follow;
 use super::tenancy::Actor;
 use crate::draft::DraftContext;
-
-/// The states in which a DIG's context is deployed.
-pub(super) const DEPLOYED: &[DeployState] = &[DeployState::Instantiated, DeployState::Updated];
 
 /// A context and what rsync recorded for it.
 #[derive(Debug, Clone)]
@@ -140,24 +138,20 @@ impl Orchestrator {
         Ok((guard, state))
     }
 
-    /// Refuses `action` unless the DIG is in one of `from`.
+    /// The state `action` leads `target` to from `state`, or the refusal
+    /// its transition table gives.
     pub(super) fn allow(
         target: &str,
         state: &DigState,
-        action: &'static str,
-        from: &[DeployState],
-        next: DeployState,
-    ) -> Result<(), OrchestratorError> {
-        if from.contains(&state.state) {
-            return Ok(());
-        }
-        Err(OrchestratorError::State {
-            target: target.to_owned(),
-            action,
-            state: state.state,
-            next,
-            from: from.iter().map(|s| s.name()).collect(),
-        })
+        action: impl Lifecycle,
+    ) -> Result<DeployState, OrchestratorError> {
+        state
+            .state
+            .after(action)
+            .map_err(|refused| OrchestratorError::State {
+                target: target.to_owned(),
+                refused,
+            })
     }
 
     /// Each target being synced and the id of the host syncing it.
@@ -179,15 +173,9 @@ impl Orchestrator {
     /// Created -> Approved.
     pub fn approve(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (guard, mut state) = self.begin(dig)?;
-        Self::allow(
-            &dig.describe(),
-            &state,
-            "approve",
-            &[DeployState::Created],
-            DeployState::Approved,
-        )?;
+        let next = Self::allow(&dig.describe(), &state, DigAction::Approve)?;
         let revision = state.revision;
-        state.enter(DeployState::Approved, revision);
+        state.enter(next, revision);
         self.contexts.put_state(&dig.key(), &state, guard.fence())?;
         Ok(state)
     }
@@ -196,31 +184,15 @@ impl Orchestrator {
     /// context; `actor`'s tenancy rules checked on it.
     pub fn instantiate(&self, dig: &DigRef, actor: Actor) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin(dig)?;
-        Self::allow(
-            &dig.describe(),
-            &state,
-            "instantiate",
-            &[
-                DeployState::Approved,
-                DeployState::Terminated,
-                DeployState::TerminateStopped,
-            ],
-            DeployState::Instantiated,
-        )?;
-        self.build(dig, state, DeployState::Instantiated, None, actor, &guard)
+        let next = Self::allow(&dig.describe(), &state, DigAction::Instantiate)?;
+        self.build(dig, state, next, None, actor, &guard)
     }
 
     /// Instantiated or Updated -> Updated, with a new context from the current inputs.
     pub fn update(&self, dig: &DigRef, actor: Actor) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin(dig)?;
-        Self::allow(
-            &dig.describe(),
-            &state,
-            "update",
-            DEPLOYED,
-            DeployState::Updated,
-        )?;
-        self.build(dig, state, DeployState::Updated, None, actor, &guard)
+        let next = Self::allow(&dig.describe(), &state, DigAction::Update)?;
+        self.build(dig, state, next, None, actor, &guard)
     }
 
     /// EMCO's migrate: the deployed DIG's objects move to `target_dig` of
@@ -266,13 +238,7 @@ impl Orchestrator {
         };
         self.db.get(&source.id())?;
         let mut source_state = self.contexts.state(&source.key())?;
-        Self::allow(
-            &source.describe(),
-            &source_state,
-            "migrate",
-            DEPLOYED,
-            DeployState::Terminated,
-        )?;
+        let source_next = Self::allow(&source.describe(), &source_state, DigAction::Migrate)?;
         match self.db.get(&target.id()) {
             Ok(_) => {}
             Err(wasmco_store::db::DbError::NotFound(_)) => {
@@ -284,23 +250,17 @@ impl Orchestrator {
             Err(error) => return Err(error.into()),
         }
         let target_state = self.contexts.state(&target.key())?;
-        Self::allow(
-            &target.describe(),
-            &target_state,
-            "migrate to",
-            &[DeployState::Approved],
-            DeployState::Instantiated,
-        )?;
+        let target_next = Self::allow(&target.describe(), &target_state, MigrateTo)?;
         let target_state = self.build(
             &target,
             target_state,
-            DeployState::Instantiated,
+            target_next,
             Some(source.key()),
             actor,
             target_guard,
         )?;
         let revision = source_state.revision;
-        source_state.enter(DeployState::Terminated, revision);
+        source_state.enter(source_next, revision);
         source_state.handed_over_to = Some(target.key());
         self.contexts
             .put_state(&source.key(), &source_state, source_guard.fence())?;
@@ -318,15 +278,9 @@ impl Orchestrator {
         actor: Actor,
     ) -> Result<DigState, OrchestratorError> {
         let (guard, mut state) = self.begin(dig)?;
-        Self::allow(
-            &dig.describe(),
-            &state,
-            "roll back",
-            DEPLOYED,
-            DeployState::Updated,
-        )?;
+        let next = Self::allow(&dig.describe(), &state, DigAction::Rollback)?;
         let mut kept = self.contexts.read(&dig.key(), revision)?;
-        state.enter(DeployState::Updated, revision);
+        state.enter(next, revision);
         if actor == Actor::Tenant {
             // Held to today's rules, not to those it was built under (or
             // to none, when the admin built it).
@@ -350,41 +304,8 @@ impl Orchestrator {
     /// action (terminate, or instantiate after a stopped terminate).
     pub fn stop(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin(dig)?;
-        let state = self.mark_stopped(&dig.describe(), &dig.key(), state, &guard)?;
+        let state = self.mark(DigAction::Stop, &dig.describe(), &dig.key(), state, &guard)?;
         self.mirror_follows(dig, Follow::Stop, &guard)?;
-        Ok(state)
-    }
-
-    /// [`Self::stop`] for what is stored under `key` (a DIG's or a logical
-    /// cloud's context). The caller holds the action lock.
-    pub(super) fn mark_stopped(
-        &self,
-        target: &str,
-        key: &str,
-        mut state: DigState,
-        guard: &TargetGuard,
-    ) -> Result<DigState, OrchestratorError> {
-        let next = if state.state == DeployState::Terminated {
-            DeployState::TerminateStopped
-        } else {
-            DeployState::InstantiateStopped
-        };
-        Self::allow(
-            target,
-            &state,
-            "stop",
-            &[
-                DeployState::Instantiated,
-                DeployState::Updated,
-                DeployState::Terminated,
-            ],
-            next,
-        )?;
-        let revision = state.revision;
-        state.enter(next, revision);
-        self.contexts.put_state(key, &state, guard.fence())?;
-        // The worker looks at the state and ends what it is doing.
-        self.sync.changed(key);
         Ok(state)
     }
 
@@ -392,34 +313,32 @@ impl Orchestrator {
     /// context is marked for removal.
     pub fn terminate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin(dig)?;
-        let state = self.mark_terminated(&dig.describe(), &dig.key(), state, &guard)?;
+        let state = self.mark(
+            DigAction::Terminate,
+            &dig.describe(),
+            &dig.key(),
+            state,
+            &guard,
+        )?;
         self.mirror_follows(dig, Follow::Terminate, &guard)?;
         Ok(state)
     }
 
-    /// Instantiated or Updated -> Terminated for what is stored under `key`
-    /// (a DIG's or a logical cloud's context); rsync removes what it made.
-    /// The caller holds the action lock.
-    pub(super) fn mark_terminated(
+    /// A stop or a terminate (`action`, by its table) of what is stored
+    /// under `key` (a DIG's, a logical cloud's or a network set's context):
+    /// the state changes and rsync is told; it ends or undoes what it
+    /// did. The caller holds the action lock.
+    pub(super) fn mark(
         &self,
+        action: impl Lifecycle,
         target: &str,
         key: &str,
         mut state: DigState,
         guard: &TargetGuard,
     ) -> Result<DigState, OrchestratorError> {
-        Self::allow(
-            target,
-            &state,
-            "terminate",
-            &[
-                DeployState::Instantiated,
-                DeployState::Updated,
-                DeployState::InstantiateStopped,
-            ],
-            DeployState::Terminated,
-        )?;
+        let next = Self::allow(target, &state, action)?;
         let revision = state.revision;
-        state.enter(DeployState::Terminated, revision);
+        state.enter(next, revision);
         self.contexts.put_state(key, &state, guard.fence())?;
         self.sync.changed(key);
         Ok(state)
@@ -470,7 +389,7 @@ impl Orchestrator {
             Err(error) => return Err(error.into()),
         };
         let state = self.contexts.state(&lc.key())?;
-        if !DEPLOYED.contains(&state.state) {
+        if !state.state.is_deployed() {
             return Err(OrchestratorError::Input(format!(
                 "spec.logicalCloud names logical cloud {cloud}, which is {}; instantiate it first",
                 state.state

@@ -3,8 +3,10 @@
 //! acting on the DIG do not import each other.
 
 use wasmco_core::Kind;
+use wasmco_core::wire::Refused;
+use wasmco_core::wire::lifecycle::one_of;
 use wasmco_runtime::CallError;
-use wasmco_store::appcontext::{ContextError, DeployState};
+use wasmco_store::appcontext::ContextError;
 use wasmco_store::db::{DbError, ResourceId};
 
 /// A deployment intent group, by its path.
@@ -74,18 +76,15 @@ pub enum OrchestratorError {
     #[error(transparent)]
     Db(#[from] DbError),
     /// The action is not allowed in the DIG's state.
-    #[error("cannot {action} {target}: it is {state}, and only {} can become {next}", one_of(.from))]
+    #[error(
+        "cannot {} {target}: it is {}, and only {} can become {}",
+        .refused.verb, .refused.state, one_of(&.refused.allowed), .refused.next
+    )]
     State {
         /// What was acted on: "deployment intent group p/ca/v/d".
         target: String,
-        /// The action asked for.
-        action: &'static str,
-        /// Its state.
-        state: DeployState,
-        /// The state the action leads to.
-        next: DeployState,
-        /// The states the action is allowed from.
-        from: Vec<&'static str>,
+        /// What the transition table says.
+        refused: Refused,
     },
     /// It is deployed, so it cannot be deleted.
     #[error("{0}")]
@@ -111,13 +110,4 @@ pub enum OrchestratorError {
     /// nothing was changed, and trying again shortly may succeed.
     #[error("{0}")]
     Busy(String),
-}
-
-/// `A`, `A or B`, `A, B or C`.
-fn one_of(states: &[&str]) -> String {
-    match states {
-        [] => String::new(),
-        [only] => (*only).to_owned(),
-        [rest @ .., last] => format!("{} or {last}", rest.join(", ")),
-    }
 }

@@ -5,6 +5,7 @@
 
 pub mod budget;
 mod ca_certs;
+pub mod cluster_pki;
 mod deploy;
 mod dig;
 pub mod draft;

@@ -18,12 +18,12 @@ use wasmco_core::cloud::{
 use wasmco_core::resource::Resource;
 use wasmco_core::specs::{ClusterReferenceSpec, LogicalCloudSpec, QuotaSpec, UserPermissionSpec};
 use wasmco_core::tenancy::{POD_SECURITY_LABEL, PodSecurity};
-use wasmco_pki::ClusterPki;
+use wasmco_core::wire::CloudAction;
 use wasmco_runtime::contract::{PlaceApp, PlacementEdit};
 use wasmco_store::appcontext::{self as stored, Access, ContextMeta, DeployState, DigState};
 use wasmco_store::db::ResourceId;
 
-use super::deploy::{DEPLOYED, Orchestrator};
+use super::deploy::Orchestrator;
 use super::dig::OrchestratorError;
 use super::locks::TargetGuard;
 use super::tenancy::Actor;
@@ -87,18 +87,8 @@ impl Orchestrator {
         actor: Actor,
     ) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin_at(&lc.key(), &lc.id())?;
-        Self::allow(
-            &lc.describe(),
-            &state,
-            "instantiate",
-            &[
-                DeployState::Created,
-                DeployState::Terminated,
-                DeployState::TerminateStopped,
-            ],
-            DeployState::Instantiated,
-        )?;
-        self.build_logical_cloud(lc, state, DeployState::Instantiated, actor, &guard)
+        let next = Self::allow(&lc.describe(), &state, CloudAction::Instantiate)?;
+        self.build_logical_cloud(lc, state, next, actor, &guard)
     }
 
     /// Instantiated or Updated -> Updated: the cloud as its references,
@@ -109,20 +99,14 @@ impl Orchestrator {
         actor: Actor,
     ) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin_at(&lc.key(), &lc.id())?;
-        Self::allow(
-            &lc.describe(),
-            &state,
-            "update",
-            DEPLOYED,
-            DeployState::Updated,
-        )?;
-        self.build_logical_cloud(lc, state, DeployState::Updated, actor, &guard)
+        let next = Self::allow(&lc.describe(), &state, CloudAction::Update)?;
+        self.build_logical_cloud(lc, state, next, actor, &guard)
     }
 
     /// Tells rsync to stop working on the cloud (see [`Self::stop`]).
     pub fn stop_logical_cloud(&self, lc: &LogicalCloudRef) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin_at(&lc.key(), &lc.id())?;
-        self.mark_stopped(&lc.describe(), &lc.key(), state, &guard)
+        self.mark(CloudAction::Stop, &lc.describe(), &lc.key(), state, &guard)
     }
 
     /// Makes the cloud's context and enters `next` with it; a project's
@@ -269,7 +253,7 @@ impl Orchestrator {
             Kind::Cluster,
             vec![target.cluster_provider.clone(), target.cluster.clone()],
         );
-        let Some(pki) = ClusterPki::load(&self.db, &cluster)? else {
+        let Some(pki) = crate::cluster_pki::load(&self.db, &cluster)? else {
             return Ok(None);
         };
         let user = spec.user_name();
@@ -336,7 +320,13 @@ impl Orchestrator {
                 if users.len() == 1 { "it" } else { "them" }
             )));
         }
-        self.mark_terminated(&lc.describe(), &lc.key(), state, &guard)
+        self.mark(
+            CloudAction::Terminate,
+            &lc.describe(),
+            &lc.key(),
+            state,
+            &guard,
+        )
     }
 
     /// The project's DIGs deployed (or stopped while deployed) in `lc`.
@@ -352,7 +342,7 @@ impl Orchestrator {
             }
             let dig = super::dig::DigRef::from_path(&id.path);
             let state = self.contexts.state(&dig.key())?.state;
-            if DEPLOYED.contains(&state) || state == DeployState::InstantiateStopped {
+            if state.is_deployed() || state == DeployState::InstantiateStopped {
                 users.push(dig.key());
             }
         }
@@ -401,7 +391,7 @@ impl Orchestrator {
     /// context of one that may be.
     pub fn release_logical_cloud(&self, lc: &LogicalCloudRef) -> Result<(), OrchestratorError> {
         let state = self.contexts.state(&lc.key())?;
-        if DEPLOYED.contains(&state.state) {
+        if state.state.is_deployed() {
             return Err(OrchestratorError::Deployed(format!(
                 "{} is {}; terminate it before deleting it",
                 lc.describe(),

@@ -10,11 +10,12 @@ use serde_json::{Value, json};
 use wasmco_core::Kind;
 use wasmco_core::network::{NetworkSpec, ProviderNetworkSpec};
 use wasmco_core::resource::Resource;
+use wasmco_core::wire::NetworkAction;
 use wasmco_runtime::contract::{PlaceApp, PlacementEdit};
 use wasmco_store::appcontext::{self as stored, Access, ContextMeta, DeployState, DigState};
 use wasmco_store::db::ResourceId;
 
-use super::deploy::{DEPLOYED, Orchestrator, SyncedContext};
+use super::deploy::{Orchestrator, SyncedContext};
 use super::dig::OrchestratorError;
 use super::locks::TargetGuard;
 use crate::draft::{AppDraft, ClusterInfo, DraftContext};
@@ -61,37 +62,32 @@ impl Orchestrator {
     /// Applied); an applied set is applied again as it is now (Updated).
     pub fn apply_networks(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
-        let next = if DEPLOYED.contains(&state.state) {
-            DeployState::Updated
-        } else {
-            DeployState::Instantiated
-        };
-        Self::allow(
-            &set.describe(),
-            &state,
-            "apply",
-            &[
-                DeployState::Created,
-                DeployState::Terminated,
-                DeployState::TerminateStopped,
-                DeployState::Instantiated,
-                DeployState::Updated,
-            ],
-            next,
-        )?;
+        let next = Self::allow(&set.describe(), &state, NetworkAction::Apply)?;
         self.build_networks(set, state, next, &guard)
     }
 
     /// Applied -> Terminated: rsync removes the cluster's network objects.
     pub fn terminate_networks(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
-        self.mark_terminated(&set.describe(), &set.key(), state, &guard)
+        self.mark(
+            NetworkAction::Terminate,
+            &set.describe(),
+            &set.key(),
+            state,
+            &guard,
+        )
     }
 
     /// Stops rsync's work on the cluster's networks (see [`Self::stop`]).
     pub fn stop_networks(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
-        self.mark_stopped(&set.describe(), &set.key(), state, &guard)
+        self.mark(
+            NetworkAction::Stop,
+            &set.describe(),
+            &set.key(),
+            state,
+            &guard,
+        )
     }
 
     /// The network set's state and what rsync did with it.
@@ -107,7 +103,7 @@ impl Orchestrator {
     /// forgets the network context of one that may be.
     pub fn release_networks(&self, set: &NetworkSetRef) -> Result<(), OrchestratorError> {
         let state = self.contexts.state(&set.key())?;
-        if DEPLOYED.contains(&state.state) || state.state == DeployState::InstantiateStopped {
+        if state.state.is_deployed() || state.state == DeployState::InstantiateStopped {
             return Err(OrchestratorError::Deployed(format!(
                 "the {} are {}; terminate them (POST …/clusters/{}/terminate) before deleting \
                  the cluster",

@@ -41,12 +41,13 @@ use serde_json::{Value, json};
 
 use wasmco_core::ClusterRef;
 use wasmco_core::resource::Resource;
+use wasmco_core::wire::DigAction;
 use wasmco_store::appcontext::{
     self as stored, ContextMeta, DeployState, Readiness, ReconcileListener, ServiceMirror,
     StoredApp, StoredContext,
 };
 
-use super::deploy::{DEPLOYED, Orchestrator, SyncedContext};
+use super::deploy::{Orchestrator, SyncedContext};
 use super::dig::{DigRef, OrchestratorError};
 use super::locks::TargetGuard;
 
@@ -143,7 +144,7 @@ struct Served {
 }
 
 /// Where a DIG's mirror context goes with it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Follow {
     Terminate,
     Stop,
@@ -178,7 +179,7 @@ impl Orchestrator {
     pub fn mirror_services(&self, dig: &DigRef) -> Result<(), OrchestratorError> {
         let key = dig.key();
         let state = self.contexts.state(&key)?;
-        if !DEPLOYED.contains(&state.state) {
+        if !state.state.is_deployed() {
             return Ok(());
         }
         let context = self.contexts.read(&key, state.revision)?;
@@ -188,7 +189,7 @@ impl Orchestrator {
         let statuses = self.contexts.statuses(&key, state.revision)?;
         let mirror = mirror_key(dig);
         let mirror_state = self.contexts.state(&mirror)?;
-        let previous = match DEPLOYED.contains(&mirror_state.state) {
+        let previous = match mirror_state.state.is_deployed() {
             true => Some(self.contexts.read(&mirror, mirror_state.revision)?),
             false => None,
         };
@@ -457,7 +458,7 @@ impl Orchestrator {
             service_mirrors: Vec::new(),
             ..parent.clone()
         };
-        let next = match DEPLOYED.contains(&state.state) {
+        let next = match state.state.is_deployed() {
             true => DeployState::Updated,
             false => DeployState::Instantiated,
         };
@@ -480,19 +481,16 @@ impl Orchestrator {
     ) -> Result<(), OrchestratorError> {
         let key = mirror_key(dig);
         let state = self.contexts.state(&key)?;
-        let deployed = DEPLOYED.contains(&state.state);
-        match follow {
-            Follow::Terminate => {
-                if deployed || state.state == DeployState::InstantiateStopped {
-                    self.mark_terminated(&dig.describe(), &key, state, guard)?;
-                }
-                self.contexts.put_note(&key, None)?;
-            }
-            Follow::Stop => {
-                if deployed || state.state == DeployState::Terminated {
-                    self.mark_stopped(&dig.describe(), &key, state, guard)?;
-                }
-            }
+        // The mirror follows where its table lets it, and stays otherwise.
+        let action = match follow {
+            Follow::Terminate => DigAction::Terminate,
+            Follow::Stop => DigAction::Stop,
+        };
+        if state.state.after(action).is_ok() {
+            self.mark(action, &dig.describe(), &key, state, guard)?;
+        }
+        if follow == Follow::Terminate {
+            self.contexts.put_note(&key, None)?;
         }
         Ok(())
     }
@@ -505,7 +503,7 @@ impl Orchestrator {
     ) -> Result<(Option<SyncedContext>, Option<String>), OrchestratorError> {
         let key = mirror_key(dig);
         let (state, synced) = self.synced(&key)?;
-        let synced = synced.filter(|_| DEPLOYED.contains(&state.state));
+        let synced = synced.filter(|_| state.state.is_deployed());
         Ok((synced, self.contexts.note(&key)?))
     }
 }

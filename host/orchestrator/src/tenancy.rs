@@ -13,7 +13,7 @@ use wasmco_core::tenancy::{
 use wasmco_store::appcontext::{Access, StoredApp};
 use wasmco_store::db::ResourceId;
 
-use super::deploy::{DEPLOYED, Orchestrator};
+use super::deploy::Orchestrator;
 use super::dig::OrchestratorError;
 use crate::logical_cloud::{CLOUD_APP, LogicalCloudRef};
 
@@ -88,7 +88,7 @@ impl Orchestrator {
         let mut namespaces = Vec::new();
         for (id, _) in self.db.list(Kind::LogicalCloud, &[project.to_owned()])? {
             let lc = LogicalCloudRef::from_id(&id);
-            if DEPLOYED.contains(&self.contexts.state(&lc.key())?.state)
+            if self.contexts.state(&lc.key())?.state.is_deployed()
                 && let Some(namespace) = self.cloud_namespace(&lc)?
             {
                 namespaces.push(namespace);
@@ -304,7 +304,7 @@ impl Orchestrator {
             }
             for (id, _) in self.db.list(Kind::LogicalCloud, &other.path)? {
                 let cloud = LogicalCloudRef::from_id(&id);
-                if DEPLOYED.contains(&self.contexts.state(&cloud.key())?.state)
+                if self.contexts.state(&cloud.key())?.state.is_deployed()
                     && self.cloud_namespace(&cloud)?.as_deref() == Some(namespace)
                 {
                     return Ok(true);

@@ -85,37 +85,7 @@ pub enum Usage {
     Both,
 }
 
-/// The name of a cluster's sealed PKI secret.
-const PKI_SECRET: &str = "pki";
-
 impl ClusterPki {
-    /// The stored authorities of `cluster`, if it has a CA.
-    pub fn load(
-        db: &wasmco_store::db::ResourceDb,
-        cluster: &wasmco_store::db::ResourceId,
-    ) -> Result<Option<ClusterPki>, wasmco_store::db::DbError> {
-        let Some(bytes) = db.secret(cluster, PKI_SECRET)? else {
-            return Ok(None);
-        };
-        serde_json::from_slice(&bytes)
-            .map(Some)
-            .map_err(|e| wasmco_store::db::DbError::Corrupt {
-                id: cluster.clone(),
-                reason: format!("its PKI: {e}"),
-            })
-    }
-
-    /// Stores (seals) these authorities as `cluster`'s.
-    pub fn save(
-        &self,
-        db: &wasmco_store::db::ResourceDb,
-        cluster: &wasmco_store::db::ResourceId,
-    ) -> Result<(), wasmco_store::db::DbError> {
-        // Serialising plain strings cannot fail.
-        let bytes = serde_json::to_vec(self).unwrap_or_default();
-        db.put_secret(cluster, PKI_SECRET, &bytes)
-    }
-
     /// New authorities for cluster `name`.
     pub fn create(name: &str) -> Result<ClusterPki, PkiError> {
         Self::with_ca(name, new_ca(&format!("{name}-ca"))?)

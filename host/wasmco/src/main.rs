@@ -11,6 +11,7 @@ use commands::{
     virtual_cluster,
 };
 use wasmco::telemetry::{self, LogFormat};
+use wasmco_core::wire::DigAction;
 
 #[derive(Parser)]
 #[command(
@@ -125,10 +126,10 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Apply(args) => documents::apply(connect, args),
         Command::Delete(args) => documents::delete(connect, args),
         Command::Get(args) => get::run(connect, args),
-        Command::Approve(args) => dig::act(connect, &args, "approve"),
-        Command::Instantiate(args) => dig::act(connect, &args, "instantiate"),
-        Command::Terminate(args) => dig::act(connect, &args, "terminate"),
-        Command::Stop(args) => dig::act(connect, &args, "stop"),
+        Command::Approve(args) => dig::act(connect, &args, DigAction::Approve),
+        Command::Instantiate(args) => dig::act(connect, &args, DigAction::Instantiate),
+        Command::Terminate(args) => dig::act(connect, &args, DigAction::Terminate),
+        Command::Stop(args) => dig::act(connect, &args, DigAction::Stop),
         Command::Update(args) => documents::update(connect, args),
         Command::Rollback(args) => dig::rollback(connect, args),
         Command::Status(args) => dig::status(connect, args),

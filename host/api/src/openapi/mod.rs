@@ -6,6 +6,9 @@ use serde_json::{Value, json};
 use wasmco_core::{BodyShape, FileKind, Kind};
 
 mod specs;
+mod wire;
+
+use wasmco_core::wire::{ContextBody, DeploymentState, DeploymentStatus, ErrorBody};
 
 /// Every (method, path) the API serves, in OpenAPI path syntax.
 pub fn operations() -> Vec<(&'static str, String)> {
@@ -121,7 +124,8 @@ fn request_body(kind: Kind) -> Value {
 }
 
 fn error_responses() -> Value {
-    let error = json!({"content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}});
+    let error =
+        json!({"content": {"application/json": {"schema": wire::reference::<ErrorBody>()}}});
     json!({
         "400": merge(&error, "invalid request; `field` names the part at fault"),
         "404": merge(&error, "the resource or its parent does not exist"),
@@ -275,7 +279,7 @@ pub fn document() -> Value {
     paths.insert("/v2/openapi.json".into(), json!({"get": {"summary": "this document", "responses": {"200": {"description": "OpenAPI 3"}}}}));
     document_hosts_and_tokens(&mut paths);
     document_what_every_operation_may_answer(&mut paths);
-    json!({
+    let mut document = json!({
         "openapi": "3.0.3",
         "security": [{"bearer": []}],
         "info": {"title": "wasmco", "version": env!("CARGO_PKG_VERSION"),
@@ -289,11 +293,13 @@ pub fn document() -> Value {
                 "name": {"type": "string", "pattern": specs::NAME_PATTERN},
                 "description": {"type": "string"}, "userData1": {"type": "string"}, "userData2": {"type": "string"}}},
             "ClusterLabel": {"type": "object", "additionalProperties": false, "required": ["clusterLabel"],
-                             "properties": {"clusterLabel": {"type": "string", "pattern": specs::NAME_PATTERN}}},
-            "Error": {"type": "object", "required": ["message"], "properties": {
-                "message": {"type": "string"}, "field": {"type": "string"}}}
+                             "properties": {"clusterLabel": {"type": "string", "pattern": specs::NAME_PATTERN}}}
         }}
-    })
+    });
+    if let Some(schemas) = document["components"]["schemas"].as_object_mut() {
+        schemas.extend(wire::components());
+    }
+    document
 }
 
 /// What any operation may answer besides its own: 400 (a query it does
@@ -401,7 +407,7 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
             "summary": format!("{action_name} the deployment intent group"),
             "parameters": parameters(&route),
             "responses": {
-                "202": {"description": "done; the DIG's state and history"},
+                "202": wire::answers::<DeploymentState>("done; the DIG's state and history"),
                 "404": errors["404"],
                 "409": merge(&errors["409"], "the DIG's state does not allow this action"),
                 "422": merge(&errors["422"], "a controller or the DIG's inputs failed; nothing changed"),
@@ -429,7 +435,7 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
                 alone]}}}});
             op["responses"]["400"] = errors["400"].clone();
             op["responses"]["202"] =
-                json!({"description": "done; the target DIG's state and history"});
+                wire::answers::<DeploymentState>("done; the target DIG's state and history");
         }
         if action == super::deployments::DigAction::Rollback {
             // EMCO's body (the revision a string under spec) or the short one.
@@ -451,7 +457,7 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
     paths.insert(route, json!({"get": {
         "summary": "what rsync did with the DIG's current context, per app, cluster and resource (EMCO's status shape); the app service-discovery holds what service discovery made known on the clients' clusters, and serviceDiscovery says why it did not (yet)",
         "parameters": params,
-        "responses": {"200": {"description": "the status"}, "404": error_responses()["404"]}}}));
+        "responses": {"200": wire::answers::<DeploymentStatus>("the status"), "404": error_responses()["404"]}}}));
     let route = format!("{dig}/context");
     let mut params = parameters(&route);
     for name in ["app", "cluster", "revision"] {
@@ -472,7 +478,7 @@ fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
     paths.insert(route, json!({"get": {
         "summary": "the computed AppContext: per app, its clusters and their final manifests (JSON, or YAML with Accept: application/yaml)",
         "parameters": params,
-        "responses": {"200": {"description": "the context"}, "404": error_responses()["404"], "422": error_responses()["422"]}}}));
+        "responses": {"200": wire::answers::<ContextBody>("the context (JSON, or YAML with Accept: application/yaml)"), "404": error_responses()["404"], "422": error_responses()["422"]}}}));
 }
 
 /// The query of a status (a DIG's, a logical cloud's, a cluster's
@@ -547,7 +553,7 @@ fn document_pki(paths: &mut serde_json::Map<String, Value>) {
     paths.insert(route.clone(), json!({"get": {
         "summary": "whether rsync reaches the cluster: state (Reachable, Unreachable, Unknown before the first probe), since, lastError, version; and its network intents' status (deployedStatus, deployedCounts and apps as a DIG status has them, with the same query)",
         "parameters": params,
-        "responses": {"200": {"description": "the cluster's health and network status"}, "400": errors["400"], "404": errors["404"]}}}));
+        "responses": {"200": wire::answers::<DeploymentStatus>("the cluster's health and network status"), "400": errors["400"], "404": errors["404"]}}}));
     for action in super::clusters::NetworkAction::ALL {
         let route = format!("{cluster}/{}", action.route());
         paths.insert(route.clone(), json!({"post": {
@@ -557,7 +563,7 @@ fn document_pki(paths: &mut serde_json::Map<String, Value>) {
                 super::clusters::NetworkAction::Stop => "stop rsync's work on the cluster's network objects",
             },
             "parameters": parameters(&route),
-            "responses": {"202": {"description": "done; the network intents' state"}, "404": errors["404"],
+            "responses": {"202": wire::answers::<DeploymentState>("done; the network intents' state"), "404": errors["404"],
                           "409": merge(&errors["409"], "their state does not allow this action")}}}));
     }
     let route = format!("{cluster}/ca");
@@ -627,7 +633,7 @@ fn document_ca_certs(paths: &mut serde_json::Map<String, Value>) {
                 paths.insert(route.clone(), json!({"post": {
                     "summary": summary,
                     "parameters": parameters(&route),
-                    "responses": {"202": {"description": "done; the stage's state"}, "404": errors["404"],
+                    "responses": {"202": wire::answers::<DeploymentState>("done; the stage's state"), "404": errors["404"],
                                   "409": merge(&errors["409"], "its state (or the other stage's) does not allow this action"),
                                   "422": merge(&errors["422"], "no cluster selected, an issuer that cannot sign, or a project's token")}}}));
             }
@@ -639,7 +645,7 @@ fn document_ca_certs(paths: &mut serde_json::Map<String, Value>) {
                 json!({"get": {
                 "summary": "what rsync did with the stage, in a DIG status's shape",
                 "parameters": params,
-                "responses": {"200": {"description": "the status"}, "404": errors["404"]}}}),
+                "responses": {"200": wire::answers::<DeploymentStatus>("the status"), "404": errors["404"]}}}),
             );
         }
     }
@@ -659,7 +665,7 @@ fn document_logical_clouds(paths: &mut serde_json::Map<String, Value>) {
                 super::logical_clouds::CloudAction::Stop => "stop rsync's work on the cloud (InstantiateStopped or TerminateStopped)",
             },
             "parameters": parameters(&route),
-            "responses": {"202": {"description": "done; the logical cloud's state"}, "404": errors["404"],
+            "responses": {"202": wire::answers::<DeploymentState>("done; the logical cloud's state"), "404": errors["404"],
                           "409": merge(&errors["409"], "its state does not allow this action"),
                           "422": merge(&errors["422"], "no cluster referenced, or a cluster without a CA")}}}));
     }
@@ -671,7 +677,7 @@ fn document_logical_clouds(paths: &mut serde_json::Map<String, Value>) {
         json!({"get": {
         "summary": "what rsync did with the logical cloud, in a DIG status's shape",
         "parameters": params,
-        "responses": {"200": {"description": "the status"}, "404": errors["404"]}}}),
+        "responses": {"200": wire::answers::<DeploymentStatus>("the status"), "404": errors["404"]}}}),
     );
     let route = format!(
         "{}/kubeconfig",

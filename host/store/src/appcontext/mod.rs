@@ -22,7 +22,6 @@
 
 mod handoff;
 mod state;
-mod status;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -31,15 +30,14 @@ use serde::{Deserialize, Serialize};
 
 use wasmco_core::hooks::{Hook, HookEvent, StoredHook};
 use wasmco_core::resource::{ClusterRef, Resource, ResourceKey};
-use wasmco_core::specs::OpStatus;
 
 use crate::{BatchOp, Expect, KvStore, StoreError};
 
 pub use handoff::{ClusterFacts, NoSync, ReconcileListener, SyncEngine};
-pub use state::{DeployState, DigState, StateAction, now};
-pub use status::{
-    ClusterHealth, Connectivity, Deployed, Drift, DriftKind, Reachability, Readiness,
-    ResourceStatus,
+pub use state::{DigState, now};
+pub use wasmco_core::wire::{
+    AppDependency, ClusterHealth, Connectivity, DeployState, Deployed, Drift, DriftKind,
+    Reachability, Readiness, ResourceStatus, StateAction,
 };
 
 /// Per cluster, the kinds (`apiVersion`, `kind`) a DIG's revisions put
@@ -52,18 +50,6 @@ pub type Footprint = BTreeMap<ClusterRef, BTreeSet<(String, String)>>;
 /// writes nothing over what the next holder wrote. `None` for a host
 /// alone on its store.
 pub type Fence<'a> = Option<&'a Expect>;
-
-/// An app's dependency on another app.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct AppDependency {
-    /// The app depended on.
-    pub app: String,
-    /// What it must have reached.
-    pub op_status: OpStatus,
-    /// Seconds to wait after it reaches that status.
-    pub wait: u64,
-}
 
 /// What a context was made from, and in what order rsync deploys it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

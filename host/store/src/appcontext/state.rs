@@ -2,57 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A DIG's deployment states, as EMCO names them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum DeployState {
-    /// Defined, not yet approved.
-    Created,
-    /// Approved for instantiation.
-    Approved,
-    /// Deployed (revision 1 or a re-instantiation).
-    Instantiated,
-    /// Deployed again from changed inputs, or rolled back.
-    Updated,
-    /// Marked for removal from the clusters.
-    Terminated,
-    /// Deployed, with rsync told to stop working on it (a cluster that
-    /// never answers, say); terminate is what follows.
-    InstantiateStopped,
-    /// Terminated, with rsync told to stop removing; instantiate may follow.
-    TerminateStopped,
-}
-
-impl DeployState {
-    /// The state's name, as the API writes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            DeployState::Created => "Created",
-            DeployState::Approved => "Approved",
-            DeployState::Instantiated => "Instantiated",
-            DeployState::Updated => "Updated",
-            DeployState::Terminated => "Terminated",
-            DeployState::InstantiateStopped => "InstantiateStopped",
-            DeployState::TerminateStopped => "TerminateStopped",
-        }
-    }
-}
-
-impl std::fmt::Display for DeployState {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// One entry of a DIG's history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StateAction {
-    /// The state entered.
-    pub state: DeployState,
-    /// When, RFC 3339.
-    pub time: String,
-    /// The context revision current after the action (0: none yet).
-    pub revision: u64,
-}
+use wasmco_core::wire::{DeployState, DeploymentState, History, StateAction, Subject};
 
 /// A DIG's deployment state and history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -84,6 +34,18 @@ impl DigState {
                 revision: 0,
             }],
             handed_over_to: None,
+        }
+    }
+
+    /// As the API answers it, for `subject`.
+    pub fn answer(&self, subject: Subject) -> DeploymentState {
+        DeploymentState {
+            subject,
+            deployed_status: self.state,
+            revision: self.revision,
+            states: History {
+                actions: self.actions.clone(),
+            },
         }
     }
 

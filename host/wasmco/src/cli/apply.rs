@@ -7,6 +7,7 @@ use reqwest::StatusCode;
 use serde_json::Value;
 
 use wasmco_core::Kind;
+use wasmco_core::wire::{DeployState, DeploymentState, DeploymentStatus, DigAction};
 
 use super::CliError;
 use super::client::{ApiClient, ClientError, Upload};
@@ -141,10 +142,10 @@ fn apply_one(client: &ApiClient, document: &Document) -> Result<Outcome, CliErro
     match document.operation() {
         Operation::Unsupported { reason } => Ok(Outcome::Unsupported(reason)),
         Operation::Action { dig, action, body } => {
-            match client.post(&format!("v2/{dig}/{action}"), &body) {
+            match client.post_as::<DeploymentState>(&format!("v2/{dig}/{action}"), &body) {
                 Ok(answer) => Ok(Outcome::Done(format!(
                     "{action:<12}{dig}: {}",
-                    answer["deployedStatus"].as_str().unwrap_or("done")
+                    answer.deployed_status
                 ))),
                 // Applying a file twice meets a DIG already past this step;
                 // any other state the action is refused in is a failure.
@@ -230,22 +231,19 @@ fn uploads(
 /// Whether the DIG already is where `action` leads (so applying the same
 /// file again has nothing to do for it).
 fn already_done(client: &ApiClient, dig: &str, action: &str) -> bool {
-    let reached: &[&str] = match action {
-        "approve" => &["Approved", "Instantiated", "Updated"],
-        "instantiate" => &["Instantiated", "Updated"],
-        "terminate" => &["Terminated"],
-        "stop" => &["InstantiateStopped", "TerminateStopped"],
+    use DeployState::*;
+    // Where an action leads, or past it: its table says where it leads
+    // from, not which states lie beyond.
+    let reached: &[DeployState] = match DigAction::from_route(action) {
+        Some(DigAction::Approve) => &[Approved, Instantiated, Updated],
+        Some(DigAction::Instantiate) => &[Instantiated, Updated],
+        Some(DigAction::Terminate) => &[Terminated],
+        Some(DigAction::Stop) => &[InstantiateStopped, TerminateStopped],
         _ => &[],
     };
     client
-        .get(&format!("v2/{dig}/status?output=summary"))
-        .ok()
-        .and_then(|status| {
-            status["deployedStatus"]
-                .as_str()
-                .map(|s| reached.contains(&s))
-        })
-        .unwrap_or(false)
+        .get_as::<DeploymentStatus>(&format!("v2/{dig}/status?output=summary"))
+        .is_ok_and(|status| reached.contains(&status.deployment.deployed_status))
 }
 
 /// The `file` part: a controller's may be its crate's directory, built

@@ -9,6 +9,8 @@ use reqwest::blocking::{Client, RequestBuilder, multipart};
 use serde::Deserialize;
 use serde_json::Value;
 
+use wasmco_core::wire::ErrorBody;
+
 /// Where the CLI finds the API when nothing else says.
 pub const DEFAULT_SERVER: &str = "http://127.0.0.1:9015";
 
@@ -39,6 +41,15 @@ pub enum ClientError {
         message: String,
         /// The field the server named, when it named one.
         field: Option<String>,
+    },
+    /// The server answered with a body this CLI does not read (a server
+    /// of another version, say).
+    #[error("GET {path}: the answer is not what this CLI reads ({source})")]
+    Answer {
+        /// The request's path.
+        path: String,
+        /// Where reading it failed.
+        source: serde_json::Error,
     },
     /// Any other transport failure.
     #[error("{method} {path}: {source}")]
@@ -241,6 +252,28 @@ impl ApiClient {
         self.send("GET", path, self.http.get(self.url(path)))
     }
 
+    /// `GET path`, read as the wire type the API answers with there.
+    pub fn get_as<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
+        let body = self.get(path)?;
+        serde_json::from_value(body).map_err(|source| ClientError::Answer {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
+    /// `POST path` with a JSON body, its answer read as `T`.
+    pub fn post_as<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &Value,
+    ) -> Result<T, ClientError> {
+        let answer = self.post(path, body)?;
+        serde_json::from_value(answer).map_err(|source| ClientError::Answer {
+            path: path.to_owned(),
+            source,
+        })
+    }
+
     /// `POST path` with a JSON body.
     pub fn post(&self, path: &str, body: &Value) -> Result<Value, ClientError> {
         self.send("POST", path, self.http.post(self.url(path)).json(body))
@@ -335,29 +368,30 @@ impl ApiClient {
             path: path.to_owned(),
             source,
         })?;
-        let body: Value = if text.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(&text).unwrap_or(Value::String(text))
-        };
         if status.is_success() {
-            return Ok(body);
+            return Ok(if text.is_empty() {
+                Value::Null
+            } else {
+                serde_json::from_str(&text).unwrap_or(Value::String(text))
+            });
         }
-        let message = match &body {
-            Value::Object(o) => o
-                .get("message")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .unwrap_or_else(|| body.to_string()),
-            Value::String(s) => s.clone(),
-            _ => status.canonical_reason().unwrap_or("error").to_owned(),
-        };
+        // Every error the API answers is an ErrorBody; a proxy's is not.
+        let ErrorBody { message, field } = serde_json::from_str(&text).unwrap_or_else(|_| {
+            let message = match text.trim() {
+                "" => status.canonical_reason().unwrap_or("error").to_owned(),
+                text => text.to_owned(),
+            };
+            ErrorBody {
+                message,
+                field: None,
+            }
+        });
         Err(ClientError::Api {
             method: method.to_owned(),
             path: path.to_owned(),
             status,
             message,
-            field: body.get("field").and_then(Value::as_str).map(str::to_owned),
+            field,
         })
     }
 }

@@ -178,19 +178,22 @@ pub fn build_crate(dir: &Path) -> Result<PathBuf, CliError> {
     let stdout = String::from_utf8_lossy(&output.stdout);
     let mut component = None;
     for line in stdout.lines() {
-        let Ok(message) = serde_json::from_str::<Value>(line) else {
+        // Other messages (diagnostics, the build's end) fail to read as an
+        // artifact and are passed over.
+        let Ok(message) = serde_json::from_str::<CargoArtifact>(line) else {
             continue;
         };
-        let is_local = message["manifest_path"].as_str().is_some_and(|m| {
-            Path::new(m) == manifest
-                || Path::new(m).canonicalize().ok() == manifest.canonicalize().ok()
-        });
-        if message["reason"] == "compiler-artifact" && is_local {
-            for file in message["filenames"].as_array().into_iter().flatten() {
-                if let Some(file) = file.as_str().filter(|f| f.ends_with(".wasm")) {
-                    component = Some(PathBuf::from(file));
-                }
-            }
+        let is_local = Path::new(&message.manifest_path) == manifest
+            || Path::new(&message.manifest_path).canonicalize().ok()
+                == manifest.canonicalize().ok();
+        if message.reason == "compiler-artifact"
+            && is_local
+            && let Some(file) = message
+                .filenames
+                .into_iter()
+                .rfind(|f| f.ends_with(".wasm"))
+        {
+            component = Some(PathBuf::from(file));
         }
     }
     component.ok_or_else(|| {
@@ -203,6 +206,16 @@ pub fn build_crate(dir: &Path) -> Result<PathBuf, CliError> {
 
 /// Adds the wasm target with rustup when the toolchain lacks it, so a build
 /// works even where rustup's automatic install is switched off.
+/// The part of a cargo `--message-format json` line that names what a
+/// crate's build produced.
+#[derive(serde::Deserialize)]
+struct CargoArtifact {
+    reason: String,
+    manifest_path: String,
+    #[serde(default)]
+    filenames: Vec<String>,
+}
+
 fn ensure_wasm_target() -> Result<(), CliError> {
     let installed = Command::new("rustup")
         .args(["target", "list", "--installed"])

@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use wasmco_core::ControllerSpec;
+use wasmco_core::wire::Answered;
 use wasmco_runtime::ControllerKind;
 use wasmco_runtime::builtin::BUILTINS;
 use wasmco_vcluster::{Behaviour, VirtualCluster};
@@ -537,10 +539,8 @@ fn reload(client: &ApiClient, path: &Path, console: &Console) {
         let kind = wasmco_runtime::kind_exported_by(&wasm)
             .ok_or_else(|| CliError::Usage("exports no wasmco controller world".into()))?;
         let priority = client
-            .get(&format!("v2/controllers/{name}"))
-            .ok()
-            .and_then(|c| c["spec"]["priority"].as_u64())
-            .unwrap_or(100) as u32;
+            .get_as::<Answered<ControllerSpec>>(&format!("v2/controllers/{name}"))
+            .map_or(100, |c| c.spec.priority);
         let registration = Registration {
             name: name.clone(),
             kind: Some(kind),

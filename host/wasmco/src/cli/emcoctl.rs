@@ -664,8 +664,8 @@ mod tests {
         let loaded = load(std::slice::from_ref(&file), Some(&values)).unwrap();
         assert_eq!(loaded.documents.len(), 1);
         assert_eq!(
-            loaded.documents[0].metadata.as_ref().unwrap()["name"],
-            "<no value>"
+            loaded.documents[0].metadata,
+            Some(json!({"name": "<no value>"}))
         );
         assert_eq!(loaded.warnings.len(), 2, "{:?}", loaded.warnings);
         assert!(loaded.warnings[0].contains("{{.ProjectName}}"));

@@ -2,10 +2,12 @@
 
 use serde_json::Value;
 
-use wasmco_core::Kind;
+use wasmco_core::specs::CompositeAppSpec;
+use wasmco_core::wire::{Answered, ControllerStatus, DeploymentStatus, Readiness};
+use wasmco_core::{Kind, LabelBody};
 
 use super::CliError;
-use super::client::ApiClient;
+use super::client::{ApiClient, ClientError};
 
 /// The parents a person names with flags (`--project shop`).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -134,7 +136,8 @@ pub fn get(
             (kind, path)
         } else if let Some(kind) = Kind::from_path(&path, true) {
             let body = client.get(&format!("v2/{path}"))?;
-            return render(kind, vec![body], output);
+            let collection = path.rsplit_once('/').map_or("", |(parent, _)| parent);
+            return render(client, kind, collection, vec![body], output);
         } else {
             return Err(CliError::Usage(format!(
                 "no wasmco resource lives at `{path}`"
@@ -154,7 +157,7 @@ pub fn get(
         })?;
         (kind, collection_path(kind, scope)?)
     };
-    let mut items = match name {
+    let items = match name {
         Some(name) => {
             let mut item = format!("v2/{collection}/{name}");
             if kind.is_versioned() {
@@ -173,28 +176,16 @@ pub fn get(
             other => vec![other],
         },
     };
-    // What an operator looks for, as kubectl's tables show: one more read
-    // per row, for tables only.
-    if output == Output::Table {
-        for item in &mut items {
-            let name = item["metadata"]["name"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned();
-            if kind == Kind::Cluster {
-                item["health"] = client.get(&format!("v2/{collection}/{name}/status"))?;
-                item["labels"] = client.get(&format!("v2/{collection}/{name}/labels"))?;
-            } else if kind == Kind::DeploymentIntentGroup {
-                item["deployment"] = client.get(&format!(
-                    "v2/{collection}/{name}/status?status=ready&output=summary"
-                ))?;
-            }
-        }
-    }
-    render(kind, items, output)
+    render(client, kind, &collection, items, output)
 }
 
-fn render(kind: Kind, items: Vec<Value>, output: Output) -> Result<String, CliError> {
+fn render(
+    client: &ApiClient,
+    kind: Kind,
+    collection: &str,
+    items: Vec<Value>,
+    output: Output,
+) -> Result<String, CliError> {
     Ok(match output {
         Output::Json => {
             serde_json::to_string_pretty(&items).map_err(|e| CliError::Usage(e.to_string()))?
@@ -209,93 +200,119 @@ fn render(kind: Kind, items: Vec<Value>, output: Output) -> Result<String, CliEr
             }
             text
         }
-        Output::Table => table(kind, &items),
+        Output::Table => table(client, kind, collection, items)?,
     })
 }
 
-fn table(kind: Kind, items: &[Value]) -> String {
+/// Reads each item as the wire type its kind answers with.
+fn typed<T: serde::de::DeserializeOwned>(
+    collection: &str,
+    items: Vec<Value>,
+) -> Result<Vec<T>, CliError> {
+    items
+        .into_iter()
+        .map(|item| {
+            serde_json::from_value(item).map_err(|source| {
+                ClientError::Answer {
+                    path: collection.to_owned(),
+                    source,
+                }
+                .into()
+            })
+        })
+        .collect()
+}
+
+/// What an operator looks for, as kubectl's tables show: for clusters and
+/// DIGs, one more read per row.
+fn table(
+    client: &ApiClient,
+    kind: Kind,
+    collection: &str,
+    items: Vec<Value>,
+) -> Result<String, CliError> {
+    if kind == Kind::ClusterLabel {
+        let mut table = new_table(["LABEL"]);
+        for label in typed::<LabelBody>(collection, items)? {
+            table.add_row([label.cluster_label]);
+        }
+        return Ok(table.to_string());
+    }
+    let items: Vec<Answered> = typed(collection, items)?;
     if kind == Kind::Controller {
         let mut table = new_table(["NAME", "TYPE", "PRIORITY", "SIZE", "DIGEST"]);
         for item in items {
-            let status = &item["status"];
+            let status: ControllerStatus = typed(collection, item.status.into_iter().collect())?
+                .pop()
+                .ok_or_else(|| {
+                    CliError::Usage(format!("controller {} has no status", item.metadata.name))
+                })?;
             table.add_row([
-                cell(&item["metadata"]["name"]),
-                cell(&status["type"]),
-                cell(&status["priority"]),
-                cell(&status["size"]),
-                cell(&status["digest"]).chars().take(19).collect(),
+                item.metadata.name,
+                status.kind,
+                status.priority.to_string(),
+                status.size.to_string(),
+                status.digest.chars().take(19).collect(),
             ]);
         }
-        return table.to_string();
+        return Ok(table.to_string());
     }
     if kind == Kind::Cluster {
         let mut table = new_table(["NAME", "LABELS", "STATE", "SINCE", "VERSION", "LAST ERROR"]);
         for item in items {
-            let health = &item["health"];
-            let labels: Vec<&str> = item["labels"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|label| label["clusterLabel"].as_str())
-                .collect();
+            let name = &item.metadata.name;
+            let health: DeploymentStatus =
+                client.get_as(&format!("v2/{collection}/{name}/status"))?;
+            let labels: Vec<LabelBody> =
+                client.get_as(&format!("v2/{collection}/{name}/labels"))?;
+            let labels: Vec<String> = labels.into_iter().map(|l| l.cluster_label).collect();
             table.add_row([
-                cell(&item["metadata"]["name"]),
+                item.metadata.name,
                 labels.join(","),
-                cell(&health["state"]),
-                cell(&health["since"]),
-                cell(&health["version"]),
-                cell(&health["lastError"]),
+                health.state.map(|s| s.to_string()).unwrap_or_default(),
+                health.since.unwrap_or_default(),
+                health.version.unwrap_or_default(),
+                health.last_error.unwrap_or_default(),
             ]);
         }
-        return table.to_string();
+        return Ok(table.to_string());
     }
     if kind == Kind::DeploymentIntentGroup {
         let mut table = new_table(["NAME", "STATE", "REVISION", "READY", "AGE"]);
         for item in items {
-            let deployment = &item["deployment"];
-            let counts = deployment["readyCounts"].as_object();
-            let total: u64 = counts
-                .into_iter()
-                .flatten()
-                .filter_map(|(_, n)| n.as_u64())
-                .sum();
-            let ready = counts
-                .and_then(|c| c.get("Ready"))
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            let created = deployment["states"]["actions"][0]["time"].as_str();
+            let name = &item.metadata.name;
+            let deployment: DeploymentStatus = client.get_as(&format!(
+                "v2/{collection}/{name}/status?status=ready&output=summary"
+            ))?;
+            let counts = deployment.ready_counts.unwrap_or_default();
+            let total: u64 = counts.values().sum();
+            let ready = counts.get(Readiness::Ready.as_str()).copied().unwrap_or(0);
+            let state = deployment.deployment;
             table.add_row([
-                cell(&item["metadata"]["name"]),
-                cell(&deployment["deployedStatus"]),
-                cell(&deployment["revision"]),
+                item.metadata.name,
+                state.deployed_status.to_string(),
+                state.revision.to_string(),
                 format!("{ready}/{total}"),
-                created.map(age).unwrap_or_default(),
+                state.created().map(age).unwrap_or_default(),
             ]);
         }
-        return table.to_string();
-    }
-    if kind == Kind::ClusterLabel {
-        let mut table = new_table(["LABEL"]);
-        for item in items {
-            table.add_row([cell(&item["clusterLabel"])]);
-        }
-        return table.to_string();
+        return Ok(table.to_string());
     }
     let mut table = new_table(["NAME", "DESCRIPTION", "SPEC"]);
     for item in items {
-        let spec = item["spec"].to_string();
+        let spec = item.spec.to_string();
         let spec = if spec.chars().count() > 60 {
             format!("{}…", spec.chars().take(59).collect::<String>())
         } else {
             spec
         };
         table.add_row([
-            cell(&item["metadata"]["name"]),
-            cell(&item["metadata"]["description"]),
+            item.metadata.name,
+            item.metadata.description.unwrap_or_default(),
             spec,
         ]);
     }
-    table.to_string()
+    Ok(table.to_string())
 }
 
 /// How long ago `time` (RFC 3339) was, as kubectl writes it: `42s`,
@@ -325,14 +342,6 @@ pub fn new_table<const N: usize>(header: [&str; N]) -> comfy_table::Table {
     table
 }
 
-fn cell(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// The path of the DIG a person named: a path as is, else the DIG in
 /// `scope`, else the only DIG of that name in any project.
 pub fn find_dig(client: &ApiClient, name: &str, scope: &Scope) -> Result<String, CliError> {
@@ -348,10 +357,11 @@ pub fn find_dig(client: &ApiClient, name: &str, scope: &Scope) -> Result<String,
     }
     let mut found = Vec::new();
     for project in names(client, "v2/projects", scope.project.as_deref())? {
-        let apps = client.get(&format!("v2/projects/{project}/composite-apps"))?;
-        for app in apps.as_array().into_iter().flatten() {
-            let app_name = cell(&app["metadata"]["name"]);
-            let version = cell(&app["spec"]["compositeAppVersion"]);
+        let apps: Vec<Answered<CompositeAppSpec>> =
+            client.get_as(&format!("v2/projects/{project}/composite-apps"))?;
+        for app in apps {
+            let app_name = app.metadata.name;
+            let version = app.spec.composite_app_version;
             if scope.composite_app.as_ref().is_some_and(|c| *c != app_name)
                 || scope
                     .composite_app_version
@@ -388,13 +398,10 @@ fn names(
     collection: &str,
     only: Option<&str>,
 ) -> Result<impl Iterator<Item = String>, CliError> {
-    let items = client.get(collection)?;
+    let items: Vec<Answered> = client.get_as(collection)?;
     let only = only.map(str::to_owned);
     Ok(items
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
         .into_iter()
-        .map(|item| cell(&item["metadata"]["name"]))
+        .map(|item| item.metadata.name)
         .filter(move |n| only.as_ref().is_none_or(|o| o == n)))
 }

@@ -7,9 +7,10 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use serde_json::Value;
-
 use wasmco_core::ClusterRef;
+use wasmco_core::wire::{
+    DeployState, Deployed, DeploymentStatus, DriftKind, Readiness, ResourceEntry,
+};
 
 use super::CliError;
 use super::client::ApiClient;
@@ -18,7 +19,7 @@ use super::client::ApiClient;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     /// Created, Approved, Instantiated, Updated or Terminated.
-    pub state: String,
+    pub state: DeployState,
     /// The context revision.
     pub revision: u64,
     /// Per app: `(cluster, resource, deployed, ready)`.
@@ -33,9 +34,9 @@ pub struct ResourceRow {
     /// `Kind/name`.
     pub resource: String,
     /// Pending, Applied, Failed, Deleted or Released.
-    pub deployed: String,
+    pub deployed: Deployed,
     /// Ready or NotReady.
-    pub ready: String,
+    pub ready: Readiness,
     /// Why it failed, or when it last drifted and was put back.
     pub note: String,
 }
@@ -43,63 +44,68 @@ pub struct ResourceRow {
 impl ResourceRow {
     /// Whether a terminate is done with it: deleted, or given back.
     fn gone(&self) -> bool {
-        matches!(self.deployed.as_str(), "Deleted" | "Released")
+        matches!(self.deployed, Deployed::Deleted | Deployed::Released)
     }
 }
 
 /// The NOTE column: the failure, else the last drift and its repair.
-fn note(resource: &Value) -> String {
-    if let Some(message) = resource["message"].as_str() {
-        return message.to_owned();
+fn note(resource: &ResourceEntry) -> String {
+    if let Some(message) = &resource.message {
+        return message.clone();
     }
-    let drift = &resource["drift"];
-    match (drift["kind"].as_str(), drift["detected"].as_str()) {
-        (Some(kind), Some(detected)) => match drift["repaired"].as_str() {
-            Some(repaired) => {
-                format!("{kind} on the cluster at {detected}; repaired at {repaired}")
-            }
-            None => format!("{kind} on the cluster at {detected}; not repaired yet"),
-        },
-        _ => String::new(),
+    let Some(drift) = &resource.drift else {
+        return String::new();
+    };
+    let kind = match drift.kind {
+        DriftKind::Changed => "Changed",
+        DriftKind::Deleted => "Deleted",
+    };
+    let detected = &drift.detected;
+    match &drift.repaired {
+        Some(repaired) => format!("{kind} on the cluster at {detected}; repaired at {repaired}"),
+        None => format!("{kind} on the cluster at {detected}; not repaired yet"),
     }
 }
 
 impl Snapshot {
     /// Reads the DIG's deployed and ready status.
     pub fn read(client: &ApiClient, dig: &str) -> Result<Snapshot, CliError> {
-        let ready = client.get(&format!("{dig}/status?status=ready"))?;
-        let deployed = client.get(&format!("{dig}/status?status=deployed&output=detail"))?;
+        let ready: DeploymentStatus = client.get_as(&format!("{dig}/status?status=ready"))?;
+        let deployed: DeploymentStatus =
+            client.get_as(&format!("{dig}/status?status=deployed&output=detail"))?;
         let mut apps: BTreeMap<String, Vec<ResourceRow>> = BTreeMap::new();
-        for (ready_app, deployed_app) in items(&ready["apps"]).iter().zip(items(&deployed["apps"]))
+        let deployed_apps = deployed.apps.unwrap_or_default();
+        for (ready_app, deployed_app) in ready
+            .apps
+            .unwrap_or_default()
+            .into_iter()
+            .zip(deployed_apps)
         {
-            let name = ready_app["name"].as_str().unwrap_or_default().to_owned();
-            let rows = apps.entry(name).or_default();
-            for (ready_cluster, deployed_cluster) in items(&ready_app["clusters"])
-                .iter()
-                .zip(items(&deployed_app["clusters"]))
+            let rows = apps.entry(ready_app.name).or_default();
+            for (ready_cluster, deployed_cluster) in
+                ready_app.clusters.into_iter().zip(deployed_app.clusters)
             {
-                let cluster = ClusterRef::new(
-                    text(&ready_cluster["clusterProvider"]),
-                    text(&ready_cluster["cluster"]),
-                )
-                .to_string();
-                for (r, d) in items(&ready_cluster["resources"])
+                let cluster =
+                    ClusterRef::new(&ready_cluster.cluster_provider, &ready_cluster.cluster)
+                        .to_string();
+                for (r, d) in ready_cluster
+                    .resources
                     .iter()
-                    .zip(items(&deployed_cluster["resources"]))
+                    .zip(&deployed_cluster.resources)
                 {
                     rows.push(ResourceRow {
                         cluster: cluster.clone(),
-                        resource: format!("{}/{}", text(&r["GVK"]["Kind"]), text(&r["name"])),
-                        deployed: text(&d["deployedStatus"]).to_owned(),
-                        ready: text(&r["readyStatus"]).to_owned(),
+                        resource: format!("{}/{}", r.gvk.kind, r.name),
+                        deployed: d.deployed_status.unwrap_or(Deployed::Pending),
+                        ready: r.ready_status.unwrap_or(Readiness::NotReady),
                         note: note(d),
                     });
                 }
             }
         }
         Ok(Snapshot {
-            state: text(&ready["deployedStatus"]).to_owned(),
-            revision: ready["revision"].as_u64().unwrap_or_default(),
+            state: ready.deployment.deployed_status,
+            revision: ready.deployment.revision,
             apps,
         })
     }
@@ -112,9 +118,11 @@ impl Snapshot {
     /// Deleted; after an instantiate or update everything is Ready; a DIG
     /// that was never deployed has nothing to wait for.
     pub fn settled(&self) -> bool {
-        match self.state.as_str() {
-            "Terminated" => self.rows().all(ResourceRow::gone),
-            "Instantiated" | "Updated" => self.rows().all(|r| r.ready == "Ready"),
+        match self.state {
+            DeployState::Terminated => self.rows().all(ResourceRow::gone),
+            DeployState::Instantiated | DeployState::Updated => {
+                self.rows().all(|r| r.ready == Readiness::Ready)
+            }
             _ => true,
         }
     }
@@ -122,16 +130,16 @@ impl Snapshot {
     fn counts(&self, rows: &[ResourceRow]) -> (u64, u64) {
         let done = rows
             .iter()
-            .filter(|r| match self.state.as_str() {
-                "Terminated" => r.gone(),
-                _ => r.ready == "Ready",
+            .filter(|r| match self.state {
+                DeployState::Terminated => r.gone(),
+                _ => r.ready == Readiness::Ready,
             })
             .count();
         (done as u64, rows.len() as u64)
     }
 
     fn goal(&self) -> &'static str {
-        if self.state == "Terminated" {
+        if self.state == DeployState::Terminated {
             "deleted"
         } else {
             "ready"
@@ -179,14 +187,6 @@ impl Snapshot {
         }
         table.to_string()
     }
-}
-
-fn items(value: &Value) -> &[Value] {
-    value.as_array().map(Vec::as_slice).unwrap_or_default()
-}
-
-fn text(value: &Value) -> &str {
-    value.as_str().unwrap_or_default()
 }
 
 /// How `status` behaves.

@@ -6,6 +6,7 @@ use std::io::{IsTerminal, Write};
 use wasmco::cli::client::ApiClient;
 use wasmco::cli::resources::{self, Scope};
 use wasmco::cli::status;
+use wasmco_core::wire::{DeploymentState, DigAction};
 
 use super::Connect;
 
@@ -43,27 +44,36 @@ pub struct StatusArgs {
     timeout: std::time::Duration,
 }
 
-/// Posts `action` (`approve`, `instantiate`, …) to the DIG.
-pub fn act(connect: &Connect, dig: &DigArgs, action: &str) -> anyhow::Result<()> {
+/// Posts `action` to the DIG.
+pub fn act(connect: &Connect, dig: &DigArgs, action: DigAction) -> anyhow::Result<()> {
     act_on(connect, &dig.name, &dig.scope, action)
 }
 
 /// Posts `action` to the DIG `name` names (within `scope`).
-pub fn act_on(connect: &Connect, name: &str, scope: &Scope, action: &str) -> anyhow::Result<()> {
+pub fn act_on(
+    connect: &Connect,
+    name: &str,
+    scope: &Scope,
+    action: DigAction,
+) -> anyhow::Result<()> {
     let client = connect.client()?;
     let path = resources::find_dig(&client, name, scope)?;
-    let answer = client.post(&format!("{path}/{action}"), &serde_json::Value::Null)?;
+    let answer = client.post_as(
+        &format!("{path}/{}", action.route()),
+        &serde_json::Value::Null,
+    )?;
     report_state(&mut std::io::stdout().lock(), action, &path, &answer)
 }
 
 pub fn rollback(connect: &Connect, args: RollbackArgs) -> anyhow::Result<()> {
     let client = connect.client()?;
     let path = resources::find_dig(&client, &args.dig.name, &args.dig.scope)?;
-    let answer = client.post(
-        &format!("{path}/rollback"),
+    let action = DigAction::Rollback;
+    let answer = client.post_as(
+        &format!("{path}/{}", action.route()),
         &serde_json::json!({ "revision": args.revision }),
     )?;
-    report_state(&mut std::io::stdout().lock(), "rollback", &path, &answer)
+    report_state(&mut std::io::stdout().lock(), action, &path, &answer)
 }
 
 pub fn status(connect: &Connect, args: StatusArgs) -> anyhow::Result<()> {
@@ -80,17 +90,17 @@ pub fn status(connect: &Connect, args: StatusArgs) -> anyhow::Result<()> {
 
 fn report_state(
     out: &mut dyn Write,
-    action: &str,
+    action: DigAction,
     path: &str,
-    answer: &serde_json::Value,
+    answer: &DeploymentState,
 ) -> anyhow::Result<()> {
     writeln!(
         out,
         "{action}: {} is {} (revision {}); `wasmco status {}` follows it",
         path.trim_start_matches("v2/"),
-        answer["deployedStatus"].as_str().unwrap_or("?"),
-        answer["revision"],
-        answer["name"].as_str().unwrap_or(path),
+        answer.deployed_status,
+        answer.revision,
+        answer.subject.name,
     )?;
     Ok(())
 }

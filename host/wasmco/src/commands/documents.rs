@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use wasmco::cli::resources::Scope;
 use wasmco::cli::{apply, emcoctl};
+use wasmco_core::wire::DigAction;
 
 use super::Connect;
 
@@ -62,7 +63,7 @@ pub struct UpdateArgs {
 
 pub fn update(connect: &Connect, args: UpdateArgs) -> anyhow::Result<()> {
     match args.name {
-        Some(dig) => super::dig::act_on(connect, &dig, &args.scope, "update"),
+        Some(dig) => super::dig::act_on(connect, &dig, &args.scope, DigAction::Update),
         None => {
             let documents = DocumentArgs {
                 files: args.files,

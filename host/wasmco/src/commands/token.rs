@@ -2,6 +2,8 @@
 
 use std::io::Write;
 
+use wasmco_core::tokens::{Role, TokenShown};
+
 use super::Connect;
 
 #[derive(clap::Subcommand)]
@@ -47,45 +49,34 @@ pub fn run(connect: &Connect, command: TokenCommand) -> anyhow::Result<()> {
             expires,
         } => {
             let role = match role {
-                RoleArg::Viewer => "viewer",
-                RoleArg::Editor => "editor",
+                RoleArg::Viewer => Role::Viewer,
+                RoleArg::Editor => Role::Editor,
             };
-            let answer = client.post(
+            let answer: TokenShown = client.post_as(
                 "/v2/tokens",
                 &serde_json::json!({"metadata": {"name": name},
                     "spec": {"projects": projects, "role": role, "expires": expires}}),
             )?;
-            let secret = answer["status"]["token"].as_str().unwrap_or_default();
-            writeln!(out, "{secret}")?;
+            writeln!(out, "{}", answer.status.token.unwrap_or_default())?;
         }
         TokenCommand::List => {
-            let tokens = client.get("/v2/tokens")?;
+            let tokens: Vec<TokenShown> = client.get_as("/v2/tokens")?;
             let mut table = comfy_table::Table::new();
             table
                 .load_preset(comfy_table::presets::NOTHING)
                 .set_header(["NAME", "ROLE", "PROJECTS", "EXPIRES", "EXPIRED"]);
-            for token in tokens.as_array().into_iter().flatten() {
-                let projects: Vec<&str> = token["spec"]["projects"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|p| p.as_str())
-                    .collect();
+            for token in tokens {
+                let projects: Vec<String> = token.spec.projects.into_iter().collect();
+                let role = match token.spec.role {
+                    Role::Viewer => "viewer",
+                    Role::Editor => "editor",
+                };
                 table.add_row([
-                    token["metadata"]["name"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned(),
-                    token["spec"]["role"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned(),
+                    token.metadata.name,
+                    role.to_owned(),
                     projects.join(","),
-                    token["spec"]["expires"]
-                        .as_str()
-                        .unwrap_or_default()
-                        .to_owned(),
-                    token["status"]["expired"].to_string(),
+                    token.spec.expires,
+                    token.status.expired.to_string(),
                 ]);
             }
             writeln!(out, "{table}")?;

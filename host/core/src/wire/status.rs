@@ -1,11 +1,13 @@
-//! What rsync records per resource and per cluster.
+//! What rsync records per resource and per cluster, as it is stored and
+//! as the status API answers it.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use wasmco_core::resource::Resource;
+use crate::resource::Resource;
 
 /// Where a resource stands on its cluster (EMCO's deployed status).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Deployed {
     /// Not yet acted on.
     Pending,
@@ -34,7 +36,7 @@ impl Deployed {
 }
 
 /// Whether rsync reaches a cluster, as EMCO's status shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Connectivity {
     /// The cluster answered rsync's last request.
     Available,
@@ -51,7 +53,8 @@ impl Connectivity {
         }
     }
 
-    pub(super) fn parse(stored: &[u8]) -> Option<Self> {
+    /// Reads it back as stored.
+    pub fn parse(stored: &[u8]) -> Option<Self> {
         [Connectivity::Available, Connectivity::Retrying]
             .into_iter()
             .find(|state| state.as_str().as_bytes() == stored)
@@ -59,7 +62,7 @@ impl Connectivity {
 }
 
 /// Whether a resource is ready on its cluster, as the cluster says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Readiness {
     /// Rolled out, complete, established or present, by its kind.
     Ready,
@@ -78,7 +81,7 @@ impl Readiness {
 }
 
 /// What rsync last did with one resource on one cluster.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ResourceStatus {
     /// `apiVersion` of the object.
@@ -101,7 +104,7 @@ pub struct ResourceStatus {
 }
 
 /// How a deployed object drifted from what rsync applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum DriftKind {
     /// Its applied fields were changed on the cluster.
     Changed,
@@ -110,7 +113,7 @@ pub enum DriftKind {
 }
 
 /// An object found drifted, and its repair.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Drift {
     /// What happened to it.
@@ -123,7 +126,7 @@ pub struct Drift {
 }
 
 /// Whether a cluster's API server answers, as rsync's probe last saw it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum Reachability {
     /// It answered the last probe.
     Reachable,
@@ -132,7 +135,7 @@ pub enum Reachability {
 }
 
 /// A cluster's health, as the probe records it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterHealth {
     /// Reachable or not.
@@ -156,7 +159,7 @@ impl ResourceStatus {
             deployed,
             ready: Readiness::NotReady,
             // A cluster's answer can be any size; the store keeps a bounded one.
-            message: message.map(wasmco_core::limits::bounded),
+            message: message.map(crate::limits::bounded),
             drift: None,
         }
     }
