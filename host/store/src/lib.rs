@@ -9,6 +9,7 @@
 //! crash of the process or the machine.
 
 pub mod appcontext;
+#[cfg(any(test, feature = "testing"))]
 pub mod conformance;
 pub mod db;
 mod etcd_store;
