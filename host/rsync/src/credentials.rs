@@ -10,8 +10,8 @@ use wasmco_pki::KeyedCert;
 use wasmco_store::appcontext::ContextMeta;
 use wasmco_store::db::ResourceId;
 
+use crate::engine::{Inner, Reach};
 use crate::target::SyncError;
-use crate::{Inner, Reach};
 
 fn store_error(error: impl std::fmt::Display) -> SyncError {
     SyncError::Config(error.to_string())

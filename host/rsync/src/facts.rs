@@ -12,7 +12,7 @@ use wasmco_core::quantity;
 use wasmco_core::resource::Resource;
 use wasmco_store::appcontext::ClusterFacts;
 
-use crate::Rsync;
+use crate::engine::Rsync;
 use crate::target::{Labels, SyncTarget};
 
 /// How long a placement waits for a cluster's nodes before deciding

@@ -9,7 +9,8 @@ use std::sync::{Arc, Weak};
 use wasmco_core::ClusterRef;
 use wasmco_store::appcontext::{ClusterHealth, Reachability, now};
 
-use crate::Inner;
+use crate::engine::Inner;
+use crate::stored;
 use crate::target::SyncError;
 use crate::tasks::KeyedTasks;
 
@@ -40,8 +41,10 @@ impl Inner {
     /// A reconcile's request reached `cluster`: a record that says it is
     /// unreachable is put right now rather than at the next probe (which
     /// may be a backoff away), so statuses do not show it away.
-    pub(crate) fn reached(&self, cluster: &ClusterRef) {
-        let Ok(Some(last)) = self.contexts.health(cluster) else {
+    pub(crate) async fn reached(&self, cluster: &ClusterRef) {
+        let owned = cluster.clone();
+        let last = stored::off_the_workers(&self.contexts, move |c| c.health(&owned));
+        let Ok(Some(last)) = last.await else {
             return;
         };
         if last.state == Reachability::Reachable {
@@ -52,7 +55,10 @@ impl Inner {
             since: now(),
             ..last
         };
-        if let Err(error) = self.contexts.put_health(cluster, &health, None) {
+        let owned = cluster.clone();
+        let written =
+            stored::off_the_workers(&self.contexts, move |c| c.put_health(&owned, &health, None));
+        if let Err(error) = written.await {
             tracing::warn!(%cluster, %error, "could not record cluster health");
         }
     }
@@ -84,9 +90,16 @@ fn next_health(last: Option<&ClusterHealth>, answer: &Result<String, SyncError>)
 
 /// Probes `cluster` until the engine is dropped or the probe is stopped.
 async fn probe_loop(engine: Weak<Inner>, cluster: ClusterRef) {
-    let mut last = engine
-        .upgrade()
-        .and_then(|inner| inner.contexts.health(&cluster).ok().flatten());
+    let mut last = match engine.upgrade() {
+        Some(inner) => {
+            let owned = cluster.clone();
+            stored::off_the_workers(&inner.contexts, move |c| c.health(&owned))
+                .await
+                .ok()
+                .flatten()
+        }
+        None => None,
+    };
     let mut retries = None;
     loop {
         let Some(inner) = engine.upgrade() else {
@@ -101,7 +114,11 @@ async fn probe_loop(engine: Weak<Inner>, cluster: ClusterRef) {
         if last.as_ref() != Some(&health) {
             // One host probes a cluster; should two for a moment (while
             // hosts come and go), the later record is as true as the other.
-            if let Err(error) = inner.contexts.put_health(&cluster, &health, None) {
+            let (owned, record) = (cluster.clone(), health.clone());
+            let written = stored::off_the_workers(&inner.contexts, move |c| {
+                c.put_health(&owned, &record, None)
+            });
+            if let Err(error) = written.await {
                 tracing::warn!(%cluster, %error, "could not record cluster health");
             }
             match &answer {

@@ -21,7 +21,7 @@ use tokio::sync::mpsc;
 use wasmco_core::ClusterRef;
 use wasmco_store::hosts::{HostEvent, HostGroup, HostInfo, preferred_host};
 
-use crate::{Inner, RsyncError};
+use crate::engine::{Inner, RsyncError};
 
 /// How often ownership is decided again without an event asking for it:
 /// the safety net under the watch.

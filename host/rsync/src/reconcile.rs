@@ -15,9 +15,10 @@ use wasmco_store::appcontext::{
 };
 
 use crate::drift::Applied;
+use crate::engine::{Inner, RsyncError};
+use crate::stored;
 use crate::target::{Labels, SyncError, SyncTarget};
 use crate::worker::{Current, Drifted, Settled};
-use crate::{Inner, RsyncError};
 
 mod apply;
 mod clean;
@@ -33,7 +34,8 @@ impl Inner {
         current: &Current,
         generation: u64,
     ) -> Result<Settled, RsyncError> {
-        let state = self.contexts.state(key)?;
+        let owned = key.to_owned();
+        let state = stored::off_the_workers(&self.contexts, move |c| c.state(&owned)).await?;
         let deployed = match state.state {
             _ if state.revision == 0 => return Ok(Settled::Idle),
             DeployState::Instantiated | DeployState::Updated => true,
@@ -46,12 +48,15 @@ impl Inner {
         };
         if !deployed
             && let Some(heir) = &state.handed_over_to
-            && !self.holds_what_was_handed_over(heir)?
+            && !self.holds_what_was_handed_over(heir).await?
         {
             // Removing now would take objects the heir is about to adopt.
             return Ok(Settled::Incomplete);
         }
-        let context = Arc::new(self.contexts.read(key, state.revision)?);
+        let (owned, revision) = (key.to_owned(), state.revision);
+        let context = Arc::new(
+            stored::off_the_workers(&self.contexts, move |c| c.read(&owned, revision)).await?,
+        );
         if deployed {
             current.set(generation, Some(context.clone()));
         }
@@ -84,7 +89,8 @@ impl Inner {
         } = drifted;
         // The state may have moved on (a terminate, an update) since the
         // worker read it: that state's reconcile sees to the object.
-        let state = self.contexts.state(key)?;
+        let owned = key.to_owned();
+        let state = stored::off_the_workers(&self.contexts, move |c| c.state(&owned)).await?;
         let deploys = matches!(
             state.state,
             DeployState::Instantiated | DeployState::Updated
@@ -112,17 +118,20 @@ impl Inner {
     /// Whether `heir` (a DIG a migrate handed objects to) has applied, or
     /// given up on, every resource of its context; an heir no longer
     /// deployed waits for nothing.
-    fn holds_what_was_handed_over(&self, heir: &str) -> Result<bool, RsyncError> {
-        let state = self.contexts.state(heir)?;
-        if !matches!(
-            state.state,
-            DeployState::Instantiated | DeployState::Updated
-        ) || state.revision == 0
-        {
+    async fn holds_what_was_handed_over(&self, heir: &str) -> Result<bool, RsyncError> {
+        let heir = heir.to_owned();
+        let read = stored::off_the_workers(&self.contexts, move |c| {
+            let state = c.state(&heir)?;
+            if !state.state.is_deployed() || state.revision == 0 {
+                return Ok(None);
+            }
+            let context = c.read(&heir, state.revision)?;
+            let statuses = c.statuses(&heir, state.revision)?;
+            Ok(Some((context, statuses)))
+        });
+        let Some((context, statuses)) = read.await? else {
             return Ok(true);
-        }
-        let context = self.contexts.read(heir, state.revision)?;
-        let statuses = self.contexts.statuses(heir, state.revision)?;
+        };
         Ok(context.apps.iter().all(|app| {
             app.placement.iter().all(|placement| {
                 app.resources_on(&placement.cluster).iter().all(|resource| {
@@ -197,7 +206,9 @@ impl Inner {
             }
         }
         let mut clusters = JoinSet::new();
-        for (cluster, kinds) in self.contexts.footprint(key)? {
+        let owned = key.to_owned();
+        let footprint = stored::off_the_workers(&self.contexts, move |c| c.footprint(&owned));
+        for (cluster, kinds) in footprint.await? {
             let work = ClusterWork::new(self, key, context, &cluster, applied);
             let keep = wanted.remove(&cluster).unwrap_or_default();
             clusters.spawn(work.clean(kinds, keep, !deployed));
@@ -248,7 +259,7 @@ impl ClusterWork {
     /// The cluster, as this context reaches it.
     async fn target(&self) -> Result<Arc<dyn SyncTarget>, SyncError> {
         self.inner
-            .target_as(&crate::Reach::of(&self.cluster, &self.context.meta))
+            .target_as(&crate::engine::Reach::of(&self.cluster, &self.context.meta))
             .await
     }
 
@@ -294,11 +305,13 @@ impl ClusterWork {
     }
 
     /// What is recorded for `app`'s resources on this cluster in this revision.
-    fn recorded(&self, app: &str) -> Result<HashMap<String, ResourceStatus>, RsyncError> {
-        Ok(self
-            .inner
-            .contexts
-            .statuses_on(&self.key, self.revision(), app, &self.cluster)?)
+    async fn recorded(&self, app: &str) -> Result<HashMap<String, ResourceStatus>, RsyncError> {
+        let (key, revision) = (self.key.clone(), self.revision());
+        let (app, cluster) = (app.to_owned(), self.cluster.clone());
+        Ok(stored::off_the_workers(&self.inner.contexts, move |c| {
+            c.statuses_on(&key, revision, &app, &cluster)
+        })
+        .await?)
     }
 
     /// Writes the statuses that differ from what is `recorded`, and
@@ -306,14 +319,14 @@ impl ClusterWork {
     ///
     /// A repair may have recorded a drift since this work read the
     /// statuses: then they are read again, and a later drift kept.
-    fn record(
+    async fn record(
         &self,
         app: &str,
         recorded: &mut HashMap<String, ResourceStatus>,
         statuses: &[(String, ResourceStatus)],
     ) -> Result<(), RsyncError> {
         if self.applied.repairs() != self.repairs_seen {
-            *recorded = self.recorded(app)?;
+            *recorded = self.recorded(app).await?;
         }
         let changed: Vec<(String, ResourceStatus)> = statuses
             .iter()
@@ -333,14 +346,13 @@ impl ClusterWork {
             .filter(|(key, status)| recorded.get(key) != Some(status))
             .collect();
         if !changed.is_empty() {
-            self.inner.contexts.put_statuses(
-                &self.key,
-                self.revision(),
-                app,
-                &self.cluster,
-                &changed,
-                self.fence.as_ref(),
-            )?;
+            let (key, revision) = (self.key.clone(), self.revision());
+            let (app, cluster) = (app.to_owned(), self.cluster.clone());
+            let (writes, fence) = (changed.clone(), self.fence.clone());
+            stored::off_the_workers(&self.inner.contexts, move |c| {
+                c.put_statuses(&key, revision, &app, &cluster, &writes, fence.as_ref())
+            })
+            .await?;
             recorded.extend(changed);
         }
         Ok(())
@@ -377,13 +389,13 @@ impl ClusterWork {
             };
             match result {
                 Ok(done) => {
-                    self.connectivity(Connectivity::Available);
+                    self.connectivity(Connectivity::Available).await;
                     return Ok(done);
                 }
                 Err(error) if error.is_transient() && tries + 1 < self.inner.config.attempts => {
                     tries += 1;
                     self.inner.metrics.retry();
-                    self.connectivity(Connectivity::Retrying);
+                    self.connectivity(Connectivity::Retrying).await;
                     tracing::warn!(cluster = %self.cluster, %error, attempt = tries, "cluster not reachable; retrying");
                     let delay = delays.next().unwrap_or(self.inner.config.backoff.1);
                     tokio::time::sleep(delay).await;
@@ -393,21 +405,22 @@ impl ClusterWork {
         }
     }
 
-    fn connectivity(&self, state: Connectivity) {
-        let mut reported = self.reported.lock().unwrap_or_else(|p| p.into_inner());
-        if reported.replace(state) == Some(state) {
-            return;
+    async fn connectivity(&self, state: Connectivity) {
+        {
+            let mut reported = self.reported.lock().unwrap_or_else(|p| p.into_inner());
+            if reported.replace(state) == Some(state) {
+                return;
+            }
         }
         if state == Connectivity::Available {
-            self.inner.reached(&self.cluster);
+            self.inner.reached(&self.cluster).await;
         }
-        if let Err(error) = self.inner.contexts.put_connectivity(
-            &self.key,
-            self.revision(),
-            &self.cluster,
-            state,
-            self.fence.as_ref(),
-        ) {
+        let (key, revision) = (self.key.clone(), self.revision());
+        let (cluster, fence) = (self.cluster.clone(), self.fence.clone());
+        let written = stored::off_the_workers(&self.inner.contexts, move |c| {
+            c.put_connectivity(&key, revision, &cluster, state, fence.as_ref())
+        });
+        if let Err(error) = written.await {
             tracing::warn!(cluster = %self.cluster, %error, "could not record connectivity");
         }
     }

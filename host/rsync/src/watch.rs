@@ -11,9 +11,10 @@ use futures_util::StreamExt;
 
 use wasmco_core::ClusterRef;
 
+use crate::engine::Inner;
+use crate::owner::DIG_LABEL;
 use crate::tasks::KeyedTasks;
 use crate::worker::Drifted;
-use crate::{DIG_LABEL, Inner};
 
 /// The running watches, by cluster and kind (`apiVersion`, `kind`).
 pub(crate) type Watches = KeyedTasks<(ClusterRef, String, String)>;

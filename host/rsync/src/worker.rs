@@ -14,8 +14,8 @@ use tokio::task::JoinSet;
 use wasmco_core::ClusterRef;
 use wasmco_store::appcontext::StoredContext;
 
-use crate::Inner;
 use crate::drift::Applied;
+use crate::engine::Inner;
 use crate::target::Changed;
 
 /// What a finished reconcile leaves to do.
@@ -229,7 +229,7 @@ impl Inner {
 }
 
 /// How a reconcile ended, in a word.
-fn ended(outcome: &Result<Settled, crate::RsyncError>) -> &'static str {
+fn ended(outcome: &Result<Settled, crate::engine::RsyncError>) -> &'static str {
     match outcome {
         Ok(Settled::Idle) => "idle",
         Ok(Settled::Resync) => "settled",

@@ -62,7 +62,7 @@ pub(super) fn precheck(
     {
         return Err(RegistrationError::WrongWorld {
             kind,
-            expected: crate::export_names(kind),
+            expected: crate::controller::export_names(kind),
             found: if surface.exports.is_empty() {
                 "nothing".to_owned()
             } else {

@@ -17,8 +17,8 @@ use wasmco_store::appcontext::{
 };
 
 use super::{ClusterWork, Outcome};
-use crate::RsyncError;
 use crate::drift::{self, Fingerprint};
+use crate::engine::RsyncError;
 use crate::owner::{self, FORCE_ANNOTATION, Holder, field_manager, labels};
 use crate::target::{self, ApplyAs, Labels, SyncError};
 use crate::worker::Settled;
@@ -46,7 +46,7 @@ impl ClusterWork {
         // come after the base, whatever their kind).
         resources.sort_by_key(|r| kind_rank(r));
         let labels = labels(&self.key, Some(&app.name));
-        let mut recorded = self.recorded(&app.name)?;
+        let mut recorded = self.recorded(&app.name).await?;
         // A chart's pre-install hooks finish before its first apply here.
         if let Err(failed) = self.run_hooks(app, HookEvent::PreInstall).await? {
             let statuses: Vec<_> = resources
@@ -56,7 +56,7 @@ impl ClusterWork {
                     (r.key.to_string(), ResourceStatus::failed(r, waiting))
                 })
                 .collect();
-            self.record(&app.name, &mut recorded, &statuses)?;
+            self.record(&app.name, &mut recorded, &statuses).await?;
             return Ok(Outcome {
                 settled: Settled::Incomplete,
                 applied: 0,
@@ -94,7 +94,7 @@ impl ClusterWork {
                         )
                     })
                     .collect();
-                self.record(&app.name, &mut recorded, &statuses)?;
+                self.record(&app.name, &mut recorded, &statuses).await?;
                 return Ok(Outcome {
                     settled: Settled::Incomplete,
                     applied: 0,
@@ -193,7 +193,7 @@ impl ClusterWork {
             .filter(|(_, s)| s.applied || s.status.deployed != Deployed::Applied)
             .map(|(key, synced)| (key.clone(), synced.status.clone()))
             .collect();
-        self.record(&app.name, &mut recorded, &progress)?;
+        self.record(&app.name, &mut recorded, &progress).await?;
         let mut statuses: Vec<(String, ResourceStatus)> = results
             .iter()
             .map(|(key, synced)| (key.clone(), synced.status.clone()))
@@ -207,14 +207,15 @@ impl ClusterWork {
                 status.ready = Readiness::Ready;
             }
         }
-        self.record(&app.name, &mut recorded, &statuses)?;
+        self.record(&app.name, &mut recorded, &statuses).await?;
         for (resource, (key, status)) in resources.iter().zip(&mut statuses) {
             if status.deployed == Deployed::Applied
                 && status.ready != Readiness::Ready
                 && self.wait_ready(resource).await
             {
                 status.ready = Readiness::Ready;
-                self.record(&app.name, &mut recorded, &[(key.clone(), status.clone())])?;
+                self.record(&app.name, &mut recorded, &[(key.clone(), status.clone())])
+                    .await?;
             }
         }
         for (resource, (_, status)) in resources.iter().zip(&statuses) {
@@ -259,7 +260,7 @@ impl ClusterWork {
             // Our own write, or a change to fields rsync does not set.
             return Ok(false);
         }
-        let mut recorded = self.recorded(app)?;
+        let mut recorded = self.recorded(app).await?;
         let key = resource.key.to_string();
         let synced = self
             .sync_resource(app, resource, &labels, live.as_ref(), recorded.get(&key))
@@ -269,7 +270,7 @@ impl ClusterWork {
             status.ready = Readiness::Ready;
         }
         let waits = status.deployed == Deployed::Applied && status.ready != Readiness::Ready;
-        self.record(app, &mut recorded, &[(key, status)])?;
+        self.record(app, &mut recorded, &[(key, status)]).await?;
         self.applied.repaired();
         Ok(waits || synced.transient)
     }

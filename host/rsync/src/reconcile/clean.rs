@@ -12,7 +12,7 @@ use wasmco_core::resource::Resource;
 use wasmco_store::appcontext::{Deployed, ResourceStatus, StoredApp};
 
 use super::ClusterWork;
-use crate::RsyncError;
+use crate::engine::RsyncError;
 use crate::owner::{self, APP_LABEL, DIG_LABEL, Holder, field_manager, labels};
 use crate::target::Labels;
 use crate::worker::Settled;
@@ -177,7 +177,7 @@ impl ClusterWork {
         // superseded, in flight when it was stopped): delete again later.
         let mut settled = Settled::Idle;
         for app in apps {
-            let mut recorded = self.recorded(&app.name)?;
+            let mut recorded = self.recorded(&app.name).await?;
             let statuses: Vec<_> = app
                 .resources_on(&self.cluster)
                 .into_iter()
@@ -219,7 +219,7 @@ impl ClusterWork {
                     (key, status)
                 })
                 .collect();
-            self.record(&app.name, &mut recorded, &statuses)?;
+            self.record(&app.name, &mut recorded, &statuses).await?;
         }
         Ok(settled)
     }

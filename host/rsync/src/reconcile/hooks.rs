@@ -15,8 +15,9 @@ use wasmco_core::hooks::{Hook, HookDeletePolicy, HookEvent};
 use wasmco_store::appcontext::{ResourceStatus, StoredApp};
 
 use super::ClusterWork;
-use crate::RsyncError;
+use crate::engine::RsyncError;
 use crate::owner::{self, APP_LABEL, HOOK_LABEL, Holder, field_manager};
+use crate::stored;
 use crate::target::{ApplyAs, Labels};
 
 /// Why a hook did not finish.
@@ -36,14 +37,15 @@ impl ClusterWork {
         if hooks.is_empty() {
             return Ok(Ok(()));
         }
-        let mut run = self
-            .inner
-            .contexts
-            .hooks_run(&self.key, &app.name, &self.cluster)?;
+        let (key, app_name, cluster) = (self.key.clone(), app.name.clone(), self.cluster.clone());
+        let mut run = stored::off_the_workers(&self.inner.contexts, move |c| {
+            c.hooks_run(&key, &app_name, &cluster)
+        })
+        .await?;
         if run.contains(&event) {
             return Ok(Ok(()));
         }
-        let mut recorded = self.recorded(&app.name)?;
+        let mut recorded = self.recorded(&app.name).await?;
         for hook in hooks {
             tracing::info!(target = %self.key, cluster = %self.cluster, app = %app.name, hook = %hook.resource.key, ?event, "running hook");
             let outcome = self.run_hook(&app.name, hook).await;
@@ -56,7 +58,8 @@ impl ClusterWork {
                 }
                 Err(failed) => ResourceStatus::failed(&hook.resource, failed.message.clone()),
             };
-            self.record(&app.name, &mut recorded, &[(key, status)])?;
+            self.record(&app.name, &mut recorded, &[(key, status)])
+                .await?;
             if let Err(failed) = outcome {
                 return Ok(Err(HookFailed {
                     message: format!(
@@ -70,13 +73,7 @@ impl ClusterWork {
             }
         }
         run.insert(event);
-        self.inner.contexts.put_hooks_run(
-            &self.key,
-            &app.name,
-            &self.cluster,
-            &run,
-            self.fence.as_ref(),
-        )?;
+        self.put_hooks_run(&app.name, run).await?;
         Ok(Ok(()))
     }
 
@@ -88,13 +85,21 @@ impl ClusterWork {
                 tracing::warn!(target = %self.key, cluster = %self.cluster, hook = %hook.resource.key, %error, "could not remove a hook object");
             }
         }
-        self.inner.contexts.put_hooks_run(
-            &self.key,
-            &app.name,
-            &self.cluster,
-            &Default::default(),
-            self.fence.as_ref(),
-        )?;
+        self.put_hooks_run(&app.name, Default::default()).await
+    }
+
+    /// Records which of `app`'s hooks ran here.
+    async fn put_hooks_run(
+        &self,
+        app: &str,
+        run: std::collections::BTreeSet<wasmco_core::hooks::HookEvent>,
+    ) -> Result<(), RsyncError> {
+        let (key, app) = (self.key.clone(), app.to_owned());
+        let (cluster, fence) = (self.cluster.clone(), self.fence.clone());
+        stored::off_the_workers(&self.inner.contexts, move |c| {
+            c.put_hooks_run(&key, &app, &cluster, &run, fence.as_ref())
+        })
+        .await?;
         Ok(())
     }
 
