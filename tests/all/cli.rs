@@ -5,12 +5,13 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::blocking::Client;
 use serde_json::Value;
 
 use crate::support::guest_path;
+use crate::support::wait::{eventually, wait_until};
 
 pub(crate) fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -62,24 +63,13 @@ impl Dev {
     }
 
     fn wait_for_line(&self, start: &str, timeout: Duration) -> String {
-        let deadline = Instant::now() + timeout;
-        loop {
-            if let Some(line) = self
-                .lines
-                .lock()
-                .unwrap()
-                .iter()
-                .find(|l| l.starts_with(start))
-            {
-                return line.clone();
+        eventually(format!("a line starting {start:?}"), timeout, || {
+            let lines = self.lines.lock().unwrap();
+            match lines.iter().find(|l| l.starts_with(start)) {
+                Some(line) => Ok(line.clone()),
+                None => Err(format!("{lines:#?}")),
             }
-            assert!(
-                Instant::now() < deadline,
-                "no line starting {start:?} in {:#?}",
-                self.lines.lock().unwrap()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        })
     }
 
     /// Runs the CLI against this server from the repository's root, with
@@ -257,11 +247,11 @@ fn an_ephemeral_dev_server_lets_the_cli_in_from_another_shell() {
         .status()
         .unwrap();
     assert!(stopped.success());
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while file.exists() {
-        assert!(Instant::now() < deadline, "the token outlived the server");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until(
+        "the token to go with the server",
+        Duration::from_secs(20),
+        || !file.exists(),
+    );
 }
 
 #[test]
@@ -493,7 +483,7 @@ fn custom_controller_is_built_uploaded_and_used() {
 }
 
 #[test]
-fn examples_controller_is_the_template_unchanged() {
+fn examples_controller_is_the_template_but_for_the_repositorys_sdk_and_contract() {
     let dir = tempfile::tempdir().unwrap();
     let fresh = dir.path().join("team-labels");
     let made = wasmco(&[
@@ -507,26 +497,79 @@ fn examples_controller_is_the_template_unchanged() {
     ]);
     assert!(made.status.success());
     let example = repo().join("examples/custom-controller/controller");
+    // Where a new crate keeps its copies, the example names the originals.
+    let to_originals = |text: String| {
+        text.replace(
+            r#"wasmco-guest = { path = "sdk" }"#,
+            r#"wasmco-guest = { path = "../../../sdk" }"#,
+        )
+        .replace(r#"path: "wit" }"#, r#"path: "../../../wit" }"#)
+    };
     for file in [
         "Cargo.toml",
         "src/lib.rs",
-        "wit/controller.wit",
-        "sdk/src/lib.rs",
-        "sdk/src/testing.rs",
-        "sdk/src/records.rs",
-        "sdk/src/intents.rs",
-        "sdk/src/quantity.rs",
-        "sdk/src/pods.rs",
-        "sdk/Cargo.toml",
         "fixture.json",
         ".cargo/config.toml",
     ] {
         assert_eq!(
-            std::fs::read_to_string(fresh.join(file)).unwrap(),
+            to_originals(std::fs::read_to_string(fresh.join(file)).unwrap()),
             std::fs::read_to_string(example.join(file)).unwrap(),
-            "{file} differs: regenerate the example with `wasmco controller new`"
+            "{file} differs: regenerate the example with `wasmco controller new`, \
+             then point it at the repository's sdk/ and wit/"
         );
     }
+    for copy in ["sdk", "wit"] {
+        assert!(fresh.join(copy).is_dir(), "a new crate carries {copy}/");
+        assert!(
+            !example.join(copy).exists(),
+            "the example keeps no copy of {copy}/: it uses the repository's"
+        );
+    }
+}
+
+#[test]
+fn examples_controller_builds_and_runs_on_the_repositorys_sdk_and_contract() {
+    let example = repo().join("examples/custom-controller/controller");
+    let built = wasmco_ok(&["controller", "build", example.to_str().unwrap()]);
+    let wasm = built.trim();
+    assert!(wasm.ends_with("team_labels.wasm"), "{wasm}");
+    let cache = tempfile::tempdir().unwrap();
+    let fixture = example.join("fixture.json");
+    let report: Value = serde_json::from_str(&wasmco_ok(&[
+        "controller",
+        "test",
+        wasm,
+        "--input",
+        fixture.to_str().unwrap(),
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
+    ]))
+    .unwrap();
+    assert_eq!(
+        report["edits"],
+        serde_json::json!([{"patch": {"app": "web", "clusters": "all", "target": "Deployment/web",
+                                      "mergePatch": {"metadata": {"labels": {"team": "payments"}}}}}])
+    );
+    // The SDK cargo resolves is the repository's, through the example's
+    // own lock file as it stands.
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let pkgid = Command::new(cargo)
+        .args(["pkgid", "--locked", "--offline", "--manifest-path"])
+        .arg(example.join("Cargo.toml"))
+        .arg("wasmco-guest")
+        .output()
+        .unwrap();
+    assert!(
+        pkgid.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pkgid.stderr)
+    );
+    let pkgid = String::from_utf8_lossy(&pkgid.stdout);
+    let sdk = repo().join("sdk").canonicalize().unwrap();
+    assert!(
+        pkgid.starts_with(&format!("path+file://{}#wasmco-guest@", sdk.display())),
+        "{pkgid}"
+    );
 }
 
 #[test]
@@ -699,15 +742,14 @@ fn errors_a_person_can_act_on() {
         "{table}"
     );
     // Each cluster's health, once its first probe answered.
-    let started = Instant::now();
-    loop {
+    eventually("every cluster reachable", Duration::from_secs(20), || {
         let table = dev.ok(&["get", "clusters", "--provider", "dev"]);
         if table.matches("Reachable").count() == 3 {
-            break;
+            Ok(())
+        } else {
+            Err(table)
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "{table}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    });
 
     // EMCO files with what wasmco lacks: named, the rest applied; -s stops.
     let dir = tempfile::tempdir().unwrap();

@@ -7,6 +7,21 @@ use serde_json::{Value, json};
 
 use crate::cli::{Dev, repo, toolchains, wasmco, wasmco_ok as ok};
 
+/// `wasmco controller test` of `project` against its own fixture: the report.
+fn test_against_fixture(project: &str, cache: &std::path::Path) -> Value {
+    let fixture = format!("{project}/fixture.json");
+    let report = ok(&[
+        "controller",
+        "test",
+        project,
+        "--input",
+        &fixture,
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ]);
+    serde_json::from_str(&report).unwrap()
+}
+
 #[test]
 fn new_python_and_js_projects_build_and_answer_their_fixtures_as_rusts_do() {
     let dir = tempfile::tempdir().unwrap();
@@ -40,17 +55,7 @@ fn new_python_and_js_projects_build_and_answer_their_fixtures_as_rusts_do() {
             ]);
             let built = ok(&["controller", "build", project]);
             assert!(built.trim().ends_with(&format!("{name}.wasm")), "{built}");
-            let fixture = format!("{project}/fixture.json");
-            let report: Value = serde_json::from_str(&ok(&[
-                "controller",
-                "test",
-                project,
-                "--input",
-                &fixture,
-                "--cache-dir",
-                cache.to_str().unwrap(),
-            ]))
-            .unwrap();
+            let report = test_against_fixture(project, &cache);
             assert_eq!(report["controller"], *kind, "{name}");
             assert_eq!(report["edits"], *edits, "{name}");
         }
@@ -86,6 +91,34 @@ fn new_python_and_js_projects_build_and_answer_their_fixtures_as_rusts_do() {
 
 #[test]
 fn a_python_and_a_js_controller_deploy_the_polyglot_example() {
+    // Each project builds from the repository's SDK and contract and
+    // answers its fixture, before the server builds it again to upload.
+    let cache = tempfile::tempdir().unwrap();
+    for (project, kind, edits) in [
+        (
+            "examples/polyglot/label-rules",
+            "placement",
+            json!([{"unplace": {"app": "web", "clusters": ["dev/dev-1", "dev/dev-3"]}}]),
+        ),
+        (
+            "examples/polyglot/stamp",
+            "action",
+            std::iter::once(json!({"patch": {"app": "web", "clusters": "all", "target": "Deployment/web",
+                                          "mergePatch": {"metadata": {"labels": {"team": "payments"}}}}}))
+                .chain((1..=3).map(|n| {
+                    let cluster = format!("dev/dev-{n}");
+                    json!({"add": {"app": "web", "clusters": [cluster],
+                        "manifest": {"apiVersion": "v1", "kind": "ConfigMap",
+                            "metadata": {"name": "web-owner", "labels": {"team": "payments"}},
+                            "data": {"team": "payments", "cluster": cluster}}}})
+                }))
+                .collect::<Value>(),
+        ),
+    ] {
+        let report = test_against_fixture(project, cache.path());
+        assert_eq!(report["controller"], kind, "{project}");
+        assert_eq!(report["edits"], edits, "{project}");
+    }
     let dev = Dev::start();
     dev.ok(&["apply", "-f", "examples/polyglot", "-s"]);
     dev.ok(&["status", "checkout", "--timeout", "60s"]);
@@ -115,30 +148,40 @@ fn a_python_and_a_js_controller_deploy_the_polyglot_example() {
 }
 
 #[test]
-fn the_examples_sdks_are_the_repositorys_and_the_toolchains_the_clis() {
-    for (copy, original) in [
+fn the_examples_use_the_repositorys_sdks_and_the_toolchains_are_the_clis() {
+    // The polyglot example's projects name the repository's SDK and
+    // contract in their project file rather than keeping copies.
+    for (project, sdk, copies) in [
         (
-            "examples/polyglot/label-rules/wasmco_controller/__init__.py",
-            "sdk/python/wasmco_controller/__init__.py",
+            "examples/polyglot/label-rules",
+            "sdk/python",
+            ["wasmco_controller", "wit"],
         ),
         (
-            "examples/polyglot/stamp/wasmco_controller.js",
-            "sdk/js/wasmco_controller.js",
-        ),
-        (
-            "examples/polyglot/label-rules/wit/controller.wit",
-            "wit/controller.wit",
-        ),
-        (
-            "examples/polyglot/stamp/wit/controller.wit",
-            "wit/controller.wit",
+            "examples/polyglot/stamp",
+            "sdk/js",
+            ["wasmco_controller.js", "wit"],
         ),
     ] {
-        assert_eq!(
-            std::fs::read_to_string(repo().join(copy)).unwrap(),
-            std::fs::read_to_string(repo().join(original)).unwrap(),
-            "{copy} differs from {original}: copy it again"
-        );
+        let dir = repo().join(project);
+        let file: Value =
+            serde_json::from_slice(&std::fs::read(dir.join("controller.json")).unwrap()).unwrap();
+        for (field, original) in [("sdk", sdk), ("wit", "wit")] {
+            let named = file[field]
+                .as_str()
+                .unwrap_or_else(|| panic!("{project}: no {field}"));
+            assert_eq!(
+                dir.join(named).canonicalize().unwrap(),
+                repo().join(original).canonicalize().unwrap(),
+                "{project}'s {field}"
+            );
+        }
+        for copy in copies {
+            assert!(
+                !dir.join(copy).exists(),
+                "{project}/{copy} is a copy: the project uses the repository's"
+            );
+        }
     }
     let script = std::fs::read_to_string(repo().join("tests/sdk/toolchains.sh")).unwrap();
     for pinned in [

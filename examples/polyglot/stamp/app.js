@@ -1,7 +1,7 @@
 // `stamp`: labels every resource of every app with the intent's `labels`,
 // and adds a ConfigMap saying who owns the app and where it runs.
 // {"labels": {"team": "payments"}}
-import { Refuse, actionController } from "./wasmco_controller.js";
+import { Refuse, actionController } from "../../../sdk/js/wasmco_controller.js";
 
 export const action = actionController((request) => {
   const labels = request.intent.labels;

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use wasmco_guest::StringTable;
 
 mod bindings {
-    wit_bindgen::generate!({ world: "action-controller", path: "wit" });
+    wit_bindgen::generate!({ world: "action-controller", path: "../../../wit" });
 }
 
 use bindings::exports::wasmco::controller::action::{

@@ -57,6 +57,19 @@ struct Project {
     #[serde(rename = "type")]
     kind: ControllerKind,
     language: Language,
+    /// The contract's directory, relative to the project; `wit` when left
+    /// out. A project that lives beside the contract (the repository's
+    /// examples) names it rather than keeping a copy that can go stale.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    wit: Option<PathBuf>,
+    /// The directory holding the SDK (`wasmco_controller/` or
+    /// `wasmco_controller.js`), relative to the project; the project itself
+    /// when left out. Python finds it on the search path; JavaScript
+    /// imports it by its relative path, and ComponentizeJS, which reads no
+    /// file outside the directory it runs in, then runs from the directory
+    /// holding both the project and the SDK.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    sdk: Option<PathBuf>,
 }
 
 /// Writes a Python or JavaScript project called `name` into `dir` (checked
@@ -82,6 +95,8 @@ pub fn new_project(
         name: name.to_owned(),
         kind,
         language,
+        wit: None,
+        sdk: None,
     };
     let manifest =
         serde_json::to_string_pretty(&project).map_err(|e| CliError::Build(e.to_string()))?;
@@ -157,12 +172,12 @@ pub fn build(dir: &Path) -> Result<PathBuf, CliError> {
     match project_in(dir)? {
         Some(project) if project.language != Language::Rust => {
             let language = project.language;
-            // Relative to `dir`, where the tool runs.
             let out = format!("{}.wasm", project.name);
-            let world = project.kind.world();
+            // Kept until the tool has run.
+            let mut staged = None;
             let mut command = match language {
-                Language::Python => python_build(world, &out),
-                _ => js_build(dir, world, &out)?,
+                Language::Python => python_build(dir, &project, &out, &mut staged)?,
+                _ => js_build(dir, &project, &out)?,
             };
             let (tool, install) = match language {
                 Language::Python => (
@@ -182,7 +197,6 @@ pub fn build(dir: &Path) -> Result<PathBuf, CliError> {
             // What the tool says goes to stderr: stdout is the component's
             // path (build) or the report (test).
             let status = command
-                .current_dir(dir)
                 .stdout(Stdio::from(std::io::stderr()))
                 .status()
                 .map_err(|error| {
@@ -206,41 +220,97 @@ pub fn build(dir: &Path) -> Result<PathBuf, CliError> {
     }
 }
 
-/// componentize-py, from `WASMCO_COMPONENTIZE_PY` or the PATH, making
-/// `out` from `app.py` and the packages beside it.
-fn python_build(world: &str, out: &str) -> Command {
+/// The contract's directory of `project`, as [`Project::wit`] says.
+fn wit_dir(project: &Project) -> &Path {
+    project.wit.as_deref().unwrap_or(Path::new("wit"))
+}
+
+/// componentize-py, from `WASMCO_COMPONENTIZE_PY` or the PATH, run in `dir`
+/// and making `out` there from `app.py` and the packages beside it (and
+/// the SDK's, when the project names its directory: staged into `staged`).
+fn python_build(
+    dir: &Path,
+    project: &Project,
+    out: &str,
+    staged: &mut Option<tempfile::TempDir>,
+) -> Result<Command, CliError> {
     let tool =
         std::env::var_os("WASMCO_COMPONENTIZE_PY").unwrap_or_else(|| "componentize-py".into());
     let mut command = Command::new(tool);
     command
-        .args([
-            "-d",
-            "wit",
-            "-w",
-            world,
-            "componentize",
-            "app",
-            "-p",
-            ".",
-            "-o",
-        ])
-        .arg(out);
-    command
+        .current_dir(dir)
+        .arg("-d")
+        .arg(wit_dir(project))
+        .args(["-w", project.kind.world(), "componentize", "app", "-p", "."]);
+    if let Some(sdk) = &project.sdk {
+        // componentize-py writes `__pycache__` beside every module it
+        // imports, whatever PYTHONDONTWRITEBYTECODE says: it gets a copy
+        // of the SDK, so that a build leaves the SDK's directory as it was.
+        let stage = tempfile::tempdir().map_err(|source| CliError::Io {
+            path: std::env::temp_dir(),
+            source,
+        })?;
+        copy_sources(&dir.join(sdk), stage.path())?;
+        command.arg("-p").arg(stage.path());
+        *staged = Some(stage);
+    }
+    command.arg("-o").arg(out);
+    Ok(command)
+}
+
+/// Copies the tree at `from` into `to`, but for Python's bytecode caches.
+fn copy_sources(from: &Path, to: &Path) -> Result<(), CliError> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| CliError::Io { path, source }
+    };
+    std::fs::create_dir_all(to).map_err(io(to))?;
+    for entry in std::fs::read_dir(from).map_err(io(from))? {
+        let entry = entry.map_err(io(from))?;
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        if entry.file_type().map_err(io(&source))?.is_dir() {
+            if entry.file_name() != "__pycache__" {
+                copy_sources(&source, &target)?;
+            }
+        } else {
+            std::fs::copy(&source, &target).map_err(io(&source))?;
+        }
+    }
+    Ok(())
 }
 
 /// ComponentizeJS, from `WASMCO_COMPONENTIZE_JS` or the project's
-/// `node_modules` (installed with npm first when missing), making `out` from
-/// `app.js` and the modules it imports. wasi:http, which controllers may not
-/// import, is left out of the component.
-fn js_build(dir: &Path, world: &str, out: &str) -> Result<Command, CliError> {
+/// `node_modules` (installed with npm first when missing), making `out` in
+/// `dir` from `app.js` and the modules it imports. wasi:http, which
+/// controllers may not import, is left out of the component.
+fn js_build(dir: &Path, project: &Project, out: &str) -> Result<Command, CliError> {
+    let canonical = |path: &Path| {
+        path.canonicalize().map_err(|source| CliError::Io {
+            path: path.to_owned(),
+            source,
+        })
+    };
+    let dir = canonical(dir)?;
+    // ComponentizeJS reads the modules `app.js` imports only under the
+    // directory it runs in: the project's, or the one holding the SDK too.
+    let root = match &project.sdk {
+        Some(sdk) => {
+            let sdk = canonical(&dir.join(sdk))?;
+            dir.ancestors()
+                .find(|ancestor| sdk.starts_with(ancestor))
+                .unwrap_or(&dir)
+                .to_owned()
+        }
+        None => dir.clone(),
+    };
     let tool = match std::env::var_os("WASMCO_COMPONENTIZE_JS") {
         Some(tool) => PathBuf::from(tool),
         None => {
-            let installed = Path::new("node_modules/.bin/componentize-js");
-            if !dir.join(installed).exists() {
+            let installed = dir.join("node_modules/.bin/componentize-js");
+            if !installed.exists() {
                 let status = Command::new("npm")
                     .args(["install", "--no-audit", "--no-fund"])
-                    .current_dir(dir)
+                    .current_dir(&dir)
                     .stdout(Stdio::from(std::io::stderr()))
                     .status()
                     .map_err(|error| {
@@ -259,16 +329,24 @@ fn js_build(dir: &Path, world: &str, out: &str) -> Result<Command, CliError> {
                     )));
                 }
             }
-            installed.to_owned()
+            installed
         }
     };
     let mut command = Command::new(tool);
-    command.args(["app.js", "--wit", "wit", "-n", world]).args([
-        "-d",
-        "http",
-        "fetch-event",
-        "-o",
-        out,
-    ]);
+    // Absolute paths: ComponentizeJS runs in `root`, which may be above `dir`.
+    command
+        .current_dir(&root)
+        .arg(dir.join("app.js"))
+        .arg("--wit")
+        .arg(dir.join(wit_dir(project)))
+        .args([
+            "-n",
+            project.kind.world(),
+            "-d",
+            "http",
+            "fetch-event",
+            "-o",
+        ])
+        .arg(dir.join(out));
     Ok(command)
 }
