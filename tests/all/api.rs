@@ -4,7 +4,7 @@
 use reqwest::blocking::multipart;
 use serde_json::json;
 
-use crate::http::{Server, doc, expect, fixture, raw_request, refused, wasm};
+use crate::support::server::{Server, doc, expect, fixture, raw_request, refused, wasm};
 
 const P: &str = "/v2/projects/proj1";
 const CA: &str = "/v2/projects/proj1/composite-apps/vfw/v1";

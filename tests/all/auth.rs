@@ -1,12 +1,11 @@
 //! The host's own API: bearer-token auth and `serve --tls` with the host CA.
 
-use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 use reqwest::blocking::Client;
 use serde_json::Value;
 
-use crate::http::{Server, authorised};
+use crate::support::server::{Server, authorised};
 
 #[test]
 fn every_route_but_healthz_needs_the_admin_token() {
@@ -62,15 +61,7 @@ fn https_verifies_against_the_host_ca_and_the_cli_follows() {
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let base = line
-            .trim()
-            .strip_prefix("wasmco API listening on ")
-            .unwrap()
-            .to_owned();
+        let base = crate::support::server::api_address(&mut child);
         (child, base)
     };
     let (mut child, base) = start();

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::deploy::{DIG, action, add_placement, set_up_with};
-use crate::http::{Server, doc, expect, fixture, peak_memory_kib, wasm};
+use crate::support::server::{Server, doc, expect, fixture, peak_memory_kib, wasm};
 
 /// The gac intent the DIG hands gac, replaced by `customizations`.
 fn set_gac_intent(server: &Server, customizations: Value) {
@@ -278,6 +278,8 @@ fn a_slow_dig_does_not_hold_another_dig_s_actions() {
     );
     let started = Instant::now();
     let call = std::thread::spawn(move || client.post(url).send().unwrap().status().as_u16());
+    // A head start into its 1.5 s controller call, which nothing outside
+    // the server shows while it runs.
     std::thread::sleep(Duration::from_millis(300));
     // Another DIG's approve is not held behind it.
     let approved = Instant::now();

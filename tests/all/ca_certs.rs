@@ -6,8 +6,9 @@
 use serde_json::{Value, json};
 
 use crate::emco_flows::kubectl_apply;
-use crate::http::{Server, Virtual, doc, expect, issue_token, refused};
 use crate::kube_apiserver::kubectl;
+use crate::support::server::{Server, Virtual, doc, expect, issue_token, refused};
+use crate::support::wait::eventually;
 
 const CERT: &str = "/v2/cluster-providers/edge/ca-certs/mesh";
 
@@ -159,19 +160,23 @@ fn ca_certs_refuse_what_they_cannot_do_and_keep_what_is_stored() {
         "terminate it before the enrollment",
     );
     // The hub got its CA, chained to the issuer's.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let issuers = loop {
-        let out = kubectl(
-            &hub.kubeconfig_path,
-            &["get", "clusterissuers", "-o", "json"],
-        );
-        let list: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        let items = list["items"].as_array().cloned().unwrap_or_default();
-        if items.len() == 2 || std::time::Instant::now() > deadline {
-            break items;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    };
+    let issuers = eventually(
+        "the issuer and the hub's own",
+        std::time::Duration::from_secs(30),
+        || {
+            let out = kubectl(
+                &hub.kubeconfig_path,
+                &["get", "clusterissuers", "-o", "json"],
+            );
+            let list: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+            let items = list["items"].as_array().cloned().unwrap_or_default();
+            if items.len() == 2 {
+                Ok(items)
+            } else {
+                Err(format!("{items:?}"))
+            }
+        },
+    );
     assert_eq!(
         issuers.len(),
         2,

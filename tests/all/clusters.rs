@@ -14,11 +14,12 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::deploy::action;
-use crate::http::{Server, Virtual, doc, expect};
+use crate::support::server::{Server, Virtual, doc, expect};
 
-pub mod harness;
-
-use harness::{CA, Cluster, Deployment, all, config_map, config_maps, on_both, wait_for};
+use crate::support::clusters::{
+    CA, Cluster, Deployment, SCENARIO_PATIENCE, all, config_map, config_maps, on_both,
+};
+use crate::support::wait::wait_until;
 use wasmco_rsync::owner_label;
 
 fn apply_update_and_terminate(cluster: Cluster) {
@@ -57,7 +58,7 @@ fn apply_update_and_terminate(cluster: Cluster) {
         200,
     );
     expect(action(&deployment.server, &dig, "update"), 202);
-    wait_for("c removed and a changed", || {
+    wait_until("c removed and a changed", SCENARIO_PATIENCE, || {
         cluster.get("configmap", &name("c")).is_none()
             && cluster.get("configmap", &name("a")).unwrap()["data"]["k"] == "2"
     });
@@ -92,7 +93,9 @@ fn drift_is_repaired(cluster: Cluster) {
     let dig = deployment.instantiate(&format!("drift{tag}"), &[("cfg", manifests)]);
     deployment.wait_until(&dig, "applied", |rows| all(rows, "Applied", "Ready"));
     // Settled first: the watches started and the reconcile our own writes
-    // ask for (the virtual cluster records no field managers) done.
+    // ask for (the virtual cluster records no field managers) done. Neither
+    // shows outside the server (a watch's start least of all), and with no
+    // resync to count, a pause is all there is.
     std::thread::sleep(Duration::from_secs(2));
 
     cluster.kubectl(&["delete", "configmap", &deleted, "--namespace=default"]);
@@ -105,7 +108,7 @@ fn drift_is_repaired(cluster: Cluster) {
         "--patch",
         r#"{"data":{"k":"tampered"}}"#,
     ]);
-    wait_for("both put back", || {
+    wait_until("both put back", SCENARIO_PATIENCE, || {
         cluster.get("configmap", &deleted).is_some()
             && cluster.get("configmap", &edited).unwrap()["data"]["k"] == "1"
     });
@@ -293,8 +296,8 @@ fn keys_that_read_alike_stay_apart(cluster: Cluster) {
     for dig in [&first, &second] {
         deployment.wait_until(dig, "applied", |rows| all(rows, "Applied", "Ready"));
     }
-    // Several resyncs of each (every second here).
-    std::thread::sleep(Duration::from_secs(3));
+    // Several resyncs of each: two each, on average.
+    deployment.wait_for_resyncs(4);
     assert!(
         cluster.get("configmap", &one).is_some(),
         "the first's object was taken"
@@ -390,17 +393,16 @@ fn drift_is_repaired_while_another_object_is_not_ready(cluster: Cluster) {
                 .iter()
                 .any(|r| r.kind == "ConfigMap" && r.ready == "Ready")
     });
-    // The reconcile is waiting on the Deployment now, for a minute.
+    // The reconcile is waiting on the Deployment now, for a minute, and the
+    // watches are starting: nothing outside the server shows when they
+    // have, so a moment for them.
     std::thread::sleep(Duration::from_secs(1));
     cluster.kubectl(&["delete", "configmap", &kept, "--namespace=default"]);
-    let deleted = std::time::Instant::now();
-    while cluster.get("configmap", &kept).is_none() {
-        assert!(
-            deleted.elapsed() < Duration::from_secs(2),
-            "not repaired within 2 s while the Deployment is not ready"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until(
+        "the repair within 2 s while the Deployment is not ready",
+        Duration::from_secs(2),
+        || cluster.get("configmap", &kept).is_some(),
+    );
     deployment.wait_until(&dig, "the repair recorded", |rows| {
         rows.iter().any(|r| {
             r.kind == "ConfigMap"
@@ -449,7 +451,7 @@ fn kinds_without_a_controller_are_ready_once_there(cluster: Cluster) {
     deployment.check_against(&dig, &cluster);
     // Resyncs see the server's defaults (a Service's clusterIP, a
     // Secret's stringData turned into data) and take them for no drift.
-    std::thread::sleep(Duration::from_secs(3));
+    deployment.wait_for_resyncs(2);
     for row in deployment.rows(&dig) {
         assert!(
             row.detail.get("drift").is_none(),
@@ -473,7 +475,8 @@ fn terminate_right_after_instantiate(cluster: Cluster) {
     });
     let label = format!("{project}/ca/v1/d");
     assert_eq!(cluster.labelled(&label), Vec::<String>::new());
-    // Nothing superseded comes back later.
+    // Nothing superseded comes back later: an absence, which only time
+    // passing shows.
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(cluster.labelled(&label), Vec::<String>::new());
     deployment.check_against(&dig, &cluster);
@@ -493,6 +496,7 @@ fn instantiate_right_after_terminate(cluster: Cluster) {
     });
     let label = format!("{project}/ca/v1/d");
     assert_eq!(cluster.labelled(&label).len(), MANY);
+    // No late terminate: an absence, which only time passing shows.
     std::thread::sleep(Duration::from_secs(2));
     assert_eq!(
         cluster.labelled(&label).len(),
@@ -522,7 +526,7 @@ fn killed_during_an_update_that_drops_objects(cluster: Cluster) {
     expect(action(&deployment.server, &dig, "update"), 202);
     deployment.restart();
     let label = format!("{project}/ca/v1/d");
-    wait_for("only the kept objects", || {
+    wait_until("only the kept objects", SCENARIO_PATIENCE, || {
         cluster.labelled(&label).len() == kept
     });
     deployment.wait_until(&dig, "the update applied", |rows| {
@@ -553,13 +557,17 @@ fn a_burst_of_updates_ends_at_the_last(cluster: Cluster) {
         );
         expect(action(&deployment.server, &dig, "update"), 202);
     }
-    wait_for("every object at the last revision", || {
-        (0..30).all(|i| {
-            cluster
-                .get("configmap", &format!("{project}-{i}"))
-                .is_some_and(|c| c["data"]["rev"] == "10")
-        })
-    });
+    wait_until(
+        "every object at the last revision",
+        SCENARIO_PATIENCE,
+        || {
+            (0..30).all(|i| {
+                cluster
+                    .get("configmap", &format!("{project}-{i}"))
+                    .is_some_and(|c| c["data"]["rev"] == "10")
+            })
+        },
+    );
     deployment.wait_until(&dig, "the last revision applied", |rows| {
         rows.len() == 30 && all(rows, "Applied", "Ready")
     });
@@ -582,7 +590,7 @@ fn a_cluster_that_restarts_empty_gets_everything_back() {
             200,
         )
     };
-    wait_for("the cluster reachable", || {
+    wait_until("the cluster reachable", SCENARIO_PATIENCE, || {
         health(&deployment.server)["state"] == "Reachable"
     });
     assert!(health(&deployment.server)["version"].is_string());
@@ -590,7 +598,7 @@ fn a_cluster_that_restarts_empty_gets_everything_back() {
         unreachable!()
     };
     virtual_cluster.restart_empty("solo");
-    wait_for("everything back", || {
+    wait_until("everything back", SCENARIO_PATIENCE, || {
         cluster.labelled("empty/ca/v1/d").len() == MANY
     });
     deployment.wait_until(&dig, "all applied", |rows| all(rows, "Applied", "Ready"));
@@ -603,12 +611,14 @@ fn stop_ends_the_work_in_progress_and_terminate_follows() {
     let cluster = Cluster::Virtual(Virtual::start_slow("solo", 30));
     let mut deployment = Deployment::new(&cluster);
     let dig = deployment.instantiate("halt", &[("cfg", config_maps("halt", MANY))]);
-    wait_for("some applied", || {
+    wait_until("some applied", SCENARIO_PATIENCE, || {
         !cluster.labelled("halt/ca/v1/d").is_empty()
     });
     let stopped = expect(action(&deployment.server, &dig, "stop"), 202);
     assert_eq!(stopped["deployedStatus"], "InstantiateStopped");
-    // An apply already sent may land; after that, nothing more.
+    // An apply already sent may land (on a cluster that takes 30 ms to
+    // answer); after that, nothing more: an absence, which only time
+    // passing shows.
     std::thread::sleep(Duration::from_millis(500));
     let held = cluster.labelled("halt/ca/v1/d").len();
     std::thread::sleep(Duration::from_secs(2));
@@ -648,10 +658,14 @@ fn an_unreachable_cluster_says_so_and_since_when() {
             200,
         )
     };
-    wait_for("reachable", || status()["state"] == "Reachable");
+    wait_until("reachable", SCENARIO_PATIENCE, || {
+        status()["state"] == "Reachable"
+    });
     let up = status();
     drop(cluster);
-    wait_for("unreachable", || status()["state"] == "Unreachable");
+    wait_until("unreachable", SCENARIO_PATIENCE, || {
+        status()["state"] == "Unreachable"
+    });
     let down = status();
     assert_ne!(down["since"], up["since"]);
     assert!(
@@ -739,14 +753,14 @@ fn a_migrate_hands_objects_to_the_next_version(cluster: Cluster) {
         "spec": {"targetCompositeAppVersion": "v2", "targetDeploymentIntentGroup": "d"}});
     let refused = expect(server.post(&format!("{source}/migrate"), body.clone()), 409);
     assert!(refused.to_string().contains("Created"), "{refused}");
-    harness::place_on_solo_and_approve(server, &target, &["cfg"]);
+    crate::support::clusters::place_on_solo_and_approve(server, &target, &["cfg"]);
     let state = expect(server.post(&format!("{source}/migrate"), body), 202);
     assert_eq!(state["deployedStatus"], "Instantiated", "{state}");
     assert_eq!(state["compositeAppVersion"], "v2", "{state}");
     deployment.wait_until(&target, "v2 applied", |rows| {
         rows.len() == 2 && all(rows, "Applied", "Ready")
     });
-    wait_for("v1's own object removed", || {
+    wait_until("v1's own object removed", SCENARIO_PATIENCE, || {
         cluster.get("configmap", &name("dropped")).is_none()
     });
     let kept = cluster.get("configmap", &name("kept")).unwrap();
@@ -766,7 +780,7 @@ fn a_migrate_hands_objects_to_the_next_version(cluster: Cluster) {
         "{source_state}"
     );
     // Settled: the next resyncs leave it so.
-    std::thread::sleep(Duration::from_secs(2));
+    deployment.wait_for_resyncs(2);
     assert_eq!(uid("kept"), Some(kept_uid));
     deployment.check_against(&target, &cluster);
 }
@@ -791,7 +805,7 @@ fn a_certificate_request_is_approved(cluster: Cluster) {
                  "signerName": "kubernetes.io/kube-apiserver-client", "usages": ["client auth"]}});
     deployment.instantiate(&format!("csr{tag}"), &[("user", manifest.to_string())]);
     let mut last = String::new();
-    wait_for("the request approved", || {
+    wait_until("the request approved", SCENARIO_PATIENCE, || {
         last = cluster.kubectl(&["get", "csr", &name, "--ignore-not-found", "--output=json"]);
         last.contains("\"Approved\"")
     });
@@ -800,7 +814,7 @@ fn a_certificate_request_is_approved(cluster: Cluster) {
     assert_eq!(approved["type"], "Approved", "{csr}");
     assert_eq!(approved["status"], "True", "{csr}");
     if let Cluster::Virtual(_) = cluster {
-        wait_for("the certificate issued", || {
+        wait_until("the certificate issued", SCENARIO_PATIENCE, || {
             let csr = cluster.kubectl(&["get", "csr", &name, "--output=json"]);
             csr.contains("\"certificate\"")
         });
@@ -877,7 +891,7 @@ fn objects_an_older_version_labelled_are_taken_up() {
     deployment.wait_until(&dig, "the older object taken up", |rows| {
         all(rows, "Applied", "Ready")
     });
-    wait_for("the dropped one deleted", || {
+    wait_until("the dropped one deleted", SCENARIO_PATIENCE, || {
         cluster.get("configmap", "legacy-dropped").is_none()
     });
     let kept = cluster.get("configmap", "legacy-kept").unwrap();

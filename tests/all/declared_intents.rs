@@ -6,7 +6,7 @@ use reqwest::blocking::multipart;
 use serde_json::{Value, json};
 
 use crate::deploy::{DIG, action, find, set_up_with};
-use crate::http::{Server, doc, expect, fixture, refused, wasm};
+use crate::support::server::{Server, doc, expect, fixture, refused, wasm};
 
 /// Posts `metadata`+`spec` with `files` as multipart parts named `part`.
 fn upload_parts(
@@ -278,7 +278,7 @@ fn an_uploaded_controller_gets_its_declared_kinds_and_no_one_takes_anothers() {
         ),
         201,
     );
-    crate::http::project_with_app(&server);
+    crate::support::server::project_with_app(&server);
     let dig = "/v2/projects/p/composite-apps/ca/v1/deployment-intent-groups/d";
     expect(
         server.post(

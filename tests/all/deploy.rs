@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use crate::http::{Server, doc, expect, fixture, refused, wasm};
+use crate::support::server::{Server, doc, expect, fixture, refused, wasm};
 
 const CA: &str = "/v2/projects/shop/composite-apps/store/v1";
 pub const DIG: &str = "/v2/projects/shop/composite-apps/store/v1/deployment-intent-groups/live";
@@ -459,7 +459,7 @@ fn a_hostile_controller_fails_instantiate_and_leaves_nothing_behind() {
     );
     // Nothing half-built in the store: only the state of the approve.
     drop(server);
-    let (options, _etcd) = crate::http::stored_state(data.path());
+    let (options, _etcd) = crate::support::server::stored_state(data.path());
     let state = wasmco::startup::open_state(data.path(), None, options).unwrap();
     let keys: Vec<String> = state
         .db

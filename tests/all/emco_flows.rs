@@ -7,12 +7,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::cli::{Dev, repo};
 use crate::kube_apiserver::{ApiServer, kubectl};
+use crate::support::wait::wait_until;
 
 /// A scratch copy of `tests/emco/` with our stand-ins for the files the
 /// mirror does not hold (`tests/emco-stand-ins/`) laid over it.
@@ -208,11 +209,7 @@ impl On<'_> {
     /// Waits until `check` holds: a real API server runs no controllers,
     /// so what rsync applied is read back rather than waited Ready for.
     fn eventually(&self, what: &str, check: impl Fn(&Self) -> bool) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while !check(self) {
-            assert!(Instant::now() < deadline, "{what}");
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        wait_until(what, Duration::from_secs(60), || check(self));
     }
 }
 
@@ -777,14 +774,11 @@ fn dtc_service_discovery(level: &str, namespace: &str) {
     );
     let services = format!("api/v1/namespaces/{namespace}/services");
     let endpoints = format!("api/v1/namespaces/{namespace}/endpoints");
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while dev.names(1, &endpoints) != ["http-service"] {
-        assert!(
-            Instant::now() < deadline,
-            "no http-service endpoints on cluster 1"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_until(
+        "http-service endpoints on cluster 1",
+        Duration::from_secs(60),
+        || dev.names(1, &endpoints) == ["http-service"],
+    );
     // The server's NodePort Service as its chart made it, on cluster 2 only.
     let real = &dev.objects(2, &services)[0];
     assert_eq!(real["spec"]["type"], "NodePort", "{real}");

@@ -8,11 +8,12 @@ use serde_json::{Value, json};
 
 use wasmco_runtime::helm::{HelmConfig, HelmError, HelmLimits, HelmRenderer, RenderRequest};
 
-use crate::clusters::harness::{
-    CA, Cluster, Deployment, all, config_map, place_on_solo_and_approve, wait_for,
-};
 use crate::deploy::{action, find};
-use crate::http::{Server, doc, expect};
+use crate::support::clusters::{
+    CA, Cluster, Deployment, SCENARIO_PATIENCE, all, config_map, place_on_solo_and_approve,
+};
+use crate::support::server::{Server, doc, expect};
+use crate::support::wait::{eventually, wait_until};
 
 /// A `.tgz` of the directory `dir` under the top directory `top`, as
 /// `helm package` makes it.
@@ -60,7 +61,7 @@ fn set_up(server: &Server, overrides: Value, kubeconfig: &[u8]) -> String {
         201,
     );
     server.register_cluster("lab", "solo", kubeconfig);
-    crate::http::project_with_app(server);
+    crate::support::server::project_with_app(server);
     let ca = format!("/v2/projects/p/{CA}");
     expect(
         server.upload(
@@ -195,24 +196,19 @@ fn a_chart_and_a_plain_app_deploy_side_by_side_with_values_in_emco_order_and_hoo
     );
 
     // On the cluster: everything, the hooks included, and the plain app.
-    let started = std::time::Instant::now();
-    loop {
+    eventually("everything ready", SCENARIO_PATIENCE, || {
         let rows = Deployment::rows_of(&server, &dig);
         // The chart's six resources and the plain app's one.
         if all(&rows, "Applied", "Ready") && rows.len() == 7 {
-            break;
+            return Ok(());
         }
         let seen: Vec<_> = rows
             .iter()
             .map(|r| (&r.kind, &r.name, &r.deployed, &r.ready, &r.detail))
             .collect();
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "not ready: {seen:#?}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    wait_for("the post-install hook", || {
+        Err(format!("not ready: {seen:#?}"))
+    });
+    wait_until("the post-install hook", SCENARIO_PATIENCE, || {
         cluster.get("configmap", "r1-web-installed").is_some()
     });
     // The status shows the hooks that ran, apart from the resources.
@@ -268,7 +264,7 @@ fn a_chart_and_a_plain_app_deploy_side_by_side_with_values_in_emco_order_and_hoo
 
     // Terminate removes it all, the hooks' objects included.
     expect(action(&server, &dig, "terminate"), 202);
-    wait_for("everything removed", || {
+    wait_until("everything removed", SCENARIO_PATIENCE, || {
         ["r1-web-info", "r1-cache", "plain", "r1-web-installed"]
             .iter()
             .all(|name| cluster.get("configmap", name).is_none())
@@ -281,7 +277,7 @@ fn a_chart_and_a_plain_app_deploy_side_by_side_with_values_in_emco_order_and_hoo
 fn charts_helm_cannot_install_are_refused_at_upload_with_helms_message() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path());
-    crate::http::project_with_app(&server);
+    crate::support::server::project_with_app(&server);
     let apps = format!("/v2/projects/p/{CA}/apps");
     let template = (
         "c/templates/cm.yaml",
@@ -337,7 +333,7 @@ fn charts_helm_cannot_install_are_refused_at_upload_with_helms_message() {
 fn a_render_failure_fails_instantiate_naming_the_app_and_the_template() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path());
-    let cluster = crate::http::Virtual::start("solo");
+    let cluster = crate::support::server::Virtual::start("solo");
     let dig = set_up(
         &server,
         json!([{"app": "web", "values": {"image.repository": "null"}}]),
@@ -479,7 +475,7 @@ fn templates_that_recurse_without_end_are_refused_naming_the_template() {
 fn a_chart_of_more_entries_than_any_archive_may_hold_is_refused() {
     let data = tempfile::tempdir().unwrap();
     let server = Server::start(data.path());
-    crate::http::project_with_app(&server);
+    crate::support::server::project_with_app(&server);
     let mut files: Vec<(String, String)> = vec![(
         "h/Chart.yaml".into(),
         "apiVersion: v2\nname: h\nversion: 0.1.0\n".into(),
@@ -489,7 +485,7 @@ fn a_chart_of_more_entries_than_any_archive_may_hold_is_refused() {
         .iter()
         .map(|(path, text)| (path.as_str(), text.as_str()))
         .collect();
-    crate::http::refused(
+    crate::support::server::refused(
         server.upload(
             "/v2/projects/p/composite-apps/ca/v1/apps",
             doc("many", json!({})),
@@ -504,13 +500,17 @@ fn a_chart_of_more_entries_than_any_archive_may_hold_is_refused() {
 /// A server with cluster `lab/solo`, and composite app `ca` of project
 /// `p` whose app `heavy` is a chart that grows every render to the
 /// renderer's 256 MiB cap, in `digs` DIGs; their paths.
-fn heavy_digs(server: &Server, cluster: &crate::http::Virtual, digs: usize) -> Vec<String> {
+fn heavy_digs(
+    server: &Server,
+    cluster: &crate::support::server::Virtual,
+    digs: usize,
+) -> Vec<String> {
     expect(
         server.post("/v2/cluster-providers", doc("lab", json!({}))),
         201,
     );
     server.register_cluster("lab", "solo", &cluster.kubeconfig);
-    crate::http::project_with_app(server);
+    crate::support::server::project_with_app(server);
     let ca = format!("/v2/projects/p/{CA}");
     let heavy = plain_chart(
         "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: heavy}\ndata:\n  x: {{ repeat 400000000 \"x\" }}\n",
@@ -558,13 +558,13 @@ fn instantiate_all(server: &Server, digs: &[String]) -> Vec<u16> {
 /// that waits too long for its turn is a 503.
 #[test]
 fn concurrent_heavy_renders_take_turns_and_keep_the_host_small() {
-    let cluster = crate::http::Virtual::start("solo");
+    let cluster = crate::support::server::Virtual::start("solo");
     let data = tempfile::tempdir().unwrap();
     let server = Server::start_with(data.path(), &["--helm-renders", "2"]);
     let digs = heavy_digs(&server, &cluster, 24);
-    let before = crate::http::peak_memory_kib(server.pid());
+    let before = crate::support::server::peak_memory_kib(server.pid());
     let answers = instantiate_all(&server, &digs);
-    let peak = crate::http::peak_memory_kib(server.pid());
+    let peak = crate::support::server::peak_memory_kib(server.pid());
     assert!(
         peak < 1 << 20,
         "24 heavy renders took the host from {before} KiB to {peak} KiB"

@@ -9,8 +9,9 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::deploy::action;
-use crate::http::{Server, authorised, doc, expect};
 use crate::store_etcd::Etcd;
+use crate::support::server::{Server, authorised, doc, expect};
+use crate::support::wait::{eventually, wait_until};
 
 /// `wasmco serve` hosts on one etcd, each with its own data directory and
 /// the first one's master key.
@@ -89,14 +90,11 @@ fn hosts_on_one_etcd_see_each_others_writes_and_one_of_two_racing_creates_wins()
     // for a loaded machine), with no restart or expiry to wait for.
     assert!(names(&expect(b.get("/v2/projects"), 200)).is_empty());
     expect(a.post("/v2/projects", doc("shared", json!({}))), 201);
-    let written = Instant::now();
-    while names(&expect(b.get("/v2/projects"), 200)) != ["shared"] {
-        assert!(
-            written.elapsed() < Duration::from_secs(2),
-            "b still lists what it cached before a's write"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_until(
+        "b to list what a wrote after b cached its list",
+        Duration::from_secs(2),
+        || names(&expect(b.get("/v2/projects"), 200)) == ["shared"],
+    );
 
     // The same name through both hosts at once: exactly one is created.
     for round in 0..10 {
@@ -211,19 +209,16 @@ fn a_host_reaches_etcd_over_tls_with_a_client_certificate_and_a_password() {
             &client.certificate,
             &client.key,
         ));
-    runtime.block_on(async {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let mut admin = loop {
+    let mut admin = eventually("etcd to answer over TLS", Duration::from_secs(20), || {
+        runtime.block_on(async {
             let options = etcd_client::ConnectOptions::new().with_tls(tls.clone());
-            if let Ok(mut admin) =
-                etcd_client::Client::connect([etcd.endpoint.clone()], Some(options)).await
-                && admin.status().await.is_ok()
-            {
-                break admin;
-            }
-            assert!(Instant::now() < deadline, "etcd over TLS does not answer");
-            tokio::time::sleep(Duration::from_millis(200)).await;
-        };
+            let mut admin =
+                etcd_client::Client::connect([etcd.endpoint.clone()], Some(options)).await?;
+            admin.status().await?;
+            Ok::<_, etcd_client::Error>(admin)
+        })
+    });
+    runtime.block_on(async {
         admin.user_add("root", "s3cret", None).await.unwrap();
         admin.user_grant_role("root", "root").await.unwrap();
         admin.auth_enable().await.unwrap();
@@ -388,17 +383,19 @@ fn lab_with(server: &Server, clusters: &[wasmco_vcluster::VirtualCluster]) {
 /// Waits until `server` reports `dig`'s one object Applied on each of
 /// `clusters` clusters, before `deadline`.
 fn wait_applied(server: &Server, dig: &str, clusters: usize, deadline: Instant) {
-    loop {
+    let left = deadline.saturating_duration_since(Instant::now());
+    eventually(format!("{dig} to converge"), left, || {
         let answer = server.get(&format!("{dig}/status?status=deployed&output=summary"));
-        if answer.status() == 200 {
-            let summary: Value = answer.json().unwrap();
-            if summary["deployedCounts"] == json!({"Applied": clusters}) {
-                return;
-            }
+        if answer.status() != 200 {
+            return Err(answer.status().to_string());
         }
-        assert!(Instant::now() < deadline, "{dig} did not converge");
-        std::thread::sleep(Duration::from_millis(250));
-    }
+        let summary: Value = answer.json().unwrap();
+        if summary["deployedCounts"] == json!({"Applied": clusters}) {
+            Ok(())
+        } else {
+            Err(summary.to_string())
+        }
+    });
 }
 
 #[test]
@@ -435,18 +432,19 @@ fn the_deployments_of_a_host_killed_mid_apply_are_taken_over_and_finished() {
 
     // Every DIG finds an owner; then the busiest host dies mid-apply.
     let key = |i: usize| format!("p/ca{i}/v1/d");
-    let mut owners = Vec::new();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while owners.len() < DIGS {
-        assert!(Instant::now() < deadline, "not every DIG got an owner");
-        std::thread::sleep(Duration::from_millis(100));
-        owners = hosts
+    let owners = eventually("every DIG to get an owner", Duration::from_secs(30), || {
+        let owners: Vec<_> = hosts
             .ownership(0)
             .into_iter()
             .flat_map(|(host, targets)| targets.into_iter().map(move |t| (t, host.clone())))
             .filter(|(target, _)| (0..DIGS).any(|i| *target == key(i)))
             .collect();
-    }
+        if owners.len() < DIGS {
+            Err(format!("{owners:?}"))
+        } else {
+            Ok(owners)
+        }
+    });
     let busiest = (0..3)
         .max_by_key(|h| {
             let id = format!("host-{h}");
@@ -468,7 +466,8 @@ fn the_deployments_of_a_host_killed_mid_apply_are_taken_over_and_finished() {
 
     // Within the lease (3 s) and a few seconds, the survivors own it all.
     let dead = format!("host-{busiest}");
-    loop {
+    let bound = Duration::from_secs(8).saturating_sub(killed.elapsed());
+    eventually("the survivors to take over within the bound", bound, || {
         let ownership = hosts.ownership(survivor);
         let owned: usize = ownership
             .iter()
@@ -480,14 +479,11 @@ fn the_deployments_of_a_host_killed_mid_apply_are_taken_over_and_finished() {
             })
             .sum();
         if ownership.iter().all(|(host, _)| *host != dead) && owned == DIGS {
-            break;
+            Ok(())
+        } else {
+            Err(format!("{ownership:?}"))
         }
-        assert!(
-            killed.elapsed() < Duration::from_secs(8),
-            "the survivors did not take over within the bound: {ownership:?}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    });
     let takeover = killed.elapsed();
     eprintln!(
         "takeover after {takeover:?} ({theirs} DIGs; {applied_before} cluster writes before the kill)"
@@ -608,7 +604,7 @@ fn a_host_that_lost_its_lease_mid_action_writes_nothing_after_the_next_holder() 
         a.upload(
             "/v2/controllers",
             doc("slow", json!({"type": "placement", "priority": 1})),
-            Some(crate::http::wasm("guest_hostile.wasm")),
+            Some(crate::support::server::wasm("guest_hostile.wasm")),
         ),
         201,
     );
@@ -635,7 +631,8 @@ fn a_host_that_lost_its_lease_mid_action_writes_nothing_after_the_next_holder() 
     let stopped = std::thread::scope(|scope| {
         let first = scope.spawn(|| action(a, &dig, "instantiate"));
         // A takes the DIG's lock and runs the slow controller; it is stopped
-        // there for longer than its lease lasts (3 s).
+        // there for longer than its lease lasts (3 s). The lease running out
+        // on A's clock is the point, and no request of B's may come first.
         std::thread::sleep(Duration::from_millis(500));
         signal(a.pid(), "-STOP");
         std::thread::sleep(Duration::from_secs(5));
@@ -680,18 +677,16 @@ fn one_host_probes_each_cluster_and_the_others_read_its_record() {
         ));
         status.status() == 200 && status.json::<Value>().unwrap()["state"] == "Reachable"
     };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !(0..3).all(|h| (0..4).all(|c| reachable(hosts.host(h), c))) {
-        assert!(
-            Instant::now() < deadline,
-            "the records do not show every cluster reachable"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_until(
+        "the records to show every cluster reachable",
+        Duration::from_secs(30),
+        || (0..3).all(|h| (0..4).all(|c| reachable(hosts.host(h), c))),
+    );
     // Three hosts probing each cluster every second would make three
     // probes a second; one prober makes one.
     let probes = || -> Vec<u64> { clusters.iter().map(|c| c.requests().1).collect() };
     let before = probes();
+    // A window to measure the rate in, not a wait for anything.
     std::thread::sleep(Duration::from_secs(5));
     for (after, before) in probes().iter().zip(&before) {
         let rate = (after - before) as f64 / 5.0;
@@ -700,8 +695,19 @@ fn one_host_probes_each_cluster_and_the_others_read_its_record() {
     }
     // Its prober gone, each cluster is probed by a survivor.
     hosts.servers[0].take().unwrap().kill();
-    std::thread::sleep(Duration::from_secs(6));
+    let at_the_kill = probes();
+    wait_until(
+        "a survivor to probe each cluster",
+        Duration::from_secs(30),
+        || {
+            probes()
+                .iter()
+                .zip(&at_the_kill)
+                .all(|(now, then)| now > then)
+        },
+    );
     let before = probes();
+    // Taken over for good, not probed once on the way: probes go on.
     std::thread::sleep(Duration::from_secs(4));
     for (after, before) in probes().iter().zip(&before) {
         assert!(after > before, "a cluster is no longer probed");

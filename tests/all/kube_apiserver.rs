@@ -199,7 +199,8 @@ impl ApiServer {
             }
         };
         // The default namespace is made by a controller in the server, a
-        // moment after it is ready.
+        // moment after it is ready. Polled here rather than with
+        // `support::wait`: benches/reconcile.rs builds this file without it.
         while !kubectl(&server.kubeconfig_path, &["get", "namespace", "default"])
             .status
             .success()

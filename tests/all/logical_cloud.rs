@@ -2,26 +2,29 @@
 //! with their own CAs, the namespace, Role, RoleBinding and quota applied by
 //! rsync, the user's kubeconfig per cluster, and terminate removing it all.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use wasmco_core::cloud::cloud_object_name;
 
-use crate::http::{Server, Virtual, doc, expect, refused};
+use crate::support::server::{Server, Virtual, doc, expect, refused};
+use crate::support::wait::{eventually, wait_until};
 
 const LC: &str = "/v2/projects/shop/logical-clouds/team-a";
 
+/// How long a logical cloud or its DIG may take to get where a step sends it.
+const PATIENCE: Duration = Duration::from_secs(30);
+
 fn wait_for(server: &Server, what: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    eventually(what, PATIENCE, || {
         let status = expect(server.get(&format!("{LC}/status?status=ready")), 200);
         let deployed = expect(server.get(&format!("{LC}/status")), 200);
         if done(&status) && done(&deployed) {
-            return deployed;
+            Ok(deployed)
+        } else {
+            Err(format!("{status} {deployed}"))
         }
-        assert!(Instant::now() < deadline, "{what}: {status} {deployed}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    })
 }
 
 #[test]
@@ -314,20 +317,18 @@ fn deploy_in_the_cloud(server: &Server, clusters: &[Virtual; 2]) {
         );
     }
     let zone = json!({"allOf": [{"clusterProvider": "edge", "clusterLabel": "zone-a"}]});
-    crate::clusters::harness::place_and_approve(server, &dig, &[("web", zone)]);
+    crate::support::clusters::place_and_approve(server, &dig, &[("web", zone)]);
     expect(server.post(&format!("{dig}/instantiate"), json!({})), 202);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while clusters.iter().any(|c| {
-        c.object("/api/v1/namespaces/team-a/configmaps/settings")
-            .is_none()
-    }) {
-        assert!(
-            Instant::now() < deadline,
-            "{}",
-            expect(server.get(&format!("{dig}/status")), 200)
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    eventually("the DIG's objects in the namespace", PATIENCE, || {
+        if clusters.iter().all(|c| {
+            c.object("/api/v1/namespaces/team-a/configmaps/settings")
+                .is_some()
+        }) {
+            Ok(())
+        } else {
+            Err(expect(server.get(&format!("{dig}/status")), 200))
+        }
+    });
     assert!(
         clusters[0]
             .object("/api/v1/namespaces/default/configmaps/settings")
@@ -339,17 +340,12 @@ fn deploy_in_the_cloud(server: &Server, clusters: &[Virtual; 2]) {
             .is_none()
     );
     expect(server.post(&format!("{dig}/terminate"), json!({})), 202);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while clusters.iter().any(|c| {
-        c.object("/api/v1/namespaces/team-a/configmaps/settings")
-            .is_some()
-    }) {
-        assert!(
-            Instant::now() < deadline,
-            "the DIG's objects stay after terminate"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until("the DIG's objects to go after terminate", PATIENCE, || {
+        clusters.iter().all(|c| {
+            c.object("/api/v1/namespaces/team-a/configmaps/settings")
+                .is_none()
+        })
+    });
 }
 
 #[test]

@@ -13,7 +13,6 @@ mod emco_flows;
 mod helm;
 mod hostile;
 mod hosts;
-mod http;
 mod kube_apiserver;
 mod languages;
 mod layers;

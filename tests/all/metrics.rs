@@ -3,11 +3,12 @@
 //! objects and reconciles, the store's size; behind the token on the API's
 //! address, open on `--metrics-listen`'s.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::deploy::{DIG, action, set_up_with};
-use crate::http::{Server, Virtual, expect};
 use crate::kube_apiserver::free_port;
+use crate::support::server::{Server, Virtual, expect};
+use crate::support::wait::{eventually, wait_until};
 
 /// One sample of an exposition.
 #[derive(Debug, serde::Deserialize)]
@@ -103,14 +104,11 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
             ],
         )
     });
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while expect(server.get(&format!("{DIG}/status?status=ready")), 200)["readyStatus"] != "Ready" {
-        assert!(
-            Instant::now() < deadline,
-            "the deployment did not get ready"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until(
+        "the deployment to get ready",
+        Duration::from_secs(30),
+        || expect(server.get(&format!("{DIG}/status?status=ready")), 200)["readyStatus"] == "Ready",
+    );
 
     // Behind the token on the API's address.
     let anonymous = reqwest::blocking::get(server.url("/metrics")).unwrap();
@@ -246,15 +244,10 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
         clusters[0].send("DELETE", web, "", None).status().as_u16(),
         200
     );
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    wait_until("the drift to be repaired", Duration::from_secs(30), || {
         let scrape = parse(&server.get("/metrics").text().unwrap());
-        if value(&scrape, "wasmco_rsync_drift_repairs_total", &[]) >= 1.0 {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the drift was not repaired");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+        value(&scrape, "wasmco_rsync_drift_repairs_total", &[]) >= 1.0
+    });
     assert!(clusters[0].object(web).is_some());
 
     // Open on the metrics address, which serves nothing else.
@@ -273,21 +266,16 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
 
     // Terminated: the seven objects are deleted, and counted.
     expect(action(&server, DIG, "terminate"), 202);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    wait_until("the objects to be deleted", Duration::from_secs(30), || {
         let scrape = parse(&server.get("/metrics").text().unwrap());
         let deleted = sum(
             &scrape,
             "wasmco_rsync_objects_total",
             &[("outcome", "deleted")],
         );
-        if deleted == 7.0 {
-            break;
-        }
-        assert!(deleted < 7.0, "{deleted} objects deleted");
-        assert!(Instant::now() < deadline, "the objects were not deleted");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+        assert!(deleted <= 7.0, "{deleted} objects deleted");
+        deleted == 7.0
+    });
 
     // Clusters by reachability, as the probes see them: one goes away.
     let reachable = |count: f64, unreachable: f64| {
@@ -299,24 +287,18 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
                 &[("reachability", "Unreachable")],
             ) == unreachable
     };
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !reachable(3.0, 0.0) {
-        assert!(
-            Instant::now() < deadline,
-            "the three clusters are not all reachable"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_until(
+        "the three clusters all reachable",
+        Duration::from_secs(20),
+        || reachable(3.0, 0.0),
+    );
     let mut clusters = Vec::from(clusters);
     drop(clusters.pop());
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !reachable(2.0, 1.0) {
-        assert!(
-            Instant::now() < deadline,
-            "the stopped cluster is not unreachable"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_until(
+        "the stopped cluster unreachable",
+        Duration::from_secs(30),
+        || reachable(2.0, 1.0),
+    );
 }
 
 #[test]
@@ -330,7 +312,10 @@ fn logs_can_be_one_json_object_per_line() {
         &log,
     );
     expect(
-        server.post("/v2/projects", crate::http::doc("p", serde_json::json!({}))),
+        server.post(
+            "/v2/projects",
+            crate::support::server::doc("p", serde_json::json!({})),
+        ),
         201,
     );
     drop(server);
@@ -378,38 +363,37 @@ fn a_dig_action_and_its_reconciles_log_under_spans_naming_the_dig() {
                     })
             })
         };
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    let lines = eventually("the action's logs", Duration::from_secs(30), || {
         let lines = lines();
         // The action, its controllers, and the reconcile of what it built.
         if logged(&lines, "context built and stored", "deploy", "dig", key)
             && logged(&lines, "controller ran", "controller", "controller", "gac")
             && logged(&lines, "reconcile ended", "reconcile", "target", key)
         {
-            let deploy = lines
-                .iter()
-                .find(|l| l["fields"]["message"] == "context built and stored")
-                .unwrap();
-            assert_eq!(deploy["span"]["revision"], 1, "{deploy}");
-            assert_eq!(deploy["span"]["action"], "instantiate", "{deploy}");
-            // Inside the request that asked for it, though it ran on a
-            // blocking thread.
-            let instantiate_route = "/v2/projects/{project}/composite-apps/{compositeApp}/{compositeAppVersion}/deployment-intent-groups/{deploymentIntentGroup}/instantiate";
-            assert!(
-                logged(
-                    &lines,
-                    "context built and stored",
-                    "request",
-                    "route",
-                    instantiate_route
-                ),
-                "{deploy}"
-            );
-            break;
+            Ok(lines)
+        } else {
+            Err(format!("{lines:#?}"))
         }
-        assert!(Instant::now() < deadline, "{lines:#?}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    });
+    let deploy = lines
+        .iter()
+        .find(|l| l["fields"]["message"] == "context built and stored")
+        .unwrap();
+    assert_eq!(deploy["span"]["revision"], 1, "{deploy}");
+    assert_eq!(deploy["span"]["action"], "instantiate", "{deploy}");
+    // Inside the request that asked for it, though it ran on a
+    // blocking thread.
+    let instantiate_route = "/v2/projects/{project}/composite-apps/{compositeApp}/{compositeAppVersion}/deployment-intent-groups/{deploymentIntentGroup}/instantiate";
+    assert!(
+        logged(
+            &lines,
+            "context built and stored",
+            "request",
+            "route",
+            instantiate_route
+        ),
+        "{deploy}"
+    );
 }
 
 #[cfg(not(feature = "otlp"))]

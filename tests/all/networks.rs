@@ -3,11 +3,12 @@
 //! on a virtual cluster that serves their CRDs, with status, stop and
 //! terminate.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::http::{Server, Virtual, doc, expect, refused};
+use crate::support::server::{Server, Virtual, doc, expect, refused};
+use crate::support::wait::wait_until;
 
 const CLUSTER: &str = "/v2/cluster-providers/edge/clusters/east";
 
@@ -49,13 +50,8 @@ fn install_network_crds(cluster: &Virtual) {
     }
 }
 
-fn wait_until(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !done() {
-        assert!(Instant::now() < deadline, "{what}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
+/// How long the cluster may take to get where a step sends it.
+const PATIENCE: Duration = Duration::from_secs(30);
 
 const NETWORK: &str = "/apis/k8s.plugin.opnfv.org/v1alpha1/networks/protected-private-net";
 const PROVIDER_NETWORK: &str =
@@ -123,7 +119,7 @@ fn a_clusters_network_intents_are_applied_with_status_and_terminated() {
     let state = expect(server.post(&format!("{CLUSTER}/apply"), json!({})), 202);
     assert_eq!(state["deployedStatus"], "Instantiated", "{state}");
     assert_eq!(state["name"], "edge+east");
-    wait_until("the network objects on the cluster", || {
+    wait_until("the network objects on the cluster", PATIENCE, || {
         [NETWORK, PROVIDER_NETWORK, ATTACHMENT]
             .iter()
             .all(|path| cluster.object(path).is_some())
@@ -146,7 +142,7 @@ fn a_clusters_network_intents_are_applied_with_status_and_terminated() {
         serde_json::from_str(attachment["spec"]["config"].as_str().unwrap()).unwrap();
     assert_eq!(config["nfn-network"], "protected-private-net");
 
-    wait_until("the status says all four are applied", || {
+    wait_until("the status says all four are applied", PATIENCE, || {
         let status = expect(server.get(&format!("{CLUSTER}/status")), 200);
         status["deployedCounts"] == json!({"Applied": 4})
     });
@@ -168,14 +164,14 @@ fn a_clusters_network_intents_are_applied_with_status_and_terminated() {
     );
     let state = expect(server.post(&format!("{CLUSTER}/apply"), json!({})), 202);
     assert_eq!(state["deployedStatus"], "Updated", "{state}");
-    wait_until("the provider network removed", || {
+    wait_until("the provider network removed", PATIENCE, || {
         cluster.object(PROVIDER_NETWORK).is_none()
     });
     assert!(cluster.object(NETWORK).is_some());
 
     let state = expect(server.post(&format!("{CLUSTER}/terminate"), json!({})), 202);
     assert_eq!(state["deployedStatus"], "Terminated", "{state}");
-    wait_until("the network objects removed", || {
+    wait_until("the network objects removed", PATIENCE, || {
         cluster.object(NETWORK).is_none() && cluster.object(ATTACHMENT).is_none()
     });
     let state = expect(server.post(&format!("{CLUSTER}/stop"), json!({})), 202);

@@ -4,7 +4,7 @@
 //! to the reconcile of what it built.
 
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
 use opentelemetry_proto::tonic::common::v1::any_value::Value as AnyValue;
@@ -12,7 +12,8 @@ use opentelemetry_proto::tonic::trace::v1::Span;
 use prost::Message;
 
 use crate::deploy::{DIG, action, set_up_with};
-use crate::http::{Server, Virtual, expect};
+use crate::support::server::{Server, Virtual, expect};
+use crate::support::wait::eventually;
 
 /// A span as exported, with the service that sent it.
 #[derive(Debug, Clone)]
@@ -123,8 +124,8 @@ fn a_dig_actions_spans_reach_the_collector_tied_to_its_request() {
     expect(action(&server, DIG, "instantiate"), 202);
 
     let key = "shop/store/v1/live";
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let (deploy, request, reconcile) = loop {
+    let wanted = "a deploy span under its request, and a reconcile";
+    let (deploy, request, reconcile) = eventually(wanted, Duration::from_secs(30), || {
         let spans = collector.spans();
         let deploy = spans
             .iter()
@@ -138,11 +139,10 @@ fn a_dig_actions_spans_reach_the_collector_tied_to_its_request() {
                 .find(|s| s.span.span_id == deploy.span.parent_span_id)
         });
         if let (Some(deploy), Some(request), Some(reconcile)) = (deploy, request, reconcile) {
-            break (deploy.clone(), request.clone(), reconcile.clone());
+            return Ok((deploy.clone(), request.clone(), reconcile.clone()));
         }
-        assert!(
-            Instant::now() < deadline,
-            "no deploy span under its request and no reconcile among {:#?}",
+        Err(format!(
+            "{:#?}",
             spans
                 .iter()
                 .filter(|s| s.span.name != "clock_time_get")
@@ -157,9 +157,8 @@ fn a_dig_actions_spans_reach_the_collector_tied_to_its_request() {
                         .collect::<Vec<_>>()
                 ))
                 .collect::<Vec<_>>()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    };
+        ))
+    });
     assert_eq!(deploy.service, "wasmco");
     assert_eq!(deploy.attribute("action").as_deref(), Some("instantiate"));
     // The deploy ran on a blocking thread, still under its request.

@@ -10,7 +10,7 @@ use rcgen::{BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose
 use serde_json::{Value, json};
 use x509_parser::prelude::*;
 
-use crate::http::{Server, doc, expect, fixture, refused};
+use crate::support::server::{Server, doc, expect, fixture, refused};
 
 const CLUSTER: &str = "/v2/cluster-providers/edge/clusters/c1";
 

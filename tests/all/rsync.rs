@@ -3,24 +3,17 @@
 //! clusters and nowhere else, status reaches Ready, terminate removes it all.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use reqwest::blocking::Client;
 use serde_json::Value;
 
 use crate::deploy::{DIG, action, set_up_with};
-use crate::http::{Server, Virtual, expect};
+use crate::support::server::{Server, Virtual, expect};
+use crate::support::wait::wait_until;
 
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
+/// How long three virtual clusters may take to get where a step sends them.
+const CONVERGENCE: Duration = Duration::from_secs(30);
 
 /// A server with the shop set up on `clusters`, approved and instantiated.
 fn instantiated(clusters: &[Virtual; 3]) -> (tempfile::TempDir, Server) {
@@ -46,7 +39,7 @@ fn instantiate_deploys_to_the_right_clusters_and_terminate_removes_it() {
     let (_data, server) = instantiated(&clusters);
 
     let status = |query: &str| expect(server.get(&format!("{DIG}/status?{query}")), 200);
-    wait_for("every resource to be ready", || {
+    wait_until("every resource to be ready", CONVERGENCE, || {
         status("status=ready")["readyStatus"] == "Ready"
     });
     let deployed = status("status=deployed&output=summary");
@@ -109,7 +102,7 @@ fn instantiate_deploys_to_the_right_clusters_and_terminate_removes_it() {
     assert_eq!(listed, ["deployment.apps/db", "deployment.apps/web"]);
 
     expect(action(&server, DIG, "terminate"), 202);
-    wait_for("every object to be gone", || {
+    wait_until("every object to be gone", CONVERGENCE, || {
         clusters.iter().all(|c| {
             c.object(WEB).is_none() && c.object(WEB_SERVICE).is_none() && c.object(DB).is_none()
         })
@@ -119,7 +112,10 @@ fn instantiate_deploys_to_the_right_clusters_and_terminate_removes_it() {
 fn put_db_placement(server: &Server, label: &str) {
     let path = format!("{DIG}/generic-placement-intents/gpi/app-intents/db");
     let intent = serde_json::json!({"app": "db", "intent": {"anyOf": [{"clusterProvider": "edge", "clusterLabel": label}]}});
-    expect(server.put(&path, crate::http::doc("db", intent)), 200);
+    expect(
+        server.put(&path, crate::support::server::doc("db", intent)),
+        200,
+    );
 }
 
 #[test]
@@ -130,7 +126,7 @@ fn update_and_rollback_converge() {
         Virtual::start("c3"),
     ];
     let (_data, server) = instantiated(&clusters);
-    wait_for("db on c2", || clusters[1].object(DB).is_some());
+    wait_until("db on c2", CONVERGENCE, || clusters[1].object(DB).is_some());
     // An object of ours that no revision lists (what a crash between an
     // apply and its context's write would leave): the update finds it by
     // its labels and removes it.
@@ -149,10 +145,10 @@ fn update_and_rollback_converge() {
     // db moves from the west (c2) to the east (c1): added there, deleted here.
     put_db_placement(&server, "east");
     expect(action(&server, DIG, "update"), 202);
-    wait_for("db moved to c1", || {
+    wait_until("db moved to c1", CONVERGENCE, || {
         clusters[0].object(DB).is_some() && clusters[1].object(DB).is_none()
     });
-    wait_for("the orphan removed", || {
+    wait_until("the orphan removed", CONVERGENCE, || {
         clusters[0]
             .object("/apis/apps/v1/namespaces/default/deployments/orphan")
             .is_none()
@@ -166,7 +162,7 @@ fn update_and_rollback_converge() {
         .send()
         .unwrap();
     expect(back, 202);
-    wait_for("db back on c2", || {
+    wait_until("db back on c2", CONVERGENCE, || {
         clusters[1].object(DB).is_some() && clusters[0].object(DB).is_none()
     });
     // web was never dropped: it stayed on every cluster throughout.
@@ -182,6 +178,9 @@ fn a_server_killed_mid_apply_resumes_and_converges() {
         Virtual::start_slow("c3", 150),
     ];
     let (data, server) = instantiated(&clusters);
+    // Some way into the apply, which is the point: no signal to wait for
+    // (a look at these clusters takes 150 ms itself); the assertion below
+    // checks the kill did land mid-apply.
     std::thread::sleep(Duration::from_millis(400));
     server.kill();
     let uids_before: Vec<Option<Value>> = clusters
@@ -195,7 +194,7 @@ fn a_server_killed_mid_apply_resumes_and_converges() {
     );
     let server = Server::start(data.path());
     let status = |query: &str| expect(server.get(&format!("{DIG}/status?{query}")), 200);
-    wait_for("the restarted server to finish", || {
+    wait_until("the restarted server to finish", CONVERGENCE, || {
         status("status=ready")["readyStatus"] == "Ready"
     });
     for (cluster, uid_before) in clusters.iter().zip(&uids_before) {
@@ -229,7 +228,7 @@ fn retried_until_recovered(c3_kubeconfig: Vec<u8>, args: &[&str], recover: impl 
     expect(action(&server, DIG, "approve"), 202);
     expect(action(&server, DIG, "instantiate"), 202);
     // The other clusters go on while c3 is retried.
-    wait_for("c1 and c2", || {
+    wait_until("c1 and c2", CONVERGENCE, || {
         c1.object(WEB).is_some() && c2.object(WEB).is_some()
     });
     let connectivity = || {
@@ -242,10 +241,12 @@ fn retried_until_recovered(c3_kubeconfig: Vec<u8>, args: &[&str], recover: impl 
             .unwrap_or_default()
             .to_owned()
     };
-    wait_for("c3 to be marked Retrying", || connectivity() == "Retrying");
+    wait_until("c3 to be marked Retrying", CONVERGENCE, || {
+        connectivity() == "Retrying"
+    });
     recover();
     let status = |query: &str| expect(server.get(&format!("{DIG}/status?{query}")), 200);
-    wait_for("everything ready once c3 answers", || {
+    wait_until("everything ready once c3 answers", CONVERGENCE, || {
         status("status=ready")["readyStatus"] == "Ready"
     });
     assert_eq!(connectivity(), "Available");
@@ -316,7 +317,7 @@ fn a_directory_target_writes_each_clusters_manifests() {
         data.path(),
         &["--sync-to-directory", out.path().to_str().unwrap()],
     );
-    let kubeconfig = crate::http::fixture("kubeconfig.yaml");
+    let kubeconfig = crate::support::server::fixture("kubeconfig.yaml");
     set_up_with(
         &server,
         [kubeconfig.clone(), kubeconfig.clone(), kubeconfig],
@@ -325,7 +326,9 @@ fn a_directory_target_writes_each_clusters_manifests() {
     expect(action(&server, DIG, "instantiate"), 202);
     let file = |cluster: &str, name: &str| out.path().join(format!("edge+{cluster}/{name}.yaml"));
     let status = || expect(server.get(&format!("{DIG}/status?status=ready")), 200);
-    wait_for("the files", || status()["readyStatus"] == "Ready");
+    wait_until("the files", CONVERGENCE, || {
+        status()["readyStatus"] == "Ready"
+    });
     let web = std::fs::read_to_string(file("c3", "deployment-web")).unwrap();
     assert!(
         web.contains("replicas: 5") && web.contains("wasmco.io/app: web"),
@@ -334,7 +337,7 @@ fn a_directory_target_writes_each_clusters_manifests() {
     assert!(file("c2", "deployment-db").exists());
     assert!(!file("c1", "deployment-db").exists());
     expect(action(&server, DIG, "terminate"), 202);
-    wait_for("the files to go", || {
+    wait_until("the files to go", CONVERGENCE, || {
         !file("c1", "deployment-web").exists() && !file("c2", "deployment-db").exists()
     });
 }
@@ -348,13 +351,15 @@ fn an_app_waits_for_the_app_it_depends_on_to_be_ready() {
         Virtual::start_with("c3", 0, 2000),
     ];
     let (_data, _server) = instantiated(&clusters);
-    wait_for("db on c2", || clusters[1].object(DB).is_some());
+    wait_until("db on c2", CONVERGENCE, || clusters[1].object(DB).is_some());
     // While db is not ready, web is nowhere.
     assert!(
         clusters.iter().all(|c| c.object(WEB).is_none()),
         "web went out before db was ready"
     );
-    wait_for("web", || clusters.iter().all(|c| c.object(WEB).is_some()));
+    wait_until("web", CONVERGENCE, || {
+        clusters.iter().all(|c| c.object(WEB).is_some())
+    });
     let db = clusters[1].object(DB).unwrap();
     assert_eq!(
         db["status"]["availableReplicas"], 1,

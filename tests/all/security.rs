@@ -12,12 +12,45 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::deploy::{DIG, action, set_up_with};
-use crate::http::{
+use crate::support::server::{
     Server, authorised, doc, expect, fixture, issue_token, peak_memory_kib, project_with_app,
     refused,
 };
+use crate::support::wait::{eventually, wait_until};
 
 const CLUSTERS: &str = "/v2/cluster-providers/edge/clusters";
+
+/// Waits until the store of the (stopped) server on `data_dir` is free
+/// again: the background threads (service discovery's) of a state opened
+/// in this process let go of it a moment after the state is dropped.
+fn store_let_go(data_dir: &Path) {
+    wait_until("the store to be unlocked", Duration::from_secs(10), || {
+        wasmco_store::SledStore::open(&data_dir.join("db")).is_ok()
+    });
+}
+
+/// Makes the stored token `name` of the (stopped) server on `data_dir`
+/// run out now (its expiry set back to when it was issued) rather than
+/// have a test wait out its lifetime in real time; what was stored, as
+/// (issued, expires).
+fn run_out(data_dir: &Path, name: &str) -> (u64, u64) {
+    let stored = {
+        let (options, _etcd) = crate::support::server::stored_state(data_dir);
+        let state = wasmco::startup::open_state(data_dir, None, options).unwrap();
+        let tokens = state.db.tokens().unwrap();
+        let mut record = tokens
+            .into_iter()
+            .find(|record| record.name == name)
+            .unwrap_or_else(|| panic!("no token {name}"));
+        let stored = (record.issued, record.expires);
+        record.expires = record.issued;
+        assert!(state.db.delete_token(name).unwrap());
+        state.db.create_token(&record).unwrap();
+        stored
+    };
+    store_let_go(data_dir);
+    stored
+}
 
 /// A kubeconfig with one cluster (`server` plus `cluster_extra` lines) and
 /// one user (`user` lines, indented four spaces).
@@ -226,7 +259,7 @@ fn a_hostile_kubeconfig_already_in_the_store_still_cannot_run_or_read() {
         ),
     ];
     {
-        let (options, _etcd) = crate::http::stored_state(data.path());
+        let (options, _etcd) = crate::support::server::stored_state(data.path());
         let state = wasmco::startup::open_state(data.path(), None, options).unwrap();
         for (cluster, file) in &hostile {
             let id = wasmco_store::db::ResourceId::new(
@@ -248,13 +281,7 @@ fn a_hostile_kubeconfig_already_in_the_store_still_cannot_run_or_read() {
                 .unwrap();
         }
     }
-    // The state's background threads (service discovery's) let go of the
-    // store a moment after it is dropped; the server must find it free.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while wasmco_store::SledStore::open(&data.path().join("db")).is_err() {
-        assert!(Instant::now() < deadline, "the store stays locked");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    store_let_go(data.path());
 
     let server = Server::start(data.path());
     for (cluster, field) in [
@@ -272,17 +299,18 @@ fn a_hostile_kubeconfig_already_in_the_store_still_cannot_run_or_read() {
     expect(action(&server, DIG, "instantiate"), 202);
     // rsync gives up on each cluster at once: its kubeconfig is refused again
     // when the client would be made.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
+    eventually("rsync to give up", Duration::from_secs(20), || {
         let status = expect(server.get(&format!("{DIG}/status?output=detail")), 200);
         let text = status.to_string();
         if text.contains("Failed") && !text.contains("Pending") {
             assert!(text.contains("kubeconfig"), "{status}");
-            break;
+            Ok(())
+        } else {
+            Err(status)
         }
-        assert!(Instant::now() < deadline, "rsync never gave up: {status}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    });
+    // Nothing may happen, which no signal shows: a command a kubeconfig
+    // started would touch the canary or call the listener a moment later.
     std::thread::sleep(Duration::from_millis(300));
     assert!(!canary.exists(), "a stored kubeconfig ran a command");
     let heard = heard.lock().unwrap().clone();
@@ -334,6 +362,7 @@ fn nasty_uploads_are_refused_in_bounded_time_while_gets_stay_fast() {
 
     // Four clients upload them in a loop; GETs go on meanwhile.
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let under_way = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let uploaders: Vec<_> = (0..4)
         .map(|i| {
             let (client, url) = (server.client.clone(), server.url(apps));
@@ -342,8 +371,9 @@ fn nasty_uploads_are_refused_in_bounded_time_while_gets_stay_fast() {
             } else {
                 bomb.clone()
             };
-            let stop = stop.clone();
+            let (stop, under_way) = (stop.clone(), under_way.clone());
             std::thread::spawn(move || {
+                under_way.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 let mut sent = 0;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                     let form = reqwest::blocking::multipart::Form::new()
@@ -360,7 +390,9 @@ fn nasty_uploads_are_refused_in_bounded_time_while_gets_stay_fast() {
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
+    wait_until("the four uploaders", Duration::from_secs(10), || {
+        under_way.load(std::sync::atomic::Ordering::Relaxed) == 4
+    });
     let mut latencies = Vec::new();
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(4) {
@@ -504,7 +536,12 @@ fn scoped_tokens_see_and_change_only_their_projects() {
         short.get(server.url("/v2/projects/alpha")).send().unwrap(),
         200,
     );
-    std::thread::sleep(Duration::from_millis(2100));
+    let server = {
+        drop(server);
+        let (issued, expires) = run_out(data.path(), "short");
+        assert_eq!(expires, issued + 2, "issued for 2 s");
+        Server::start(data.path())
+    };
     let expired = short.get(server.url("/v2/projects/alpha")).send().unwrap();
     assert_eq!(expired.status(), 401);
     assert!(expired.text().unwrap().contains("expired"));
@@ -645,14 +682,14 @@ fn secrets_never_leave_and_every_request_is_audited() {
 
     // The audit log names who did what, and how it ended.
     let audit_file = data.path().join("audit.log");
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let audit = loop {
+    let audit = eventually("the audit log written", Duration::from_secs(5), || {
         let text = std::fs::read_to_string(&audit_file).unwrap_or_default();
-        if text.contains("wrong") || text.contains("(invalid token)") || Instant::now() > deadline {
-            break text;
+        if text.contains("wrong") || text.contains("(invalid token)") {
+            Ok(text)
+        } else {
+            Err(text)
         }
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    });
     let lines: Vec<Value> = audit
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())

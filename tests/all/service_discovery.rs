@@ -8,10 +8,11 @@
 
 use serde_json::{Value, json};
 
-use crate::clusters::harness::wait_for;
 use crate::deploy::action;
-use crate::http::{Server, Virtual, doc, expect};
 use crate::kube_apiserver::kubectl;
+use crate::support::clusters::SCENARIO_PATIENCE;
+use crate::support::server::{Server, Virtual, doc, expect};
+use crate::support::wait::wait_until;
 
 const CA: &str = "/v2/projects/shop/composite-apps/store/v1";
 const DIG: &str = "/v2/projects/shop/composite-apps/store/v1/deployment-intent-groups/live";
@@ -190,9 +191,11 @@ fn the_clients_cluster_reaches_the_servers_node_after_a_restart_an_update_takes_
     server.sigkill();
     server = Server::start_with(data.path(), &["--resync-interval", "2s"]);
 
-    wait_for("the client's cluster to get the server's endpoints", || {
-        get(&east, "endpoints", "web-svc").is_some()
-    });
+    wait_until(
+        "the client's cluster to get the server's endpoints",
+        SCENARIO_PATIENCE,
+        || get(&east, "endpoints", "web-svc").is_some(),
+    );
     let node = kubectl(&west.kubeconfig_path, &["get", "nodes", "--output=json"]);
     let nodes: Value = serde_json::from_slice(&node.stdout).unwrap();
     let address = nodes["items"][0]["status"]["addresses"][0]["address"].clone();
@@ -226,7 +229,7 @@ fn the_clients_cluster_reaches_the_servers_node_after_a_restart_an_update_takes_
     // back, its Service cannot be read, and the client keeps what it has.
     west.restart_empty("west");
     let started = std::time::Instant::now();
-    wait_for("the server to be back on west", || {
+    wait_until("the server to be back on west", SCENARIO_PATIENCE, || {
         assert!(
             get(&east, "endpoints", "web-svc").is_some(),
             "the client lost the server {:?} after west restarted",
@@ -237,18 +240,22 @@ fn the_clients_cluster_reaches_the_servers_node_after_a_restart_an_update_takes_
 
     // The client moves to the server's cluster: nothing to make known.
     place_client(&server, "west");
-    wait_for("the mirror to leave east", || {
+    wait_until("the mirror to leave east", SCENARIO_PATIENCE, || {
         get(&east, "endpoints", "web-svc").is_none() && get(&east, "service", "web-svc").is_none()
     });
 
     // Back on east, with a server Service other clusters cannot reach.
     serve_as(&server, "ClusterIP");
     place_client(&server, "east");
-    wait_for("the status to say why the server is not made known", || {
-        status(&server)["serviceDiscovery"]
-            .as_str()
-            .is_some_and(|note| note.contains("type ClusterIP"))
-    });
+    wait_until(
+        "the status to say why the server is not made known",
+        SCENARIO_PATIENCE,
+        || {
+            status(&server)["serviceDiscovery"]
+                .as_str()
+                .is_some_and(|note| note.contains("type ClusterIP"))
+        },
+    );
     let note = status(&server)["serviceDiscovery"].clone();
     assert!(
         note.as_str()
@@ -260,12 +267,12 @@ fn the_clients_cluster_reaches_the_servers_node_after_a_restart_an_update_takes_
 
     // Reachable again, then terminated: the mirror goes with the DIG.
     serve_as(&server, "NodePort");
-    wait_for("the mirror to be back", || {
+    wait_until("the mirror to be back", SCENARIO_PATIENCE, || {
         get(&east, "endpoints", "web-svc").is_some()
     });
     assert!(status(&server).get("serviceDiscovery").is_none());
     expect(action(&server, DIG, "terminate"), 202);
-    wait_for("the mirror to go with the DIG", || {
+    wait_until("the mirror to go with the DIG", SCENARIO_PATIENCE, || {
         get(&east, "endpoints", "web-svc").is_none()
             && get(&east, "service", "web-svc").is_none()
             && get(&west, "service", "web-svc").is_none()

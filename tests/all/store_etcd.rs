@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use wasmco_store::{BatchOp, EtcdStore, KvStore};
 
 use crate::kube_apiserver::{free_port, spawn};
+use crate::support::wait::{eventually, wait_until};
 
 /// A single-member etcd of its own, ending with the test.
 pub struct Etcd {
@@ -112,18 +113,10 @@ impl Etcd {
 
     /// A store on it, once it answers.
     pub fn store(&self) -> EtcdStore {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            let answer = EtcdStore::connect(std::slice::from_ref(&self.endpoint))
-                .and_then(|store| store.get(b"ping").map(|_| store));
-            match answer {
-                Ok(store) => return store,
-                Err(error) => {
-                    assert!(Instant::now() < deadline, "etcd does not answer: {error}");
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-            }
-        }
+        eventually("etcd to answer", Duration::from_secs(60), || {
+            EtcdStore::connect(std::slice::from_ref(&self.endpoint))
+                .and_then(|store| store.get(b"ping").map(|_| store))
+        })
     }
 }
 
@@ -158,7 +151,7 @@ fn a_batch_larger_than_one_etcd_transaction_is_refused_whole() {
 fn a_host_on_etcd_keeps_its_state_there_not_in_its_data_directory() {
     use serde_json::json;
 
-    use crate::http::{Server, doc, expect};
+    use crate::support::server::{Server, doc, expect};
     let etcd = Etcd::start();
     drop(etcd.store());
     let store = etcd.location();
@@ -188,7 +181,7 @@ fn a_host_on_etcd_keeps_its_state_there_not_in_its_data_directory() {
 fn while_etcd_is_away_the_api_answers_503_and_recovers_when_it_is_back() {
     use serde_json::json;
 
-    use crate::http::{Server, doc, expect};
+    use crate::support::server::{Server, doc, expect};
     let mut etcd = Etcd::start();
     drop(etcd.store());
     let store = etcd.location();
@@ -199,16 +192,14 @@ fn while_etcd_is_away_the_api_answers_503_and_recovers_when_it_is_back() {
     let answer = server.post("/v2/projects", doc("during", json!({})));
     assert_eq!(answer.status(), 503, "{}", answer.text().unwrap());
     etcd.restart();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
+    wait_until("the host to recover", Duration::from_secs(30), || {
         let answer = server.post("/v2/projects", doc("after", json!({})));
         if answer.status() == 201 {
-            break;
+            return true;
         }
         assert_eq!(answer.status(), 503, "only unavailable while it comes back");
-        assert!(Instant::now() < deadline, "the host did not recover");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+        false
+    });
     // Nothing acknowledged was lost; nothing refused was kept.
     let names: Vec<String> = expect(server.get("/v2/projects"), 200)
         .as_array()
@@ -226,9 +217,9 @@ fn while_etcd_is_away_the_api_answers_503_and_recovers_when_it_is_back() {
 fn a_chart_larger_than_etcd_takes_in_one_request_works_on_etcd() {
     use serde_json::json;
 
-    use crate::clusters::harness::approved_dig_on_solo;
     use crate::deploy::action;
-    use crate::http::{Server, Virtual, doc, expect, project_with_app};
+    use crate::support::clusters::approved_dig_on_solo;
+    use crate::support::server::{Server, Virtual, doc, expect, project_with_app};
     let etcd = Etcd::start();
     let store = etcd.store();
     let data = tempfile::tempdir().unwrap();
@@ -282,14 +273,11 @@ fn a_chart_larger_than_etcd_takes_in_one_request_works_on_etcd() {
     assert!(file_keys() >= 4, "the chart is kept in chunks");
     let dig = approved_dig_on_solo(&server, ca, &["big"]);
     expect(action(&server, &dig, "instantiate"), 202);
-    let started = Instant::now();
-    while cluster
-        .object("/api/v1/namespaces/default/configmaps/big")
-        .is_none()
-    {
-        assert!(started.elapsed() < Duration::from_secs(60), "not deployed");
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    wait_until("the chart deployed", Duration::from_secs(60), || {
+        cluster
+            .object("/api/v1/namespaces/default/configmaps/big")
+            .is_some()
+    });
     let deployed = cluster
         .object("/api/v1/namespaces/default/configmaps/big")
         .unwrap();
@@ -297,23 +285,22 @@ fn a_chart_larger_than_etcd_takes_in_one_request_works_on_etcd() {
     // Replaced by a small app: its chunks go with it.
     expect(action(&server, &dig, "terminate"), 202);
     let small = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: small}\n".to_vec();
-    let started = Instant::now();
-    loop {
-        let answer = server.replace_upload(
-            &format!("{ca}/apps/big"),
-            doc("big", json!({})),
-            small.clone(),
-        );
-        if answer.status() == 200 {
-            break;
-        }
-        // Refused while the terminated DIG still deletes what it made.
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "{:?}",
-            answer.text()
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
+    eventually(
+        "the small app to replace the chart",
+        Duration::from_secs(60),
+        || {
+            let answer = server.replace_upload(
+                &format!("{ca}/apps/big"),
+                doc("big", json!({})),
+                small.clone(),
+            );
+            if answer.status() == 200 {
+                Ok(())
+            } else {
+                // Refused while the terminated DIG still deletes what it made.
+                Err(format!("{:?}", answer.text()))
+            }
+        },
+    );
     assert_eq!(file_keys(), 0, "the replaced chart's chunks are gone");
 }

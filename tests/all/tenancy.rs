@@ -9,8 +9,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
 
-use crate::clusters::harness::{Cluster, on_both};
-use crate::http::{Api, Server, doc, expect, issue_token, refused, wasm};
+use crate::support::clusters::{Cluster, SCENARIO_PATIENCE, on_both};
+use crate::support::server::{Api, Server, doc, expect, issue_token, refused, wasm};
+use crate::support::wait::{eventually, wait_until};
 
 const PROVIDER: &str = "/v2/cluster-providers/lab";
 
@@ -176,22 +177,18 @@ fn refused_with(response: reqwest::blocking::Response, words: &[&str]) -> String
 }
 
 fn wait_applied(api: &Api, dig: &str) {
-    let started = std::time::Instant::now();
-    loop {
+    eventually(format!("{dig} applied"), SCENARIO_PATIENCE, || {
         let status = expect(api.get(&format!("{dig}/status")), 200);
         if status["deployedCounts"]["Applied"].as_u64().unwrap_or(0) > 0
             && status["deployedCounts"]
                 .as_object()
                 .is_some_and(|c| c.len() == 1)
         {
-            return;
+            Ok(())
+        } else {
+            Err(format!("not applied: {status}"))
         }
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "not applied: {status}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    });
 }
 
 /// Whether `cluster` holds `kind`/`name` (in `namespace`, for a namespaced kind).
@@ -467,8 +464,7 @@ fn a_projects_logical_cloud_takes_nothing_of_anothers_or_of_kubernetes(cluster: 
 /// Once no resource of `path` (a DIG's or a logical cloud's) is Pending:
 /// per `Kind name`, its deployed status and message.
 fn settled(api: &Api, path: &str) -> BTreeMap<String, (String, String)> {
-    let started = std::time::Instant::now();
-    loop {
+    eventually(format!("{path} settled"), SCENARIO_PATIENCE, || {
         let status = expect(api.get(&format!("{path}/status?output=detail")), 200);
         let mut found = BTreeMap::new();
         for app in status["apps"].as_array().into_iter().flatten() {
@@ -490,20 +486,16 @@ fn settled(api: &Api, path: &str) -> BTreeMap<String, (String, String)> {
             }
         }
         if !found.is_empty() && found.values().all(|(state, _)| state != "Pending") {
-            return found;
+            Ok(found)
+        } else {
+            Err(format!("still pending: {status}"))
         }
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "still pending: {status}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    })
 }
 
 /// The labels `cluster`'s namespace `name` carries, once it has `until`.
 fn namespace_labels(cluster: &Cluster, name: &str, until: &str) -> Value {
-    let started = std::time::Instant::now();
-    loop {
+    eventually(format!("{name} to get {until}"), SCENARIO_PATIENCE, || {
         let args = [
             "get",
             "namespace",
@@ -514,14 +506,11 @@ fn namespace_labels(cluster: &Cluster, name: &str, until: &str) -> Value {
         let namespace: Value = serde_json::from_str(&cluster.kubectl(&args)).unwrap_or_default();
         let labels = namespace["metadata"]["labels"].clone();
         if labels.get(until).is_some() {
-            return labels;
+            Ok(labels)
+        } else {
+            Err(labels)
         }
-        assert!(
-            started.elapsed() < std::time::Duration::from_secs(60),
-            "{name} never got {until}: {labels}"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    })
 }
 
 fn a_deployed_cloud_keeps_the_namespace_and_user_it_was_checked_with(cluster: Cluster) {
@@ -718,22 +707,19 @@ fn a_clouds_user_cannot_read_another_projects_secrets_on_a_real_api_server() {
             202,
         );
     }
-    let started = std::time::Instant::now();
-    while !kubectl(
-        &real.kubeconfig_path,
-        &[
-            "get",
-            "rolebinding",
-            "lc-rolebinding",
-            "--namespace=tenancy-rival",
-        ],
-    )
-    .status
-    .success()
-    {
-        assert!(started.elapsed() < std::time::Duration::from_secs(60));
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    wait_until("the rival's RoleBinding", SCENARIO_PATIENCE, || {
+        kubectl(
+            &real.kubeconfig_path,
+            &[
+                "get",
+                "rolebinding",
+                "lc-rolebinding",
+                "--namespace=tenancy-rival",
+            ],
+        )
+        .status
+        .success()
+    });
     let secret = kubectl(
         &real.kubeconfig_path,
         &[

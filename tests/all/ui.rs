@@ -5,13 +5,14 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
-use crate::http::{Server, Virtual, expect};
 use crate::kube_apiserver::free_port;
+use crate::support::server::{Server, Virtual, expect};
+use crate::support::wait::{eventually, eventually_async};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -45,11 +46,9 @@ impl Driver {
             .spawn()
             .expect("chromedriver starts");
         let url = format!("http://127.0.0.1:{port}");
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while reqwest::blocking::get(format!("{url}/status")).is_err() {
-            assert!(Instant::now() < deadline, "chromedriver does not answer");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        eventually("chromedriver to answer", Duration::from_secs(30), || {
+            reqwest::blocking::get(format!("{url}/status"))
+        });
         Driver { child, url }
     }
 
@@ -83,18 +82,19 @@ impl Drop for Driver {
 /// Polls `script` (a function body returning JSON) until `done` holds of
 /// its answer; the last answer.
 async fn until(browser: &Client, what: &str, script: &str, done: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
+    let done = &done;
+    eventually_async(what, Duration::from_secs(90), || async move {
         let answer = browser
             .execute(script, vec![])
             .await
             .expect("the script runs");
         if done(&answer) {
-            return answer;
+            Ok(answer)
+        } else {
+            Err(answer)
         }
-        assert!(Instant::now() < deadline, "{what}: still {answer}");
-        tokio::time::sleep(Duration::from_millis(250)).await;
-    }
+    })
+    .await
 }
 
 async fn screenshot(browser: &Client, name: &str) {

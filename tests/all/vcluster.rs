@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use reqwest::blocking::{Client, Response};
 use serde_json::{Value, json};
 
-use crate::http::Virtual;
+use crate::support::server::Virtual;
 
 fn start() -> Virtual {
     Virtual::start_with("edge-1", 0, 0)
@@ -210,6 +210,9 @@ fn watches_stream_added_modified_and_deleted() {
     let json = "application/json";
     let maps = "/api/v1/namespaces/default/configmaps";
     let url = format!("{}{maps}?watch=true&timeoutSeconds=3", cluster.base);
+    // The cluster subscribes a watch to its events before it answers: once
+    // the answer's head is here, nothing the test does next is missed.
+    let (watching, answered) = std::sync::mpsc::channel();
     let watcher = std::thread::spawn(move || {
         let response = Client::builder()
             .timeout(None)
@@ -218,6 +221,7 @@ fn watches_stream_added_modified_and_deleted() {
             .get(url)
             .send()
             .unwrap();
+        watching.send(()).unwrap();
         BufReader::new(response)
             .lines()
             .map(|line| serde_json::from_str::<Value>(&line.unwrap()).unwrap())
@@ -230,7 +234,9 @@ fn watches_stream_added_modified_and_deleted() {
             })
             .collect::<Vec<_>>()
     });
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    answered
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the watch answers");
     let map = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "settings"}, "data": {"v": "1"}});
     cluster.send("POST", maps, json, Some(map.to_string()));
     cluster.send(

@@ -6,6 +6,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use wasmco_vcluster::{Behaviour, VirtualCluster};
 
+use crate::support::wait::eventually_async;
+
 const DEPLOYMENTS: &str = "/apis/apps/v1/namespaces/default/deployments";
 
 async fn apply(
@@ -48,17 +50,20 @@ async fn deployments_become_available_after_the_delay() {
     let applied = Instant::now();
     assert_eq!(apply(&client, &cluster, 3).await.unwrap().status(), 201);
     assert!(status(&client, &cluster).await.is_null(), "ready at once");
-    let status = loop {
-        let status = status(&client, &cluster).await;
-        if status["availableReplicas"] == 3 {
-            break status;
-        }
-        assert!(
-            applied.elapsed() < Duration::from_secs(5),
-            "never became ready"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let (client, cluster) = (&client, &cluster);
+    let status = eventually_async(
+        "the Deployment ready",
+        Duration::from_secs(5).saturating_sub(applied.elapsed()),
+        || async move {
+            let status = status(client, cluster).await;
+            if status["availableReplicas"] == 3 {
+                Ok(status)
+            } else {
+                Err(status)
+            }
+        },
+    )
+    .await;
     assert!(applied.elapsed() >= delay);
     assert_eq!(status["observedGeneration"], 1);
     assert_eq!(status["conditions"][0]["type"], "Available");

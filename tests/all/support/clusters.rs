@@ -2,13 +2,14 @@
 //! wasmco server deploying to it, and the status read back.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::deploy::action;
-use crate::http::{Server, Virtual, doc, expect};
 use crate::kube_apiserver::{ApiServer, kubectl};
+use crate::support::server::{Server, Virtual, doc, expect};
+use crate::support::wait::eventually;
 
 /// A cluster to run a scenario on.
 pub enum Cluster {
@@ -80,16 +81,8 @@ impl Cluster {
     }
 }
 
-pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !done() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "timed out waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
+/// How long a scenario's step may take on either kind of cluster.
+pub const SCENARIO_PATIENCE: Duration = Duration::from_secs(60);
 
 /// One resource's status: (kind, name, deployed, ready, detail entry).
 pub struct Row {
@@ -228,20 +221,35 @@ impl Deployment {
     }
 
     pub fn wait_until(&self, dig: &str, what: &str, done: impl Fn(&[Row]) -> bool) {
-        let started = Instant::now();
-        loop {
+        eventually(what, SCENARIO_PATIENCE, || {
             let rows = self.rows(dig);
             if done(&rows) {
-                return;
+                return Ok(());
             }
             let seen: Vec<(&str, &Value)> =
                 rows.iter().map(|r| (r.ready.as_str(), &r.detail)).collect();
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "timed out waiting for {what}; the status says {seen:?}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+            Err(format!("the status says {seen:?}"))
+        });
+    }
+
+    /// Waits until the server's reconciles have settled `count` more
+    /// times (each DIG's once a resync interval): the resyncs a check is
+    /// to see, counted rather than guessed at from the interval.
+    pub fn wait_for_resyncs(&self, count: u64) {
+        let settled = || settled_reconciles(&self.server);
+        let from = settled();
+        eventually(
+            format!("{count} more settled reconciles"),
+            SCENARIO_PATIENCE,
+            || {
+                let now = settled();
+                if now >= from + count {
+                    Ok(())
+                } else {
+                    Err(format!("{} more", now - from))
+                }
+            },
+        );
     }
 
     /// The status says nothing the cluster contradicts.
@@ -265,6 +273,18 @@ impl Deployment {
             }
         }
     }
+}
+
+/// How many reconciles `server` has seen settle (end with everything in
+/// place, a resync to follow), as its metrics count them.
+fn settled_reconciles(server: &Server) -> u64 {
+    let answer = server.get("/metrics");
+    assert_eq!(answer.status(), 200);
+    let metrics = answer.text().unwrap();
+    metrics
+        .lines()
+        .find_map(|line| line.strip_prefix(r#"wasmco_rsync_reconciles_total{outcome="settled"} "#))
+        .map_or(0, |count| count.trim().parse().unwrap())
 }
 
 /// DIG `d` of the composite app version at `ca`, with composite profile

@@ -95,16 +95,7 @@ impl Server {
             .stderr(stderr)
             .spawn()
             .expect("wasmco serve starts");
-        let stdout = child.stdout.take().expect("piped stdout");
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("reads the address line");
-        let base = line
-            .trim()
-            .strip_prefix("wasmco API listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .to_owned();
+        let base = api_address(&mut child);
         let token = std::fs::read_to_string(data_dir.join("admin.token")).expect("the admin token");
         Server {
             child,
@@ -474,10 +465,7 @@ impl Virtual {
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let line = first_line(&mut child);
         let base = line.trim().rsplit(' ').next().unwrap().to_owned();
         let kubeconfig = std::fs::read(&path).unwrap();
         Virtual {
@@ -520,4 +508,24 @@ impl Drop for Virtual {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The first line a child (started with its stdout piped) prints: where a
+/// server says it listens.
+pub fn first_line(child: &mut Child) -> String {
+    let stdout = child.stdout.take().expect("piped stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("reads the address line");
+    line
+}
+
+/// The address a `wasmco serve` child says its API listens on.
+pub fn api_address(child: &mut Child) -> String {
+    let line = first_line(child);
+    line.trim()
+        .strip_prefix("wasmco API listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_owned()
 }

@@ -1,5 +1,11 @@
-//! Shared set-up: one runtime per test process (as in production) and the
-//! guests built by `host/runtime/build.rs`.
+//! What the tests share: one runtime per test process (as in production),
+//! the guests built by `host/runtime/build.rs`, `wasmco serve` and virtual
+//! clusters to talk to ([`server`]), scenarios on either kind of cluster
+//! ([`clusters`]), and one way to wait for what a test observes ([`wait`]).
+
+pub mod clusters;
+pub mod server;
+pub mod wait;
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
