@@ -9,6 +9,7 @@ mod clusters;
 mod contract;
 mod declared_intents;
 mod deploy;
+mod docs;
 mod emco_flows;
 mod helm;
 mod hostile;
