@@ -443,62 +443,21 @@ pub fn status_body(
     synced: Option<&wasmco_orchestrator::SyncedContext>,
     query: &StatusView,
 ) -> DeploymentStatus {
-    let filters = &query.filters;
-    let mut counts: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
-    let mut apps = Vec::new();
-    for app in synced.iter().flat_map(|s| &s.context.apps) {
-        if !filters.wants_app(&app.name) {
-            continue;
-        }
-        let mut clusters = Vec::new();
-        for placement in &app.placement {
-            if !filters.wants_cluster(&placement.cluster) {
-                continue;
-            }
-            let recorded = |key: &wasmco_core::ResourceKey| {
-                synced.and_then(|s| {
-                    s.statuses
-                        .get(&(app.name.clone(), placement.cluster.clone(), key.to_string()))
-                })
-            };
-            let resources: Vec<ResourceEntry> = app
-                .resources_on(&placement.cluster)
-                .into_iter()
-                .filter(|resource| filters.wants_resource(&resource.key.name))
-                .map(|resource| resource_status(resource, recorded(&resource.key), query))
-                .collect();
-            for entry in &resources {
-                *counts.entry(entry.state().to_owned()).or_default() += 1;
-            }
-            // Hooks that ran here, with how they ended; apart from the
-            // app's resources (and their counts): one that never runs, a
-            // pre-delete hook say, is not a resource waiting to be ready.
-            let hooks = app
-                .hooks
-                .iter()
-                .filter_map(|hook| {
-                    let recorded = recorded(&hook.resource.key)?;
-                    Some(ResourceEntry {
-                        events: Some(hook.events.clone()),
-                        ..resource_status(&hook.resource, Some(recorded), query)
-                    })
-                })
-                .collect();
-            clusters.push(ClusterStatus {
-                cluster_provider: placement.cluster.provider.clone(),
-                cluster: placement.cluster.cluster.clone(),
-                connectivity: Link::from(
-                    synced.and_then(|s| s.connectivity.get(&placement.cluster).copied()),
-                ),
-                resources,
-                hooks,
-            });
-        }
-        apps.push(AppStatus {
+    let mut counts = std::collections::BTreeMap::new();
+    let apps: Vec<AppStatus> = synced
+        .iter()
+        .flat_map(|s| &s.context.apps)
+        .filter(|app| query.filters.wants_app(&app.name))
+        .map(|app| AppStatus {
             name: app.name.clone(),
-            clusters,
-        });
-    }
+            clusters: app
+                .placement
+                .iter()
+                .filter(|p| query.filters.wants_cluster(&p.cluster))
+                .map(|p| cluster_status(app, &p.cluster, synced, query, &mut counts))
+                .collect(),
+        })
+        .collect();
     let all_ready = !counts.is_empty() && counts.keys().all(|k| k == Readiness::Ready.as_str());
     let (ready_status, ready_counts, deployed_counts) = if query.ready {
         let ready = if all_ready {
@@ -521,5 +480,52 @@ pub fn status_body(
         deployed_counts,
         apps: (query.output != StatusOutput::Summary).then_some(apps),
         service_discovery: synced.and_then(|s| s.service_discovery.clone()),
+    }
+}
+
+/// `app`'s resources and the hooks that ran on `cluster`; each resource
+/// counted under its state in `counts`.
+fn cluster_status(
+    app: &wasmco_store::appcontext::StoredApp,
+    cluster: &ClusterRef,
+    synced: Option<&wasmco_orchestrator::SyncedContext>,
+    query: &StatusView,
+    counts: &mut std::collections::BTreeMap<String, u64>,
+) -> ClusterStatus {
+    let recorded = |key: &wasmco_core::ResourceKey| {
+        synced.and_then(|s| {
+            s.statuses
+                .get(&(app.name.clone(), cluster.clone(), key.to_string()))
+        })
+    };
+    let resources: Vec<ResourceEntry> = app
+        .resources_on(cluster)
+        .into_iter()
+        .filter(|resource| query.filters.wants_resource(&resource.key.name))
+        .map(|resource| resource_status(resource, recorded(&resource.key), query))
+        .collect();
+    for entry in &resources {
+        *counts.entry(entry.state().to_owned()).or_default() += 1;
+    }
+    // Hooks that ran here, with how they ended; apart from the app's
+    // resources (and their counts): one that never runs, a pre-delete hook
+    // say, is not a resource waiting to be ready.
+    let hooks = app
+        .hooks
+        .iter()
+        .filter_map(|hook| {
+            let recorded = recorded(&hook.resource.key)?;
+            Some(ResourceEntry {
+                events: Some(hook.events.clone()),
+                ..resource_status(&hook.resource, Some(recorded), query)
+            })
+        })
+        .collect();
+    ClusterStatus {
+        cluster_provider: cluster.provider.clone(),
+        cluster: cluster.cluster.clone(),
+        connectivity: Link::from(synced.and_then(|s| s.connectivity.get(cluster).copied())),
+        resources,
+        hooks,
     }
 }

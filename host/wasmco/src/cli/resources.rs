@@ -239,64 +239,11 @@ fn table(
         return Ok(table.to_string());
     }
     let items: Vec<Answered> = typed(collection, items)?;
-    if kind == Kind::Controller {
-        let mut table = new_table(["NAME", "TYPE", "PRIORITY", "SIZE", "DIGEST"]);
-        for item in items {
-            let status: ControllerStatus = typed(collection, item.status.into_iter().collect())?
-                .pop()
-                .ok_or_else(|| {
-                    CliError::Usage(format!("controller {} has no status", item.metadata.name))
-                })?;
-            table.add_row([
-                item.metadata.name,
-                status.kind,
-                status.priority.to_string(),
-                status.size.to_string(),
-                status.digest.chars().take(19).collect(),
-            ]);
-        }
-        return Ok(table.to_string());
-    }
-    if kind == Kind::Cluster {
-        let mut table = new_table(["NAME", "LABELS", "STATE", "SINCE", "VERSION", "LAST ERROR"]);
-        for item in items {
-            let name = &item.metadata.name;
-            let health: DeploymentStatus =
-                client.get_as(&format!("v2/{collection}/{name}/status"))?;
-            let labels: Vec<LabelBody> =
-                client.get_as(&format!("v2/{collection}/{name}/labels"))?;
-            let labels: Vec<String> = labels.into_iter().map(|l| l.cluster_label).collect();
-            table.add_row([
-                item.metadata.name,
-                labels.join(","),
-                health.state.map(|s| s.to_string()).unwrap_or_default(),
-                health.since.unwrap_or_default(),
-                health.version.unwrap_or_default(),
-                health.last_error.unwrap_or_default(),
-            ]);
-        }
-        return Ok(table.to_string());
-    }
-    if kind == Kind::DeploymentIntentGroup {
-        let mut table = new_table(["NAME", "STATE", "REVISION", "READY", "AGE"]);
-        for item in items {
-            let name = &item.metadata.name;
-            let deployment: DeploymentStatus = client.get_as(&format!(
-                "v2/{collection}/{name}/status?status=ready&output=summary"
-            ))?;
-            let counts = deployment.ready_counts.unwrap_or_default();
-            let total: u64 = counts.values().sum();
-            let ready = counts.get(Readiness::Ready.as_str()).copied().unwrap_or(0);
-            let state = deployment.deployment;
-            table.add_row([
-                item.metadata.name,
-                state.deployed_status.to_string(),
-                state.revision.to_string(),
-                format!("{ready}/{total}"),
-                state.created().map(age).unwrap_or_default(),
-            ]);
-        }
-        return Ok(table.to_string());
+    match kind {
+        Kind::Controller => return controllers_table(collection, items),
+        Kind::Cluster => return clusters_table(client, collection, items),
+        Kind::DeploymentIntentGroup => return digs_table(client, collection, items),
+        _ => {}
     }
     let mut table = new_table(["NAME", "DESCRIPTION", "SPEC"]);
     for item in items {
@@ -310,6 +257,76 @@ fn table(
             item.metadata.name,
             item.metadata.description.unwrap_or_default(),
             spec,
+        ]);
+    }
+    Ok(table.to_string())
+}
+
+fn controllers_table(collection: &str, items: Vec<Answered>) -> Result<String, CliError> {
+    let mut table = new_table(["NAME", "TYPE", "PRIORITY", "SIZE", "DIGEST"]);
+    for item in items {
+        let status: ControllerStatus = typed(collection, item.status.into_iter().collect())?
+            .pop()
+            .ok_or_else(|| {
+                CliError::Usage(format!("controller {} has no status", item.metadata.name))
+            })?;
+        table.add_row([
+            item.metadata.name,
+            status.kind,
+            status.priority.to_string(),
+            status.size.to_string(),
+            status.digest.chars().take(19).collect(),
+        ]);
+    }
+    Ok(table.to_string())
+}
+
+/// Clusters with their labels and health: two more reads per row.
+fn clusters_table(
+    client: &ApiClient,
+    collection: &str,
+    items: Vec<Answered>,
+) -> Result<String, CliError> {
+    let mut table = new_table(["NAME", "LABELS", "STATE", "SINCE", "VERSION", "LAST ERROR"]);
+    for item in items {
+        let name = &item.metadata.name;
+        let health: DeploymentStatus = client.get_as(&format!("v2/{collection}/{name}/status"))?;
+        let labels: Vec<LabelBody> = client.get_as(&format!("v2/{collection}/{name}/labels"))?;
+        let labels: Vec<String> = labels.into_iter().map(|l| l.cluster_label).collect();
+        table.add_row([
+            item.metadata.name,
+            labels.join(","),
+            health.state.map(|s| s.to_string()).unwrap_or_default(),
+            health.since.unwrap_or_default(),
+            health.version.unwrap_or_default(),
+            health.last_error.unwrap_or_default(),
+        ]);
+    }
+    Ok(table.to_string())
+}
+
+/// DIGs with their state and readiness: one more read per row.
+fn digs_table(
+    client: &ApiClient,
+    collection: &str,
+    items: Vec<Answered>,
+) -> Result<String, CliError> {
+    let mut table = new_table(["NAME", "STATE", "REVISION", "READY", "AGE"]);
+    for item in items {
+        let name = &item.metadata.name;
+        let deployment: DeploymentStatus = client.get_as(&format!(
+            "v2/{collection}/{name}/status?status=ready&output=summary"
+        ))?;
+        let counts = deployment.ready_counts.unwrap_or_default();
+        let total: u64 = counts.values().sum();
+        let ready = counts.get(Readiness::Ready.as_str()).copied().unwrap_or(0);
+        let state = deployment.deployment;
+        table.add_row([
+            item.metadata.name,
+            state.deployed_status.to_string(),
+            state.revision.to_string(),
+            format!("{ready}/{total}"),
+            state.created().map(age).unwrap_or_default(),
         ]);
     }
     Ok(table.to_string())
