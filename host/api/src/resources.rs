@@ -13,7 +13,6 @@ use wasmco_core::{
 };
 use wasmco_runtime::Controller;
 use wasmco_runtime::helm::HelmError;
-use wasmco_store::appcontext::DeployState;
 use wasmco_store::db::{ResourceId, Write};
 
 use super::auth::Principal;
@@ -292,10 +291,7 @@ pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Res
         .then(|| wasmco_orchestrator::DigRef::from_path(&id.path));
     if let Some(dig) = &dig {
         let deployed = state.orchestrator.state(dig)?;
-        if matches!(
-            deployed.state,
-            DeployState::Instantiated | DeployState::Updated
-        ) {
+        if deployed.state.is_deployed() {
             return Err(ApiError::new(
                 StatusCode::CONFLICT,
                 format!(

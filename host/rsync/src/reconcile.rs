@@ -91,10 +91,7 @@ impl Inner {
         // worker read it: that state's reconcile sees to the object.
         let owned = key.to_owned();
         let state = stored::off_the_workers(&self.contexts, move |c| c.state(&owned)).await?;
-        let deploys = matches!(
-            state.state,
-            DeployState::Instantiated | DeployState::Updated
-        );
+        let deploys = state.state.is_deployed();
         if !deploys || state.revision != context.meta.revision {
             return Ok(false);
         }

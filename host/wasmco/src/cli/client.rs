@@ -44,8 +44,10 @@ pub enum ClientError {
     },
     /// The server answered with a body this CLI does not read (a server
     /// of another version, say).
-    #[error("GET {path}: the answer is not what this CLI reads ({source})")]
+    #[error("{method} {path}: the answer is not what this CLI reads ({source})")]
     Answer {
+        /// The request's method.
+        method: &'static str,
         /// The request's path.
         path: String,
         /// Where reading it failed.
@@ -254,11 +256,7 @@ impl ApiClient {
 
     /// `GET path`, read as the wire type the API answers with there.
     pub fn get_as<T: serde::de::DeserializeOwned>(&self, path: &str) -> Result<T, ClientError> {
-        let body = self.get(path)?;
-        serde_json::from_value(body).map_err(|source| ClientError::Answer {
-            path: path.to_owned(),
-            source,
-        })
+        read_answer("GET", path, self.get(path)?)
     }
 
     /// `POST path` with a JSON body, its answer read as `T`.
@@ -267,11 +265,7 @@ impl ApiClient {
         path: &str,
         body: &Value,
     ) -> Result<T, ClientError> {
-        let answer = self.post(path, body)?;
-        serde_json::from_value(answer).map_err(|source| ClientError::Answer {
-            path: path.to_owned(),
-            source,
-        })
+        read_answer("POST", path, self.post(path, body)?)
     }
 
     /// `POST path` with a JSON body.
@@ -394,6 +388,19 @@ impl ApiClient {
             field,
         })
     }
+}
+
+/// What `method path` answered, read as the wire type `T`.
+pub fn read_answer<T: serde::de::DeserializeOwned>(
+    method: &'static str,
+    path: &str,
+    answer: Value,
+) -> Result<T, ClientError> {
+    serde_json::from_value(answer).map_err(|source| ClientError::Answer {
+        method,
+        path: path.to_owned(),
+        source,
+    })
 }
 
 /// The innermost cause ("Connection refused"), which is what a person acts on.

@@ -7,7 +7,7 @@ use wasmco_core::wire::{Answered, ControllerStatus, DeploymentStatus, Readiness}
 use wasmco_core::{Kind, LabelBody};
 
 use super::CliError;
-use super::client::{ApiClient, ClientError};
+use super::client::{ApiClient, read_answer};
 
 /// The parents a person names with flags (`--project shop`).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -204,22 +204,15 @@ fn render(
     })
 }
 
-/// Reads each item as the wire type its kind answers with.
+/// Reads each item of `collection` as the wire type its kind answers with.
 fn typed<T: serde::de::DeserializeOwned>(
     collection: &str,
     items: Vec<Value>,
 ) -> Result<Vec<T>, CliError> {
+    let path = format!("v2/{collection}");
     items
         .into_iter()
-        .map(|item| {
-            serde_json::from_value(item).map_err(|source| {
-                ClientError::Answer {
-                    path: collection.to_owned(),
-                    source,
-                }
-                .into()
-            })
-        })
+        .map(|item| Ok(read_answer("GET", &path, item)?))
         .collect()
 }
 
@@ -265,11 +258,8 @@ fn table(
 fn controllers_table(collection: &str, items: Vec<Answered>) -> Result<String, CliError> {
     let mut table = new_table(["NAME", "TYPE", "PRIORITY", "SIZE", "DIGEST"]);
     for item in items {
-        let status: ControllerStatus = typed(collection, item.status.into_iter().collect())?
-            .pop()
-            .ok_or_else(|| {
-                CliError::Usage(format!("controller {} has no status", item.metadata.name))
-            })?;
+        let path = format!("v2/{collection}");
+        let status: ControllerStatus = read_answer("GET", &path, item.status.unwrap_or_default())?;
         table.add_row([
             item.metadata.name,
             status.kind,
