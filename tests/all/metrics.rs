@@ -109,6 +109,20 @@ fn a_deployment_shows_in_the_metrics_of_every_layer() {
         Duration::from_secs(30),
         || expect(server.get(&format!("{DIG}/status?status=ready")), 200)["readyStatus"] == "Ready",
     );
+    // Ready is recorded within the reconcile, which is counted once it
+    // ends: the scrape below is taken after that.
+    wait_until(
+        "the reconcile that made it ready to be counted",
+        Duration::from_secs(30),
+        || {
+            let scrape = parse(&server.get("/metrics").text().unwrap());
+            sum(
+                &scrape,
+                "wasmco_rsync_reconciles_total",
+                &[("outcome", "settled")],
+            ) >= 1.0
+        },
+    );
 
     // Behind the token on the API's address.
     let anonymous = reqwest::blocking::get(server.url("/metrics")).unwrap();
