@@ -12,9 +12,11 @@ use rcgen::{
 use rsa::pkcs1::{DecodeRsaPrivateKey, EncodeRsaPrivateKey};
 use rsa::pkcs8::{EncodePrivateKey, LineEnding};
 use time::{Duration, OffsetDateTime};
-use wasmco_core::specs::{CaCertSpec, KeyUsage, PublicKeyAlgorithm};
+use wasmco_core::specs::{CaCertSpec, CsrInfo, KeyUsage, PublicKeyAlgorithm};
 
-use super::{KeyedCert, PkiError, invalid, random_serial, san_type};
+use crate::cert::KeyedCert;
+use crate::error::{PkiError, invalid};
+use crate::issue::{random_serial, san_type};
 
 /// A CA issuer's secret as cert-manager keeps it.
 #[derive(Debug, Clone, Copy)]
@@ -53,7 +55,7 @@ pub fn sign_for_cluster(
         ));
     }
     let signer = Issuer::from_ca_cert_der(&first.contents.clone().into(), &issuer_key)
-        .map_err(|e| invalid("tls.crt", e.to_string()))?;
+        .map_err(|e| invalid("tls.crt", e))?;
     let (key, key_pem) = new_key(spec)?;
     let params = params(spec, common_name)?;
     let certificate = params.signed_by(&key, &signer)?.pem();
@@ -71,21 +73,23 @@ pub fn sign_for_cluster(
 /// The issuer's key as rcgen signs with it: ring reads PKCS#8 only, and
 /// `openssl genrsa` before 3.0 (EMCO's scripts) writes PKCS#1.
 fn issuer_key_pair(pem: &str) -> Result<KeyPair, PkiError> {
-    let unusable = |reason: String| invalid("tls.key", reason);
+    let field = "tls.key";
     if pem.contains("-----BEGIN RSA PRIVATE KEY-----") {
         let key = rsa::RsaPrivateKey::from_pkcs1_pem(pem)
-            .map_err(|e| unusable(format!("not a PKCS#1 RSA key: {e}")))?;
+            .map_err(|e| invalid(field, format!("not a PKCS#1 RSA key: {e}")))?;
         let pkcs8 = key
             .to_pkcs8_pem(LineEnding::LF)
-            .map_err(|e| unusable(e.to_string()))?;
-        return KeyPair::from_pem(&pkcs8).map_err(|e| unusable(e.to_string()));
+            .map_err(|e| invalid(field, e))?;
+        return KeyPair::from_pem(&pkcs8).map_err(|e| invalid(field, e));
     }
     if pem.contains("-----BEGIN EC PRIVATE KEY-----") {
-        return Err(unusable(
-            "is a SEC1 EC key; store it as PKCS#8 (openssl pkcs8 -topk8 -nocrypt)".into(),
+        return Err(invalid(
+            field,
+            "is a SEC1 EC key; store it as PKCS#8 (openssl pkcs8 -topk8 -nocrypt)",
         ));
     }
-    KeyPair::from_pem(pem).map_err(|e| unusable(format!("not a private key wasmco can use: {e}")))
+    KeyPair::from_pem(pem)
+        .map_err(|e| invalid(field, format!("not a private key wasmco can use: {e}")))
 }
 
 /// A new key of the spec's algorithm and size, and its PEM.
@@ -95,13 +99,13 @@ fn new_key(spec: &CaCertSpec) -> Result<(KeyPair, String), PkiError> {
     let key = match (info.algorithm.public_key_algorithm, info.key_size) {
         (PublicKeyAlgorithm::Rsa, bits) => {
             let key = rsa::RsaPrivateKey::new(&mut rsa::rand_core::OsRng, bits as usize)
-                .map_err(|e| invalid("spec.csrInfo.keySize", e.to_string()))?;
+                .map_err(|e| invalid("spec.csrInfo.keySize", e))?;
             let pkcs1 = key
                 .to_pkcs1_pem(LineEnding::LF)
-                .map_err(|e| invalid("spec.csrInfo.keySize", e.to_string()))?;
+                .map_err(|e| invalid("spec.csrInfo.keySize", e))?;
             let pkcs8 = key
                 .to_pkcs8_pem(LineEnding::LF)
-                .map_err(|e| invalid("spec.csrInfo.keySize", e.to_string()))?;
+                .map_err(|e| invalid("spec.csrInfo.keySize", e))?;
             return Ok((KeyPair::from_pem(&pkcs8)?, pkcs1.to_string()));
         }
         (PublicKeyAlgorithm::Ecdsa, 384) => generated(&rcgen::PKCS_ECDSA_P384_SHA384)?,
@@ -122,6 +126,31 @@ fn new_key(spec: &CaCertSpec) -> Result<(KeyPair, String), PkiError> {
 fn params(spec: &CaCertSpec, common_name: &str) -> Result<CertificateParams, PkiError> {
     let info = &spec.csr_info;
     let mut params = CertificateParams::default();
+    params.distinguished_name = subject(info, common_name);
+    params.subject_alt_names = alt_names(info)?;
+    params.is_ca = if spec.is_ca {
+        IsCa::Ca(BasicConstraints::Unconstrained)
+    } else {
+        IsCa::ExplicitNoCa
+    };
+    for usage in key_usages(spec) {
+        add_usage(&mut params, usage);
+    }
+    let valid_for = spec
+        .valid_for()
+        .map_err(|e| invalid("spec.duration", e.reason))?;
+    let now = OffsetDateTime::now_utc();
+    params.not_before = now - Duration::minutes(5);
+    params.not_after =
+        now + Duration::try_from(valid_for).map_err(|e| invalid("spec.duration", e))?;
+    params.serial_number = Some(random_serial());
+    params.use_authority_key_identifier_extension = true;
+    Ok(params)
+}
+
+/// `CN=common_name` and the first value of each attribute the spec's
+/// subject gives.
+fn subject(info: &CsrInfo, common_name: &str) -> DistinguishedName {
     let mut subject = DistinguishedName::new();
     subject.push(DnType::CommonName, common_name);
     let attribute_types = [
@@ -139,73 +168,66 @@ fn params(spec: &CaCertSpec, common_name: &str) -> Result<CertificateParams, Pki
             subject.push(ty, value.as_str());
         }
     }
-    params.distinguished_name = subject;
+    subject
+}
+
+/// The spec's DNS names and email addresses, as subject alternative names.
+fn alt_names(info: &CsrInfo) -> Result<Vec<SanType>, PkiError> {
     let mut names = Vec::new();
     for name in &info.dns_names {
         names.push(san_type(name).map_err(|reason| invalid("spec.csrInfo.dnsNames", reason))?);
     }
     for address in &info.email_addresses {
         names.push(SanType::Rfc822Name(address.as_str().try_into().map_err(
-            |e: rcgen::Error| invalid("spec.csrInfo.emailAddresses", e.to_string()),
+            |e: rcgen::Error| invalid("spec.csrInfo.emailAddresses", e),
         )?));
     }
-    params.subject_alt_names = names;
-    params.is_ca = if spec.is_ca {
-        IsCa::Ca(BasicConstraints::Unconstrained)
-    } else {
-        IsCa::ExplicitNoCa
-    };
-    let usages = if info.key_usages.is_empty() {
-        // cert-manager's default, with what a CA needs to sign.
-        let mut usages = vec![KeyUsage::DigitalSignature, KeyUsage::KeyEncipherment];
-        if spec.is_ca {
-            usages.push(KeyUsage::CertSign);
-        }
-        usages
-    } else {
-        info.key_usages.clone()
-    };
-    for usage in usages {
-        match usage {
-            KeyUsage::DigitalSignature => params.key_usages.push(KeyUsagePurpose::DigitalSignature),
-            KeyUsage::ContentCommitment => {
-                params.key_usages.push(KeyUsagePurpose::ContentCommitment)
-            }
-            KeyUsage::KeyEncipherment => params.key_usages.push(KeyUsagePurpose::KeyEncipherment),
-            KeyUsage::KeyAgreement => params.key_usages.push(KeyUsagePurpose::KeyAgreement),
-            KeyUsage::DataEncipherment => params.key_usages.push(KeyUsagePurpose::DataEncipherment),
-            KeyUsage::CertSign => params.key_usages.push(KeyUsagePurpose::KeyCertSign),
-            KeyUsage::CrlSign => params.key_usages.push(KeyUsagePurpose::CrlSign),
-            KeyUsage::ServerAuth => params
-                .extended_key_usages
-                .push(ExtendedKeyUsagePurpose::ServerAuth),
-            KeyUsage::ClientAuth => params
-                .extended_key_usages
-                .push(ExtendedKeyUsagePurpose::ClientAuth),
-            KeyUsage::CodeSigning => params
-                .extended_key_usages
-                .push(ExtendedKeyUsagePurpose::CodeSigning),
-            KeyUsage::EmailProtection => params
-                .extended_key_usages
-                .push(ExtendedKeyUsagePurpose::EmailProtection),
-            KeyUsage::Timestamping => params
-                .extended_key_usages
-                .push(ExtendedKeyUsagePurpose::TimeStamping),
-            KeyUsage::OcspSigning => params
-                .extended_key_usages
-                .push(ExtendedKeyUsagePurpose::OcspSigning),
-        }
+    Ok(names)
+}
+
+/// The usages the spec asks for; cert-manager's default when it names
+/// none, with what a CA needs to sign.
+fn key_usages(spec: &CaCertSpec) -> Vec<KeyUsage> {
+    let info = &spec.csr_info;
+    if !info.key_usages.is_empty() {
+        return info.key_usages.clone();
     }
-    let valid_for = spec
-        .valid_for()
-        .map_err(|e| invalid("spec.duration", e.reason))?;
-    let now = OffsetDateTime::now_utc();
-    params.not_before = now - Duration::minutes(5);
-    params.not_after =
-        now + Duration::try_from(valid_for).map_err(|e| invalid("spec.duration", e.to_string()))?;
-    params.serial_number = Some(random_serial());
-    params.use_authority_key_identifier_extension = true;
-    Ok(params)
+    let mut usages = vec![KeyUsage::DigitalSignature, KeyUsage::KeyEncipherment];
+    if spec.is_ca {
+        usages.push(KeyUsage::CertSign);
+    }
+    usages
+}
+
+/// Adds `usage` to the key usages or the extended ones, where X.509 keeps it.
+fn add_usage(params: &mut CertificateParams, usage: KeyUsage) {
+    match usage {
+        KeyUsage::DigitalSignature => params.key_usages.push(KeyUsagePurpose::DigitalSignature),
+        KeyUsage::ContentCommitment => params.key_usages.push(KeyUsagePurpose::ContentCommitment),
+        KeyUsage::KeyEncipherment => params.key_usages.push(KeyUsagePurpose::KeyEncipherment),
+        KeyUsage::KeyAgreement => params.key_usages.push(KeyUsagePurpose::KeyAgreement),
+        KeyUsage::DataEncipherment => params.key_usages.push(KeyUsagePurpose::DataEncipherment),
+        KeyUsage::CertSign => params.key_usages.push(KeyUsagePurpose::KeyCertSign),
+        KeyUsage::CrlSign => params.key_usages.push(KeyUsagePurpose::CrlSign),
+        KeyUsage::ServerAuth => params
+            .extended_key_usages
+            .push(ExtendedKeyUsagePurpose::ServerAuth),
+        KeyUsage::ClientAuth => params
+            .extended_key_usages
+            .push(ExtendedKeyUsagePurpose::ClientAuth),
+        KeyUsage::CodeSigning => params
+            .extended_key_usages
+            .push(ExtendedKeyUsagePurpose::CodeSigning),
+        KeyUsage::EmailProtection => params
+            .extended_key_usages
+            .push(ExtendedKeyUsagePurpose::EmailProtection),
+        KeyUsage::Timestamping => params
+            .extended_key_usages
+            .push(ExtendedKeyUsagePurpose::TimeStamping),
+        KeyUsage::OcspSigning => params
+            .extended_key_usages
+            .push(ExtendedKeyUsagePurpose::OcspSigning),
+    }
 }
 
 #[cfg(test)]

@@ -2,13 +2,15 @@
 //! node, and CSRs signed for nodes that join.
 
 use rcgen::{
-    CertificateSigningRequestParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
+    CertificateSigningRequestParams, DistinguishedName, DnType, DnValue, ExtendedKeyUsagePurpose,
+    IsCa, Issuer, KeyPair,
 };
 use time::OffsetDateTime;
 
-use crate::{
-    ClusterPki, KeyedCert, PkiError, Usage, dn_text, invalid, issue, leaf_params, san_type,
-};
+use crate::authority::ClusterPki;
+use crate::cert::{KeyedCert, Usage};
+use crate::error::{PkiError, invalid};
+use crate::issue::{issue, leaf_params, san_type};
 
 /// The API server's names inside the cluster (kubeadm's defaults).
 const API_SERVER_NAMES: &[&str] = &[
@@ -185,6 +187,16 @@ fn node_usage(requested: &rcgen::CertificateParams) -> Result<Usage, PkiError> {
         }
         (false, _) => Ok(Usage::Client),
     }
+}
+
+/// The text of attribute `ty` of `name`, when it is a string.
+fn dn_text(name: &DistinguishedName, ty: DnType) -> Option<String> {
+    Some(match name.get(&ty)? {
+        DnValue::Utf8String(s) => s.clone(),
+        DnValue::PrintableString(s) => s.as_str().to_owned(),
+        DnValue::Ia5String(s) => s.as_str().to_owned(),
+        _ => return None,
+    })
 }
 
 fn tar_gz(files: &[(String, String)]) -> std::io::Result<Vec<u8>> {

@@ -3,8 +3,11 @@
 
 use kube::config::AuthInfo;
 
+use super::error::KubeconfigError;
+use super::policy::KubeconfigPolicy;
 use super::server::{Host, ServerUrl};
-use super::{KubeconfigError, KubeconfigPolicy};
+use crate::cert::KeyedCert;
+use crate::client_kubeconfig::client_kubeconfig;
 
 /// A kubeconfig that passed [`KubeconfigPolicy::check`]: the current
 /// context's server, CA and inline credentials.
@@ -38,7 +41,7 @@ impl CheckedKubeconfig {
         &self,
         cluster: &str,
         user: &str,
-        client: &crate::KeyedCert,
+        client: &KeyedCert,
         namespace: &str,
     ) -> String {
         let trust = kube::config::Cluster {
@@ -49,7 +52,7 @@ impl CheckedKubeconfig {
             proxy_url: self.proxy_url.clone(),
             ..kube::config::Cluster::default()
         };
-        crate::client_kubeconfig(cluster, trust, user, client, Some(namespace))
+        client_kubeconfig(cluster, trust, user, client, Some(namespace))
     }
 
     /// What is accepted but worth an operator's attention.

@@ -1,5 +1,7 @@
 use std::net::Ipv4Addr;
 
+use ipnet::IpNet;
+
 use super::*;
 
 fn kubeconfig(cluster: &str, user: &str) -> String {

@@ -7,7 +7,7 @@ use std::sync::Weak;
 
 use wasmco_core::ClusterRef;
 
-use super::StoredContext;
+use super::model::StoredContext;
 
 /// Where state changes go: rsync implements it. It holds the clusters'
 /// clients, so it is also what reads facts from them.

@@ -1,7 +1,7 @@
 //! Why a database operation was refused or failed.
 
-use super::ResourceId;
-use crate::StoreError;
+use super::id::ResourceId;
+use crate::error::StoreError;
 
 /// Why a database operation was refused or failed.
 #[derive(Debug, thiserror::Error)]

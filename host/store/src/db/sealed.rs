@@ -2,8 +2,10 @@
 //! kubeconfigs) and the host's own, sealed under the master key when one
 //! is set.
 
-use super::{DbError, ResourceDb, ResourceId, separator_key};
-use crate::BatchOp;
+use super::database::ResourceDb;
+use super::error::DbError;
+use super::id::{ResourceId, separator_key};
+use crate::kv::BatchOp;
 
 impl ResourceDb {
     pub(super) fn seal(&self, key: &[u8], bytes: Vec<u8>) -> Vec<u8> {

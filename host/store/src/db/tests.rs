@@ -1,4 +1,7 @@
-use serde_json::json;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use wasmco_core::{Kind, Reference};
 
 use super::*;
 use crate::SledStore;

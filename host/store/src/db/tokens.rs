@@ -3,8 +3,9 @@
 
 use wasmco_core::tokens::TokenRecord;
 
-use super::{DbError, ResourceDb};
-use crate::BatchOp;
+use super::database::ResourceDb;
+use super::error::DbError;
+use crate::kv::BatchOp;
 
 fn token_key(name: &str) -> Vec<u8> {
     format!("token/{name}").into_bytes()
@@ -18,7 +19,7 @@ pub enum TokenError {
     Exists(String),
     /// The record would not encode.
     #[error("cannot encode the token record: {0}")]
-    Encode(serde_json::Error),
+    Encode(#[source] serde_json::Error),
     /// The database failed.
     #[error(transparent)]
     Db(#[from] DbError),

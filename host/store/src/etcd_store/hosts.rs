@@ -17,9 +17,11 @@ use std::time::{Duration, Instant};
 
 use etcd_client::{Client, Compare, CompareOp, PutOptions, Txn, TxnOp};
 
-use super::{EtcdStore, failed};
+use super::connection::EtcdStore;
+use super::failure::failed;
+use crate::error::StoreError;
 use crate::hosts::{HostEvent, HostGroup, HostInfo, HostLock, OnHostEvent};
-use crate::{Change, Expect, KvStore, StoreError};
+use crate::kv::{Change, Expect, KvStore};
 
 const LIVE: &str = "hosts/live/";
 const OWNER: &str = "hosts/owner/";

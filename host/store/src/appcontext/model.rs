@@ -1,0 +1,207 @@
+//! A context as it is stored: what it was made from, and per app the
+//! manifests every cluster gets and what differs on some.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use wasmco_core::hooks::Hook;
+use wasmco_core::resource::{ClusterRef, Resource, ResourceKey};
+use wasmco_core::wire::AppDependency;
+
+/// What a context was made from, and in what order rsync deploys it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextMeta {
+    /// Project.
+    pub project: String,
+    /// Composite app.
+    pub composite_app: String,
+    /// Composite app version.
+    pub composite_app_version: String,
+    /// Deployment intent group.
+    pub deployment_intent_group: String,
+    /// The DIG's `spec.version` (EMCO's release).
+    pub release: String,
+    /// This context's revision.
+    pub revision: u64,
+    /// When it was made.
+    pub created: String,
+    /// Apps in deployment order (dependencies first).
+    pub app_order: Vec<String>,
+    /// Per app, the apps it waits for.
+    pub dependencies: BTreeMap<String, Vec<AppDependency>>,
+    /// As whom, and into which namespace, its objects are applied.
+    #[serde(default)]
+    pub access: Access,
+    /// The DIG (its key) whose objects this context takes over: EMCO's
+    /// migrate, from one composite app version to another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopt_from: Option<String>,
+    /// Per cluster provider, the tenancy rules its objects were checked
+    /// against, which rsync holds them to again where it learns a kind's
+    /// real scope; absent for what the admin deployed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confinement: Option<BTreeMap<String, wasmco_core::tenancy::Confinement>>,
+    /// Services of its apps to make known on the clusters of other apps
+    /// once they are deployed (EMCO's dtc service discovery).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub service_mirrors: Vec<ServiceMirror>,
+}
+
+/// A server app's Service, made known to client apps on other clusters:
+/// once the server is ready, each client cluster gets a Service of that
+/// name without a selector and its Endpoints, pointing at the address the
+/// server's clusters expose it on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceMirror {
+    /// Where it was asked for, for messages (an inbound intent, say).
+    pub origin: String,
+    /// The app whose Service it is.
+    pub server_app: String,
+    /// The Service's name.
+    pub service: String,
+    /// The apps whose clusters get it.
+    pub client_apps: Vec<String>,
+}
+
+/// How rsync reaches the clusters for one context: with their own
+/// kubeconfigs, or (a DIG in a standard logical cloud) with that cloud's
+/// user's, and the namespace objects that name none go into.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Access {
+    /// The namespace of objects that name none; empty means `default`.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub namespace: String,
+    /// The standard logical cloud (of the context's project) whose user's
+    /// kubeconfig on each cluster is used instead of the cluster's own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cloud_user: Option<String>,
+}
+
+impl Access {
+    /// The namespace of objects that name none.
+    pub fn namespace(&self) -> &str {
+        if self.namespace.is_empty() {
+            "default"
+        } else {
+            &self.namespace
+        }
+    }
+}
+
+/// One cluster of an app in a stored context.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredPlacement {
+    /// The cluster (stored as EMCO's `provider+cluster`).
+    pub cluster: ClusterRef,
+    /// The anyOf group it came from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<String>,
+}
+
+/// How a cluster's resource differs from its app's base, as stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub(super) enum StoredOverride {
+    Set(serde_json::Value),
+    Removed,
+}
+
+/// An app of a stored context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredApp {
+    /// Its name.
+    pub name: String,
+    /// The manifests every cluster gets, CRDs first.
+    pub base: Vec<Resource>,
+    /// Its clusters.
+    pub placement: Vec<StoredPlacement>,
+    /// Per cluster, the resources that differ from `base`.
+    pub diffs: BTreeMap<ClusterRef, Vec<(ResourceKey, Option<Resource>)>>,
+    /// Its Helm hooks, by weight: every cluster of the app runs them.
+    pub hooks: Vec<Hook>,
+}
+
+impl StoredApp {
+    /// An app of nothing but `per_cluster`: placed on each of those
+    /// clusters with those resources. What every cluster gets alike is
+    /// kept once, as the base; a cluster keeps only the rest.
+    pub fn spread(name: &str, per_cluster: Vec<(ClusterRef, Vec<Resource>)>) -> Self {
+        let placement = per_cluster
+            .iter()
+            .map(|(cluster, _)| StoredPlacement {
+                cluster: cluster.clone(),
+                group: None,
+            })
+            .collect();
+        let base: Vec<Resource> = match per_cluster.split_first() {
+            Some(((_, first), others)) => first
+                .iter()
+                .filter(|r| others.iter().all(|(_, theirs)| theirs.contains(r)))
+                .cloned()
+                .collect(),
+            None => Vec::new(),
+        };
+        let diffs = per_cluster
+            .into_iter()
+            .filter_map(|(cluster, resources)| {
+                let diff: Vec<_> = resources
+                    .into_iter()
+                    .filter(|r| !base.contains(r))
+                    .map(|r| (r.key.clone(), Some(r)))
+                    .collect();
+                (!diff.is_empty()).then_some((cluster, diff))
+            })
+            .collect();
+        StoredApp {
+            name: name.to_owned(),
+            base,
+            placement,
+            diffs,
+            hooks: Vec::new(),
+        }
+    }
+
+    /// The manifests `cluster` gets.
+    pub fn resources_on(&self, cluster: &ClusterRef) -> Vec<&Resource> {
+        let Some(diff) = self.diffs.get(cluster) else {
+            return self.base.iter().collect();
+        };
+        let lookup = |key: &ResourceKey| diff.iter().find(|(k, _)| k == key).map(|(_, r)| r);
+        let mut out: Vec<&Resource> = self
+            .base
+            .iter()
+            .filter_map(|base| match lookup(&base.key) {
+                None => Some(base),
+                Some(changed) => changed.as_ref(),
+            })
+            .collect();
+        out.extend(diff.iter().filter_map(|(key, r)| match r {
+            Some(added) if !self.base.iter().any(|b| &b.key == key) => Some(added),
+            _ => None,
+        }));
+        out
+    }
+}
+
+/// A whole stored context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredContext {
+    /// Its inputs and order.
+    pub meta: ContextMeta,
+    /// Its apps in app order.
+    pub apps: Vec<StoredApp>,
+}
+
+/// CRDs go first so the objects that use them can be applied (and
+/// namespaces before what lives in them); removal goes the other way.
+pub fn kind_rank(resource: &Resource) -> u8 {
+    match resource.key.kind.as_str() {
+        "CustomResourceDefinition" => 0,
+        "Namespace" => 1,
+        _ => 2,
+    }
+}
