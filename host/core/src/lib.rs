@@ -11,6 +11,7 @@ pub mod hooks;
 pub mod instrumentation;
 pub mod intents;
 pub mod kinds;
+pub mod kube_names;
 pub mod limits;
 pub mod names;
 pub mod network;

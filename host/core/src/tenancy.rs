@@ -13,8 +13,8 @@ use std::collections::BTreeSet;
 use serde::{Deserialize, Serialize};
 
 use crate::document::FieldError;
+use crate::kube_names::check_dns_label;
 use crate::resource::Resource;
-use crate::specs::check_dns_label;
 
 /// `…/tenancy-policies/{name}`: what the admin allows a project (or every
 /// project on a cluster provider's clusters) beyond the defaults.

@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Scope, Spec, check_dns_label, check_label};
+use super::checking::{Scope, Spec};
 use crate::document::{FieldError, Reference, check_name};
 use crate::kinds::Kind;
+use crate::kube_names::{check_dns_label, check_label};
 
 /// A logical cloud's spec (EMCO's dcm): its level, namespace and user.
 #[derive(Debug, Clone, Deserialize)]
