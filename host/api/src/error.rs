@@ -5,6 +5,7 @@ use axum::response::{IntoResponse, Response};
 
 use wasmco_core::FieldError;
 use wasmco_core::wire::ErrorBody;
+use wasmco_orchestrator::OrchestratorError;
 use wasmco_store::StoreError;
 use wasmco_store::db::DbError;
 
@@ -77,6 +78,14 @@ impl ApiError {
     }
 }
 
+/// A query string the handler's parameters refuse, as a 400 naming why.
+pub(crate) fn bad_query(rejection: axum::extract::rejection::QueryRejection) -> ApiError {
+    ApiError::new(
+        StatusCode::BAD_REQUEST,
+        format!("bad query: {}", rejection.body_text()),
+    )
+}
+
 impl From<FieldError> for ApiError {
     fn from(e: FieldError) -> Self {
         let message = format!("{}: {}", e.field, e.reason);
@@ -109,6 +118,33 @@ impl From<DbError> for ApiError {
             DbError::Corrupt { .. } | DbError::Store(_) | DbError::Sealed(_) => {
                 ApiError::internal(message)
             }
+        }
+    }
+}
+
+impl From<OrchestratorError> for ApiError {
+    fn from(e: OrchestratorError) -> Self {
+        match e {
+            OrchestratorError::Db(db) => db.into(),
+            OrchestratorError::State { .. }
+            | OrchestratorError::Deployed(_)
+            | OrchestratorError::Conflict(_) => ApiError::new(StatusCode::CONFLICT, e.to_string()),
+            OrchestratorError::Input(_)
+            | OrchestratorError::Controller(_)
+            | OrchestratorError::Tenancy(_) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())
+            }
+            OrchestratorError::Busy(_) => ApiError::busy(e.to_string()),
+            OrchestratorError::Context(wasmco_store::appcontext::ContextError::NoRevision(_)) => {
+                ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, "revision", e.to_string())
+            }
+            OrchestratorError::Context(
+                wasmco_store::appcontext::ContextError::Store(
+                    wasmco_store::StoreError::Unavailable { .. },
+                )
+                | wasmco_store::appcontext::ContextError::Fenced(_),
+            ) => ApiError::unavailable(e.to_string()),
+            OrchestratorError::Context(_) => ApiError::internal(e),
         }
     }
 }

@@ -16,9 +16,10 @@ use wasmco_store::db::{ResourceId, Write};
 
 use super::error::ApiError;
 use super::resources::{
-    blocking, content_type, expect_json, json_array, json_response, parse_multipart_parts,
+    content_type, expect_json, json_array, json_response, parse_multipart_parts,
 };
 use super::state::AppState;
+use super::work::blocking;
 
 /// The route under a deployment intent group that serves them all.
 pub const ROUTE_PARAM: &str = "intentPath";
@@ -136,6 +137,9 @@ async fn list(state: &AppState, target: &Target) -> Result<Response, ApiError> {
     Ok(json_response(json_array(&raw)))
 }
 
+/// A file an intent carries: its name (empty for a single `file`) and bytes.
+type IntentFile = (String, Vec<u8>);
+
 async fn write(
     state: AppState,
     target: Target,
@@ -143,70 +147,14 @@ async fn write(
     creating: bool,
 ) -> Result<Response, ApiError> {
     let kind = target.kind().clone();
-    let content_type = content_type(&request);
-    let limit = Kind::Intent.info().max_body;
-    let bytes = axum::body::to_bytes(request.into_body(), limit)
-        .await
-        .map_err(|_| ApiError::too_large(limit))?;
-    let (metadata, files) = match kind.body {
-        IntentBody::Json => {
-            expect_json(&content_type)?;
-            (bytes.to_vec(), Vec::new())
-        }
-        IntentBody::File | IntentBody::Files => {
-            let boundary = multer::parse_boundary(&content_type).map_err(|_| {
-                ApiError::field(
-                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                    "Content-Type",
-                    format!(
-                        "a {} is uploaded as multipart/form-data, with a `metadata` part (the \
-                         JSON document) and {}",
-                        kind.name,
-                        if kind.body == IntentBody::File {
-                            "a `file` part"
-                        } else {
-                            "`files` parts"
-                        }
-                    ),
-                )
-            })?;
-            let parts = parse_multipart_parts(bytes, boundary, kind.body == IntentBody::Files)?;
-            let metadata = parts.metadata.ok_or_else(|| {
-                ApiError::field(
-                    StatusCode::BAD_REQUEST,
-                    "metadata",
-                    "the multipart request needs a `metadata` part with the JSON document",
-                )
-            })?;
-            // The file is optional, as in EMCO: gac's resource that
-            // patches an existing object has none.
-            let files = match (kind.body, parts.file) {
-                (IntentBody::File, Some(file)) => vec![(String::new(), file)],
-                _ => parts.files,
-            };
-            (metadata, files)
-        }
-    };
+    let (metadata, files) = read_upload(&kind, request).await?;
     let document = wasmco_core::parse_document(&metadata, "metadata")?;
     wasmco_core::check_name("metadata.name", &document.metadata.name)?;
     target
         .declared
         .validate(&kind, &document.spec)
         .map_err(|e| ApiError::field(StatusCode::BAD_REQUEST, e.field, e.reason))?;
-    let mut path = target.path.clone();
-    if creating {
-        path.push(document.metadata.name.clone());
-    } else if path.last() != Some(&document.metadata.name) {
-        return Err(ApiError::field(
-            StatusCode::BAD_REQUEST,
-            "metadata.name",
-            format!(
-                "the body names {} but the path names {}; a resource cannot be renamed",
-                document.metadata.name,
-                path.last().map_or("", String::as_str)
-            ),
-        ));
-    }
+    let path = item_path(&target, &document.metadata.name, creating)?;
     let mut body = serde_json::to_value(&document).map_err(ApiError::internal)?;
     if kind.body == IntentBody::Files {
         body["files"] = files.iter().map(|(name, _)| json!(name)).collect();
@@ -231,4 +179,70 @@ async fn write(
         blocking(move || db.update(&id, write)).await?;
         Ok(axum::Json(body).into_response())
     }
+}
+
+/// The request's JSON document and files, as the kind's body carries them.
+async fn read_upload(
+    kind: &IntentKind,
+    request: Request,
+) -> Result<(Vec<u8>, Vec<IntentFile>), ApiError> {
+    let content_type = content_type(&request);
+    let limit = Kind::Intent.info().max_body;
+    let bytes = axum::body::to_bytes(request.into_body(), limit)
+        .await
+        .map_err(|_| ApiError::too_large(limit))?;
+    if kind.body == IntentBody::Json {
+        expect_json(&content_type)?;
+        return Ok((bytes.to_vec(), Vec::new()));
+    }
+    let boundary = multer::parse_boundary(&content_type).map_err(|_| {
+        ApiError::field(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "Content-Type",
+            format!(
+                "a {} is uploaded as multipart/form-data, with a `metadata` part (the \
+                 JSON document) and {}",
+                kind.name,
+                if kind.body == IntentBody::File {
+                    "a `file` part"
+                } else {
+                    "`files` parts"
+                }
+            ),
+        )
+    })?;
+    let parts = parse_multipart_parts(bytes, boundary, kind.body == IntentBody::Files)?;
+    let metadata = parts.metadata.ok_or_else(|| {
+        ApiError::field(
+            StatusCode::BAD_REQUEST,
+            "metadata",
+            "the multipart request needs a `metadata` part with the JSON document",
+        )
+    })?;
+    // The file is optional, as in EMCO: gac's resource that patches an
+    // existing object has none.
+    let files = match (kind.body, parts.file) {
+        (IntentBody::File, Some(file)) => vec![(String::new(), file)],
+        _ => parts.files,
+    };
+    Ok((metadata, files))
+}
+
+/// The stored path of the item written: the collection's and the new name
+/// when creating, the item's own (which the body must name) when updating.
+fn item_path(target: &Target, name: &str, creating: bool) -> Result<Vec<String>, ApiError> {
+    let mut path = target.path.clone();
+    if creating {
+        path.push(name.to_owned());
+    } else if path.last().map(String::as_str) != Some(name) {
+        return Err(ApiError::field(
+            StatusCode::BAD_REQUEST,
+            "metadata.name",
+            format!(
+                "the body names {name} but the path names {}; a resource cannot be renamed",
+                path.last().map_or("", String::as_str)
+            ),
+        ));
+    }
+    Ok(path)
 }

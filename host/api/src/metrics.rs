@@ -16,7 +16,7 @@ use prometheus_client::registry::{Registry, Unit};
 use wasmco_store::appcontext::Reachability;
 use wasmco_store::db::ResourceDb;
 
-use crate::{ApiError, AppState};
+use crate::error::ApiError;
 
 /// A request by its route template (never its raw path, which would name
 /// objects), method and answer.
@@ -226,8 +226,10 @@ impl Metrics {
 }
 
 /// `GET /metrics`.
-pub async fn serve(state: AppState) -> Result<Response, ApiError> {
-    let (metrics, orchestrator) = (state.metrics.clone(), state.orchestrator.clone());
+pub async fn serve(
+    metrics: Arc<Metrics>,
+    orchestrator: wasmco_orchestrator::Orchestrator,
+) -> Result<Response, ApiError> {
     let text = crate::work::off_the_workers(move || metrics.encode(&orchestrator)).await??;
     let mut response = text.into_response();
     response.headers_mut().insert(

@@ -69,3 +69,10 @@ pub(crate) async fn off_the_workers<T: Send + 'static>(
         .await
         .map_err(ApiError::internal)
 }
+
+/// A store operation run off the async workers, its error an API error.
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, wasmco_store::db::DbError> + Send + 'static,
+) -> Result<T, ApiError> {
+    off_the_workers(work).await?.map_err(ApiError::from)
+}

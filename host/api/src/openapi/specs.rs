@@ -72,24 +72,7 @@ pub fn spec(kind: Kind) -> Value {
             json!({"kv": {"type": "array", "items": {"type": "object",
                 "additionalProperties": {"type": "string"}}}}),
         ),
-        Kind::Controller => object(
-            &["type"],
-            json!({
-                "type": {"type": "string", "enum": ["placement", "action"]},
-                "priority": {"type": "integer", "minimum": 0, "maximum": u32::MAX},
-                "limits": object(&[], json!({
-                    "deadlineMs": {"type": "integer", "minimum": 1},
-                    "memoryBytes": {"type": "integer", "minimum": 1},
-                    "instances": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
-                    "tables": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
-                    "tableElements": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
-                    "logBytes": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
-                    "maxEdits": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
-                    "outputBytes": {"type": "integer", "minimum": 1},
-                    "manifestBytes": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
-                })),
-            }),
-        ),
+        Kind::Controller => controller(),
         Kind::CompositeApp => {
             json!({"type": "object", "required": ["compositeAppVersion"],
                    "properties": {"compositeAppVersion": name()}})
@@ -102,15 +85,7 @@ pub fn spec(kind: Kind) -> Value {
         Kind::AppProfile => {
             json!({"type": "object", "required": ["app"], "properties": {"app": name()}})
         }
-        Kind::DeploymentIntentGroup => json!({"type": "object",
-        "required": ["compositeProfile", "version"],
-        "properties": {
-            "compositeProfile": name(),
-            "version": {"type": "string"},
-            "logicalCloud": or_null(json!({"type": "string", "pattern": format!("^$|{}", &NAME_PATTERN[1..])})),
-            "overrideValues": {"type": "array", "items": object(&["app", "values"],
-                json!({"app": name(), "values": {"type": "object"}}))},
-        }}),
+        Kind::DeploymentIntentGroup => deployment_intent_group(),
         Kind::DigIntent => object(
             &["intent"],
             // A name, or what emcoctl writes for a value left unset.
@@ -119,47 +94,10 @@ pub fn spec(kind: Kind) -> Value {
                 {"type": "string", "enum": [wasmco_core::specs::UNSET_INTENT_NAME]},
             ]}}}),
         ),
-        Kind::GenericAppIntent => {
-            let selector = object(
-                &["clusterProvider"],
-                json!({"clusterProvider": name(), "cluster": name(), "clusterLabel": name()}),
-            );
-            let one_of = |entry: Value| {
-                json!({"oneOf": [
-                    {"allOf": [entry.clone(), {"required": ["cluster"]}, {"not": {"required": ["clusterLabel"]}}]},
-                    {"allOf": [entry, {"required": ["clusterLabel"]}, {"not": {"required": ["cluster"]}}]},
-                ]})
-            };
-            let group = object(
-                &["anyOf"],
-                json!({"anyOf": {"type": "array", "items": one_of(selector.clone())}}),
-            );
-            let entries = json!({"type": "array",
-                "items": {"oneOf": [one_of(selector), group]}});
-            object(
-                &["app", "intent"],
-                json!({"app": name(), "intent": {"type": "object", "additionalProperties": false,
-                    "minProperties": 1,
-                    "properties": {"allOf": entries.clone(), "anyOf": entries}}}),
-            )
-        }
+        Kind::GenericAppIntent => generic_app_intent(),
         // An admin cloud (level 0) needs nothing else; a standard one its
         // namespace (its user is `<project>:<cloud>` when not given).
-        Kind::LogicalCloud => json!({"oneOf": [
-            {"type": "object", "required": ["level"], "properties": {
-                "level": {"oneOf": [{"type": "string", "enum": ["0"]}, {"type": "integer", "enum": [0]}]},
-                "namespace": {"type": "string", "pattern": format!("^$|{}", &NAMESPACE_PATTERN[1..])}}},
-            {"type": "object", "required": ["namespace"], "properties": {
-                "level": or_null(json!({"oneOf": [{"type": "string", "enum": ["1"]}, {"type": "integer", "enum": [1]}]})),
-                "namespace": namespace(),
-                "user": or_null(json!({"type": "object", "required": ["userName"], "properties": {
-                    "userName": {"type": "string", "minLength": 1, "maxLength": 253,
-                                 "pattern": "^[^/\\u0000-\\u001f\\u007f-\\u009f]+$"}}})),
-                "labels": {"type": "object", "propertyNames": {"maxLength": 253, "pattern":
-                    "^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?){0,2}/)?[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$"},
-                    "additionalProperties": {"type": "string", "maxLength": 63,
-                    "pattern": "^([A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?)?$"}}}},
-        ]}),
+        Kind::LogicalCloud => logical_cloud(),
         Kind::LogicalCloudClusterReference => object(
             &["clusterProvider", "cluster"],
             json!({"clusterProvider": name(), "cluster": name(),
@@ -177,42 +115,7 @@ pub fn spec(kind: Kind) -> Value {
         // What a schema cannot say is checked by the server (400): the
         // duration's range, a key size that fits the algorithm, a signature
         // algorithm that fits the key, one value per subject attribute.
-        Kind::CaCert | Kind::ProjectCaCert => {
-            let size = json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64});
-            object(
-                &["issuerRef", "issuingCluster"],
-                json!({
-                    "isCA": {"type": "boolean"},
-                    "issuerRef": object(&["name", "group"], json!({
-                        "name": name(),
-                        "kind": {"type": "string", "enum": ["ClusterIssuer", "Issuer"]},
-                        "group": {"type": "string", "enum": ["cert-manager.io"]},
-                        "version": {"type": "string", "enum": ["", "v1"]}})),
-                    "duration": {"type": "string", "description": "a Go duration (\"8760h\") of a minute to 100 years"},
-                    "issuingCluster": object(&["cluster", "clusterProvider"],
-                        json!({"cluster": name(), "clusterProvider": name()})),
-                    "csrInfo": object(&[], json!({
-                        "keySize": size.clone(),
-                        "version": size,
-                        "dnsNames": strings(),
-                        "emailAddresses": strings(),
-                        "keyUsages": {"type": "array", "items": {"type": "string", "enum": [
-                            "digital signature", "content commitment", "key encipherment",
-                            "key agreement", "data encipherment", "cert sign", "crl sign",
-                            "server auth", "client auth", "code signing", "email protection",
-                            "timestamping", "ocsp signing"]}},
-                        "algorithm": object(&[], json!({
-                            "publicKeyAlgorithm": {"type": "string", "enum": ["RSA", "DSA", "ECDSA", "Ed25519"]},
-                            "signatureAlgorithm": {"type": "string"}})),
-                        "subject": object(&[], json!({
-                            "locale": object(&[], json!({"country": strings(), "locality": strings(),
-                                "postalCode": strings(), "province": strings(), "streetAddress": strings()})),
-                            "names": object(&[], json!({"commonNamePrefix": {"type": "string"}})),
-                            "organization": object(&[], json!({"names": strings(), "units": strings()}))})),
-                    })),
-                }),
-            )
-        }
+        Kind::CaCert | Kind::ProjectCaCert => ca_cert(),
         Kind::CaCertClusterGroup | Kind::CaCertLcClusterGroup => object(
             &["scope", "clusterProvider"],
             json!({"scope": {"type": "string", "enum": ["name", "label"]},
@@ -221,33 +124,8 @@ pub fn spec(kind: Kind) -> Value {
         ),
         Kind::CaCertLogicalCloud => object(&["logicalCloud"], json!({"logicalCloud": name()})),
         Kind::ClusterNetwork => object(&["cniType"], network_properties()),
-        Kind::ClusterProviderNetwork => {
-            let mut properties = network_properties();
-            properties["providerNetType"] = json!({"type": "string"});
-            properties["vlan"] = object(
-                &["providerInterfaceName", "vlanNodeSelector"],
-                json!({"vlanID": {"type": "string"},
-                       "providerInterfaceName": {"type": "string"},
-                       "logicalInterfaceName": {"type": "string"},
-                       "vlanNodeSelector": {"type": "string"},
-                       "nodeLabelList": strings()}),
-            );
-            object(&["cniType", "providerNetType", "vlan"], properties)
-        }
-        Kind::TenancyPolicy | Kind::ProviderTenancyPolicy => object(
-            &[],
-            json!({
-                "namespaces": {"type": "array", "items": {"type": "string",
-                    "pattern": "^(\\*|[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?|[a-z0-9][a-z0-9-]{0,61}\\*)$"}},
-                "kinds": {"type": "array", "items": {"type": "string",
-                    "pattern": "^(\\*|([A-Za-z0-9.-]+/)?[A-Za-z0-9]+)$"}},
-                "clusterRoles": {"type": "array", "items": {"type": "string", "minLength": 1,
-                    "maxLength": 253, "pattern": PRINTABLE}},
-                "clusterWidePermissions": {"type": "boolean"},
-                "clusterCredentials": {"type": "boolean"},
-                "podSecurity": or_null(json!({"type": "string", "enum": ["restricted", "baseline", "privileged", null]})),
-            }),
-        ),
+        Kind::ClusterProviderNetwork => provider_network(),
+        Kind::TenancyPolicy | Kind::ProviderTenancyPolicy => tenancy_policy(),
     }
 }
 
@@ -258,4 +136,154 @@ fn network_properties() -> Value {
             "name": {"type": "string"}, "subnet": {"type": "string"},
             "gateway": {"type": "string"}, "excludeIps": {"type": "string"}}))},
     })
+}
+
+/// A controller's: its type, priority and limits tighter than the host's.
+fn controller() -> Value {
+    object(
+        &["type"],
+        json!({
+            "type": {"type": "string", "enum": ["placement", "action"]},
+            "priority": {"type": "integer", "minimum": 0, "maximum": u32::MAX},
+            "limits": object(&[], json!({
+                "deadlineMs": {"type": "integer", "minimum": 1},
+                "memoryBytes": {"type": "integer", "minimum": 1},
+                "instances": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
+                "tables": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
+                "tableElements": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
+                "logBytes": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
+                "maxEdits": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
+                "outputBytes": {"type": "integer", "minimum": 1},
+                "manifestBytes": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
+            })),
+        }),
+    )
+}
+
+/// A DIG's: its profile, release and logical cloud, and apps' override values.
+fn deployment_intent_group() -> Value {
+    json!({"type": "object",
+    "required": ["compositeProfile", "version"],
+    "properties": {
+        "compositeProfile": name(),
+        "version": {"type": "string"},
+        "logicalCloud": or_null(json!({"type": "string", "pattern": format!("^$|{}", &NAME_PATTERN[1..])})),
+        "overrideValues": {"type": "array", "items": object(&["app", "values"],
+            json!({"app": name(), "values": {"type": "object"}}))},
+    }})
+}
+
+/// A generic placement intent's entry: clusters by name or label, or
+/// groups of which one gets the app.
+fn generic_app_intent() -> Value {
+    let selector = object(
+        &["clusterProvider"],
+        json!({"clusterProvider": name(), "cluster": name(), "clusterLabel": name()}),
+    );
+    let one_of = |entry: Value| {
+        json!({"oneOf": [
+            {"allOf": [entry.clone(), {"required": ["cluster"]}, {"not": {"required": ["clusterLabel"]}}]},
+            {"allOf": [entry, {"required": ["clusterLabel"]}, {"not": {"required": ["cluster"]}}]},
+        ]})
+    };
+    let group = object(
+        &["anyOf"],
+        json!({"anyOf": {"type": "array", "items": one_of(selector.clone())}}),
+    );
+    let entries = json!({"type": "array",
+        "items": {"oneOf": [one_of(selector), group]}});
+    object(
+        &["app", "intent"],
+        json!({"app": name(), "intent": {"type": "object", "additionalProperties": false,
+            "minProperties": 1,
+            "properties": {"allOf": entries.clone(), "anyOf": entries}}}),
+    )
+}
+
+fn logical_cloud() -> Value {
+    json!({"oneOf": [
+        {"type": "object", "required": ["level"], "properties": {
+            "level": {"oneOf": [{"type": "string", "enum": ["0"]}, {"type": "integer", "enum": [0]}]},
+            "namespace": {"type": "string", "pattern": format!("^$|{}", &NAMESPACE_PATTERN[1..])}}},
+        {"type": "object", "required": ["namespace"], "properties": {
+            "level": or_null(json!({"oneOf": [{"type": "string", "enum": ["1"]}, {"type": "integer", "enum": [1]}]})),
+            "namespace": namespace(),
+            "user": or_null(json!({"type": "object", "required": ["userName"], "properties": {
+                "userName": {"type": "string", "minLength": 1, "maxLength": 253,
+                             "pattern": "^[^/\\u0000-\\u001f\\u007f-\\u009f]+$"}}})),
+            "labels": {"type": "object", "propertyNames": {"maxLength": 253, "pattern":
+                "^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?){0,2}/)?[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$"},
+                "additionalProperties": {"type": "string", "maxLength": 63,
+                "pattern": "^([A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?)?$"}}}},
+    ]})
+}
+
+fn ca_cert() -> Value {
+    let size = json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64});
+    object(
+        &["issuerRef", "issuingCluster"],
+        json!({
+            "isCA": {"type": "boolean"},
+            "issuerRef": object(&["name", "group"], json!({
+                "name": name(),
+                "kind": {"type": "string", "enum": ["ClusterIssuer", "Issuer"]},
+                "group": {"type": "string", "enum": ["cert-manager.io"]},
+                "version": {"type": "string", "enum": ["", "v1"]}})),
+            "duration": {"type": "string", "description": "a Go duration (\"8760h\") of a minute to 100 years"},
+            "issuingCluster": object(&["cluster", "clusterProvider"],
+                json!({"cluster": name(), "clusterProvider": name()})),
+            "csrInfo": object(&[], json!({
+                "keySize": size.clone(),
+                "version": size,
+                "dnsNames": strings(),
+                "emailAddresses": strings(),
+                "keyUsages": {"type": "array", "items": {"type": "string", "enum": [
+                    "digital signature", "content commitment", "key encipherment",
+                    "key agreement", "data encipherment", "cert sign", "crl sign",
+                    "server auth", "client auth", "code signing", "email protection",
+                    "timestamping", "ocsp signing"]}},
+                "algorithm": object(&[], json!({
+                    "publicKeyAlgorithm": {"type": "string", "enum": ["RSA", "DSA", "ECDSA", "Ed25519"]},
+                    "signatureAlgorithm": {"type": "string"}})),
+                "subject": object(&[], json!({
+                    "locale": object(&[], json!({"country": strings(), "locality": strings(),
+                        "postalCode": strings(), "province": strings(), "streetAddress": strings()})),
+                    "names": object(&[], json!({"commonNamePrefix": {"type": "string"}})),
+                    "organization": object(&[], json!({"names": strings(), "units": strings()}))})),
+            })),
+        }),
+    )
+}
+
+/// A provider network's: a network's, with its VLAN.
+fn provider_network() -> Value {
+    let mut properties = network_properties();
+    properties["providerNetType"] = json!({"type": "string"});
+    properties["vlan"] = object(
+        &["providerInterfaceName", "vlanNodeSelector"],
+        json!({"vlanID": {"type": "string"},
+               "providerInterfaceName": {"type": "string"},
+               "logicalInterfaceName": {"type": "string"},
+               "vlanNodeSelector": {"type": "string"},
+               "nodeLabelList": strings()}),
+    );
+    object(&["cniType", "providerNetType", "vlan"], properties)
+}
+
+/// A tenancy policy's: what a project's deployments may put on the clusters.
+fn tenancy_policy() -> Value {
+    object(
+        &[],
+        json!({
+            "namespaces": {"type": "array", "items": {"type": "string",
+                "pattern": "^(\\*|[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?|[a-z0-9][a-z0-9-]{0,61}\\*)$"}},
+            "kinds": {"type": "array", "items": {"type": "string",
+                "pattern": "^(\\*|([A-Za-z0-9.-]+/)?[A-Za-z0-9]+)$"}},
+            "clusterRoles": {"type": "array", "items": {"type": "string", "minLength": 1,
+                "maxLength": 253, "pattern": PRINTABLE}},
+            "clusterWidePermissions": {"type": "boolean"},
+            "clusterCredentials": {"type": "boolean"},
+            "podSecurity": or_null(json!({"type": "string", "enum": ["restricted", "baseline", "privileged", null]})),
+        }),
+    )
 }
