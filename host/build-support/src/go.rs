@@ -37,6 +37,43 @@ pub fn build_go_wasm(dir: &Path, name: &str, disable_var: &str) -> Option<GoWasm
         println!("cargo:warning=Go is not installed: {name} is left out of this build");
         return None;
     };
+    let digest = inputs_digest(dir, &version);
+    let out_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| dir.join("target"))
+        .join("go-wasm")
+        .join(name);
+    let path = out_dir.join(format!("{}.wasm.gz", &digest[..16]));
+    if path.exists() {
+        return Some(GoWasm { path, digest });
+    }
+    std::fs::create_dir_all(&out_dir)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", out_dir.display()));
+    let raw = out_dir.join(format!("{}.wasm.partial", &digest[..16]));
+    println!(
+        "cargo:warning=building {name} with {version} (once per change; Go fetches its modules the first time)"
+    );
+    let status = go_build(dir, &raw)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run go to build {name}: {e}"));
+    if !status.success() {
+        panic!(
+            "building {name} with Go failed (see the errors above); set {disable_var}=1 to build without it"
+        );
+    }
+    let wasm = std::fs::read(&raw).unwrap_or_else(|e| panic!("{name} was not built: {e}"));
+    let _ = std::fs::remove_file(&raw);
+    let partial = out_dir.join(format!("{}.gz.partial", &digest[..16]));
+    std::fs::write(&partial, gzip(&wasm))
+        .and_then(|()| std::fs::rename(&partial, &path))
+        .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+    remove_all_but(&out_dir, &path);
+    Some(GoWasm { path, digest })
+}
+
+/// The sha256 of what a build depends on: Go's version, the wasm features
+/// and the module's sources.
+fn inputs_digest(dir: &Path, version: &str) -> String {
     let mut hasher = Sha256::new();
     hasher.update(version.as_bytes());
     hasher.update(GOWASM.as_bytes());
@@ -56,20 +93,11 @@ pub fn build_go_wasm(dir: &Path, name: &str, disable_var: &str) -> Option<GoWasm
         hasher.update(source.file_name().unwrap_or_default().as_encoded_bytes());
         hasher.update(std::fs::read(source).unwrap_or_default());
     }
-    let digest = hex::encode(hasher.finalize());
-    let out_dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| dir.join("target"))
-        .join("go-wasm")
-        .join(name);
-    let path = out_dir.join(format!("{}.wasm.gz", &digest[..16]));
-    if path.exists() {
-        return Some(GoWasm { path, digest });
-    }
-    std::fs::create_dir_all(&out_dir)
-        .unwrap_or_else(|e| panic!("cannot create {}: {e}", out_dir.display()));
-    let raw = out_dir.join(format!("{}.wasm.partial", &digest[..16]));
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    hex::encode(hasher.finalize())
+}
+
+/// The `go build` that makes the module in `dir` a wasip1 reactor at `out`.
+fn go_build(dir: &Path, out: &Path) -> Command {
     let mut build = Command::new("go");
     build
         .current_dir(dir)
@@ -80,7 +108,7 @@ pub fn build_go_wasm(dir: &Path, name: &str, disable_var: &str) -> Option<GoWasm
             "-ldflags=-s -w",
             "-o",
         ])
-        .arg(&raw)
+        .arg(out)
         .arg(".")
         .env("GOOS", "wasip1")
         .env("GOARCH", "wasm")
@@ -90,6 +118,7 @@ pub fn build_go_wasm(dir: &Path, name: &str, disable_var: &str) -> Option<GoWasm
         .env("GOTOOLCHAIN", "local")
         .env("GOFLAGS", "-mod=readonly");
     // Go's caches outside the clone, shared with the tests' Go builds.
+    let home = std::env::var_os("HOME").map(PathBuf::from);
     for (var, sub) in [("GOMODCACHE", "go-mod"), ("GOCACHE", "go-build")] {
         if std::env::var_os(var).is_none()
             && let Some(home) = &home
@@ -97,35 +126,25 @@ pub fn build_go_wasm(dir: &Path, name: &str, disable_var: &str) -> Option<GoWasm
             build.env(var, home.join(".cache").join(sub));
         }
     }
-    println!(
-        "cargo:warning=building {name} with {version} (once per change; Go fetches its modules the first time)"
-    );
-    let status = build
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run go to build {name}: {e}"));
-    if !status.success() {
-        panic!(
-            "building {name} with Go failed (see the errors above); set {disable_var}=1 to build without it"
-        );
-    }
-    let wasm = std::fs::read(&raw).unwrap_or_else(|e| panic!("{name} was not built: {e}"));
-    let _ = std::fs::remove_file(&raw);
+    build
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(6));
-    gz.write_all(&wasm).expect("compressing in memory");
-    let compressed = gz.finish().expect("compressing in memory");
-    let partial = out_dir.join(format!("{}.gz.partial", &digest[..16]));
-    std::fs::write(&partial, compressed)
-        .and_then(|()| std::fs::rename(&partial, &path))
-        .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
-    // Earlier builds of it are never used again (tens of MB each).
-    if let Ok(entries) = std::fs::read_dir(&out_dir) {
+    gz.write_all(bytes).expect("compressing in memory");
+    gz.finish().expect("compressing in memory")
+}
+
+/// Removes earlier builds from `dir`: they are never used again (tens of
+/// MB each).
+fn remove_all_but(dir: &Path, keep: &Path) {
+    if let Ok(entries) = std::fs::read_dir(dir) {
         for entry in entries.flatten() {
-            if entry.path() != path {
+            if entry.path() != keep {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
     }
-    Some(GoWasm { path, digest })
 }
 
 fn go_version() -> Option<String> {

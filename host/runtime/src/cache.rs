@@ -9,7 +9,8 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-use super::{RegistrationError, RuntimeError};
+use crate::engine::{self, EngineSettings};
+use crate::error::{self, RegistrationError, RuntimeError};
 
 pub(super) struct CompileCache {
     dir: PathBuf,
@@ -69,7 +70,7 @@ impl CompileCache {
                 }
                 Err(error) => tracing::warn!(
                     path = %path.display(),
-                    error = %super::error::describe(&error),
+                    error = %error::describe(&error),
                     "cached controller unusable; compiling again"
                 ),
             }
@@ -79,7 +80,7 @@ impl CompileCache {
                 compile_in_child(process, *settings, &self.dir, engine, wasm)?
             }
             None => Component::new(engine, wasm)
-                .map_err(|e| RegistrationError::Compile(super::error::describe(&e)))?,
+                .map_err(|e| RegistrationError::Compile(error::describe(&e)))?,
         };
         Ok(Compiled {
             component,
@@ -101,9 +102,7 @@ impl CompileCache {
     }
 
     fn store(&self, path: &Path, component: &Component) -> Result<(), String> {
-        let bytes = component
-            .serialize()
-            .map_err(|e| super::error::describe(&e))?;
+        let bytes = component.serialize().map_err(|e| error::describe(&e))?;
         let mut file = tempfile::NamedTempFile::new_in(&self.dir).map_err(|e| e.to_string())?;
         std::io::Write::write_all(&mut file, &bytes).map_err(|e| e.to_string())?;
         file.persist(path).map_err(|e| e.to_string())?;
@@ -153,24 +152,13 @@ impl CompilerProcess {
     }
 }
 
-/// The engine settings a compiler process needs to produce code this
-/// engine loads.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct EngineSettings {
-    pub pooling: bool,
-    pub memory_bytes: u64,
-    pub max_concurrent_instances: u32,
-}
-
-impl EngineSettings {
-    /// The arguments that tell a compiler process these settings.
-    fn args(&self) -> [String; 3] {
-        [
-            format!("--pooling={}", self.pooling),
-            format!("--memory-bytes={}", self.memory_bytes),
-            format!("--max-instances={}", self.max_concurrent_instances),
-        ]
-    }
+/// The arguments that tell a compiler process the engine's settings.
+fn settings_args(settings: &EngineSettings) -> [String; 3] {
+    [
+        format!("--pooling={}", settings.pooling),
+        format!("--memory-bytes={}", settings.memory_bytes),
+        format!("--max-instances={}", settings.max_concurrent_instances),
+    ]
 }
 
 /// Runs `process` on `wasm` and loads what it wrote.
@@ -194,7 +182,7 @@ pub(super) fn compile_in_child(
         .map_err(|e| failed(format!("cannot make a file for the compiled code: {e}")))?;
     let mut child = Command::new(program)
         .args(args)
-        .args(settings.args())
+        .args(settings_args(&settings))
         .arg("--timeout-secs")
         .arg(process.timeout.as_secs().max(1).to_string())
         .arg("--out")
@@ -252,7 +240,7 @@ pub(super) fn compile_in_child(
             message.to_owned()
         }));
     }
-    load_compiled(engine, out.path()).map_err(|e| failed(super::error::describe(&e)))
+    load_compiled(engine, out.path()).map_err(|e| failed(error::describe(&e)))
 }
 
 /// The compiler process's side: reads a component from stdin, compiles it
@@ -264,13 +252,15 @@ pub fn compile_to_file(
     max_instances: u32,
     out: &Path,
 ) -> Result<(), String> {
-    let mut config = super::RuntimeConfig::new(std::env::temp_dir());
-    config.default_limits.memory_bytes = memory_bytes;
-    config.max_concurrent_instances = max_instances;
-    let engine = Engine::new(&super::engine::wasmtime_config(&config, pooling))
-        .map_err(|e| super::error::describe(&e))?;
+    let settings = EngineSettings {
+        pooling,
+        memory_bytes,
+        max_concurrent_instances: max_instances,
+    };
+    let engine =
+        Engine::new(&engine::wasmtime_config(&settings)).map_err(|e| error::describe(&e))?;
     let code = engine
         .precompile_component(wasm)
-        .map_err(|e| super::error::describe(&e))?;
+        .map_err(|e| error::describe(&e))?;
     std::fs::write(out, code).map_err(|e| e.to_string())
 }

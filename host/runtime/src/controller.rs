@@ -1,27 +1,22 @@
 //! A loaded controller: which contract it speaks, and calling it under its
 //! limits.
 
-use wasmtime::component::Component;
+use std::sync::Arc;
+
+use wasmtime::component::{Component, InstancePre};
 
 use wasmco_core::controllers::ControllerKind;
 
 use crate::contract::{
     ActionControllerPre, ActionEdit, ActionRequest, ContractVersion, PlacementControllerPre,
-    PlacementEdit, PlacementRequest, v0_1,
+    PlacementEdit, PlacementRequest, export_names, v0_1,
 };
+use crate::engine::SandboxEngine;
 use crate::error::{self, CallError, CallFailure, RegistrationError};
-use crate::limits::ControllerLimits;
-use crate::loader::Runtime;
+use crate::limits::{CallLimiter, ControllerLimits};
 use crate::log::ControllerLog;
+use crate::metrics::ControllerMetrics;
 use crate::sandbox::{self, Sandbox};
-
-/// The exports a component of `kind` may have, one per contract version,
-/// newest first (for messages).
-pub(crate) fn export_names(kind: ControllerKind) -> String {
-    ContractVersion::ALL
-        .map(|version| version.export(kind))
-        .join(" or ")
-}
 
 /// The kind a component says it is by its top-level exports, read without
 /// compiling it; `None` when it exports neither world.
@@ -81,6 +76,32 @@ pub(crate) enum ControllerPre {
     ActionV0_1(v0_1::ActionControllerPre<Sandbox>),
 }
 
+impl ControllerPre {
+    /// The pre-instantiated component, typed by the contract `version` of
+    /// `kind` it exports.
+    pub(crate) fn new(
+        instance_pre: InstancePre<Sandbox>,
+        kind: ControllerKind,
+        version: ContractVersion,
+    ) -> Result<Self, RegistrationError> {
+        let mismatch = |e: wasmtime::Error| RegistrationError::WorldMismatch(error::describe(&e));
+        Ok(match (kind, version) {
+            (ControllerKind::Placement, ContractVersion::V0_2) => ControllerPre::Placement(
+                PlacementControllerPre::new(instance_pre).map_err(mismatch)?,
+            ),
+            (ControllerKind::Action, ContractVersion::V0_2) => {
+                ControllerPre::Action(ActionControllerPre::new(instance_pre).map_err(mismatch)?)
+            }
+            (ControllerKind::Placement, ContractVersion::V0_1) => ControllerPre::PlacementV0_1(
+                v0_1::PlacementControllerPre::new(instance_pre).map_err(mismatch)?,
+            ),
+            (ControllerKind::Action, ContractVersion::V0_1) => ControllerPre::ActionV0_1(
+                v0_1::ActionControllerPre::new(instance_pre).map_err(mismatch)?,
+            ),
+        })
+    }
+}
+
 /// A registered controller, ready to be called.
 pub struct Controller {
     pub(crate) name: String,
@@ -88,7 +109,10 @@ pub struct Controller {
     pub(crate) size: usize,
     pub(crate) limits: ControllerLimits,
     pub(crate) pre: ControllerPre,
-    pub(crate) runtime: Runtime,
+    /// The runtime's engine, whose deadline clock every call runs under.
+    pub(crate) engine: Arc<SandboxEngine>,
+    /// The runtime's metrics (a handle on them), where calls are counted.
+    pub(crate) metrics: ControllerMetrics,
 }
 
 /// What a successful call returned, with what the controller printed.
@@ -162,9 +186,7 @@ impl Controller {
             }
             Ok(Ok(()))
         });
-        self.runtime
-            .inner
-            .metrics
+        self.metrics
             .instantiated(&self.name, started.elapsed().as_secs_f64());
         instantiated.map(drop)
     }
@@ -222,7 +244,7 @@ impl Controller {
 
     /// Records that the edits this controller's call returned were refused.
     pub fn record_invalid_edit(&self) {
-        self.runtime.inner.metrics.invalid_edit(&self.name);
+        self.metrics.invalid_edit(&self.name);
     }
 
     /// Makes the call, recording how long it took and how it ended.
@@ -233,9 +255,7 @@ impl Controller {
         let started = std::time::Instant::now();
         let result = call();
         let failure = result.as_ref().err().map(|error| &error.failure);
-        self.runtime
-            .inner
-            .metrics
+        self.metrics
             .record(&self.name, started.elapsed().as_secs_f64(), failure);
         result
     }
@@ -248,9 +268,8 @@ impl Controller {
             &mut wasmtime::Store<Sandbox>,
         ) -> wasmtime::Result<Result<T, crate::contract::ControllerError>>,
     ) -> Result<CallOutput<T>, CallError> {
-        let inner = &self.runtime.inner;
-        let mut store = sandbox::store(inner.engine.engine(), &self.limits);
-        store.set_epoch_deadline(inner.engine.deadline_ticks(self.limits.deadline()));
+        let mut store = sandbox::store(self.engine.engine(), &self.limits);
+        store.set_epoch_deadline(self.engine.deadline_ticks(self.limits.deadline()));
         let outcome = body(&mut store);
         let sandbox = store.into_data();
         let log = sandbox.log.take();
@@ -265,7 +284,7 @@ impl Controller {
             Ok(Err(refusal)) => CallFailure::Refused {
                 message: wasmco_core::limits::bounded(refusal.message),
             },
-            Err(error) => error::classify(&error, &sandbox.limiter, &self.limits, &log),
+            Err(error) => classify(&error, &sandbox.limiter, &self.limits, &log),
         };
         tracing::debug!(controller = %self.name, %failure, "controller call failed");
         Err(CallError {
@@ -281,6 +300,34 @@ impl Controller {
             failure,
             log: ControllerLog::default(),
         }
+    }
+}
+
+/// Turns a failed call into what it means for the user.
+fn classify(
+    error: &wasmtime::Error,
+    limiter: &CallLimiter,
+    limits: &ControllerLimits,
+    log: &ControllerLog,
+) -> CallFailure {
+    if let Some(requested) = limiter.refused_memory {
+        return CallFailure::MemoryLimit {
+            limit: limits.memory_bytes,
+            requested: requested as u64,
+        };
+    }
+    match error.downcast_ref::<wasmtime::Trap>() {
+        Some(wasmtime::Trap::Interrupt) => CallFailure::DeadlineExceeded {
+            deadline_ms: limits.deadline_ms,
+        },
+        Some(trap) => CallFailure::Trap {
+            message: log.panic_message().unwrap_or_else(|| trap.to_string()),
+        },
+        None => CallFailure::Trap {
+            message: log
+                .panic_message()
+                .unwrap_or_else(|| error::describe(error)),
+        },
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use super::{RuntimeConfig, RuntimeError};
+use crate::error::{self, RuntimeError};
 
 /// Core instances, memories and tables one controller instance may use: a
 /// wasm32-wasip2 Rust component has its main module plus a few adapter shims.
@@ -16,49 +16,69 @@ const TABLES_PER_CONTROLLER: u32 = 4;
 /// Bytes of a slot's memory kept resident between calls.
 const KEEP_RESIDENT: usize = 4 << 20;
 
+/// The engine settings compiled code depends on: a compiler process is
+/// handed them to produce code this engine loads.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EngineSettings {
+    pub pooling: bool,
+    pub memory_bytes: u64,
+    pub max_concurrent_instances: u32,
+}
+
 /// The engine plus the ticker thread that advances its epoch.
 pub(super) struct SandboxEngine {
     engine: Engine,
-    pooling: bool,
+    settings: EngineSettings,
     tick: Duration,
     ticker_stop: Arc<AtomicBool>,
 }
 
 impl SandboxEngine {
-    pub(super) fn new(config: &RuntimeConfig) -> Result<Self, RuntimeError> {
-        let (engine, pooling) = match Engine::new(&wasmtime_config(config, true)) {
-            Ok(engine) => (engine, true),
+    /// An engine with `settings`, falling back from the pooling allocator
+    /// to on-demand allocation when the machine refuses the pool.
+    pub(crate) fn new(settings: EngineSettings, tick: Duration) -> Result<Self, RuntimeError> {
+        let pooled = EngineSettings {
+            pooling: true,
+            ..settings
+        };
+        let (engine, settings) = match Engine::new(&wasmtime_config(&pooled)) {
+            Ok(engine) => (engine, pooled),
             Err(error) => {
                 tracing::warn!(
                     error = %error,
                     "pooling allocator refused (not enough address space?); using on-demand allocation"
                 );
-                let engine = Engine::new(&wasmtime_config(config, false))
-                    .map_err(|e| RuntimeError::Engine(super::error::describe(&e)))?;
-                (engine, false)
+                let on_demand = EngineSettings {
+                    pooling: false,
+                    ..settings
+                };
+                let engine = Engine::new(&wasmtime_config(&on_demand))
+                    .map_err(|e| RuntimeError::Engine(error::describe(&e)))?;
+                (engine, on_demand)
             }
         };
         let ticker_stop = Arc::new(AtomicBool::new(false));
-        spawn_ticker(engine.clone(), config.epoch_tick, ticker_stop.clone())?;
+        spawn_ticker(engine.clone(), tick, ticker_stop.clone())?;
         Ok(SandboxEngine {
             engine,
-            pooling,
-            tick: config.epoch_tick,
+            settings,
+            tick,
             ticker_stop,
         })
     }
 
-    pub(super) fn engine(&self) -> &Engine {
+    pub(crate) fn engine(&self) -> &Engine {
         &self.engine
     }
 
-    pub(super) fn pooling(&self) -> bool {
-        self.pooling
+    /// The settings the engine was made with, pooling as it turned out.
+    pub(crate) fn settings(&self) -> EngineSettings {
+        self.settings
     }
 
     /// Epoch ticks for `deadline`: the ticker's phase is unknown, so one extra
     /// tick guarantees the guest gets at least `deadline` and at most one tick more.
-    pub(super) fn deadline_ticks(&self, deadline: Duration) -> u64 {
+    pub(crate) fn deadline_ticks(&self, deadline: Duration) -> u64 {
         let tick = self.tick.as_nanos().max(1);
         let ticks = deadline.as_nanos().div_ceil(tick);
         u64::try_from(ticks).unwrap_or(u64::MAX - 1) + 1
@@ -71,7 +91,7 @@ impl Drop for SandboxEngine {
     }
 }
 
-pub(super) fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
+pub(crate) fn wasmtime_config(settings: &EngineSettings) -> Config {
     let mut wasmtime = Config::new();
     wasmtime
         .wasm_component_model(true)
@@ -82,16 +102,14 @@ pub(super) fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
     if std::env::var_os("WASMCO_PROFILE").is_some_and(|v| v == "perfmap") {
         wasmtime.profiler(wasmtime::ProfilingStrategy::PerfMap);
     }
-    if pooling {
-        let slots = config.max_concurrent_instances.max(1);
+    if settings.pooling {
+        let slots = settings.max_concurrent_instances.max(1);
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(slots)
             .total_core_instances(slots * CORE_INSTANCES_PER_CONTROLLER)
             .total_memories(slots * MEMORIES_PER_CONTROLLER)
             .total_tables(slots * TABLES_PER_CONTROLLER)
-            .max_memory_size(
-                usize::try_from(config.default_limits.memory_bytes).unwrap_or(usize::MAX),
-            )
+            .max_memory_size(usize::try_from(settings.memory_bytes).unwrap_or(usize::MAX))
             // Every call is a fresh instance in a reused slot: resetting only
             // the pages the last call dirtied (pagemap scan, Linux 6.7+) and
             // keeping them resident saves the next call its page faults.
@@ -103,7 +121,7 @@ pub(super) fn wasmtime_config(config: &RuntimeConfig, pooling: bool) -> Config {
     wasmtime
 }
 
-pub(super) fn spawn_ticker(
+pub(crate) fn spawn_ticker(
     engine: Engine,
     tick: Duration,
     stop: Arc<AtomicBool>,

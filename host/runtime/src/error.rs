@@ -2,8 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::limits::CallLimiter;
-use super::{ControllerKind, ControllerLimits, ControllerLog};
+use wasmco_core::controllers::ControllerKind;
+
+use crate::log::ControllerLog;
 
 /// The runtime could not start.
 #[derive(Debug, thiserror::Error)]
@@ -131,32 +132,6 @@ pub enum CallFailure {
         /// The kind of call that was made.
         called: ControllerKind,
     },
-}
-
-/// Turns a failed call into what it means for the user.
-pub(super) fn classify(
-    error: &wasmtime::Error,
-    limiter: &CallLimiter,
-    limits: &ControllerLimits,
-    log: &ControllerLog,
-) -> CallFailure {
-    if let Some(requested) = limiter.refused_memory {
-        return CallFailure::MemoryLimit {
-            limit: limits.memory_bytes,
-            requested: requested as u64,
-        };
-    }
-    match error.downcast_ref::<wasmtime::Trap>() {
-        Some(wasmtime::Trap::Interrupt) => CallFailure::DeadlineExceeded {
-            deadline_ms: limits.deadline_ms,
-        },
-        Some(trap) => CallFailure::Trap {
-            message: log.panic_message().unwrap_or_else(|| trap.to_string()),
-        },
-        None => CallFailure::Trap {
-            message: log.panic_message().unwrap_or_else(|| describe(error)),
-        },
-    }
 }
 
 /// An error with its causes on one line.

@@ -7,7 +7,7 @@ use wasmtime::ResourceLimiter;
 
 use wasmco_core::controllers;
 
-use super::RegistrationError;
+use crate::error::RegistrationError;
 
 pub use wasmco_core::controllers::LimitOverrides;
 

@@ -10,13 +10,13 @@ use wasmtime::component::Linker;
 use wasmco_core::controllers::ControllerKind;
 
 use crate::cache::CompilerProcess;
-use crate::contract::{ActionControllerPre, ContractVersion, PlacementControllerPre, v0_1};
 use crate::controller::{Controller, ControllerPre, check_world};
+use crate::engine::{EngineSettings, SandboxEngine};
 use crate::error::{self, RegistrationError, RuntimeError};
 use crate::limits::{ControllerLimits, LimitOverrides};
 use crate::precheck::{self, CodeLimits};
 use crate::sandbox::{self, Sandbox};
-use crate::{cache, engine, metrics};
+use crate::{cache, metrics};
 
 /// How the process-wide runtime is set up.
 #[derive(Debug, Clone)]
@@ -52,32 +52,33 @@ impl RuntimeConfig {
 /// The process's wasmtime engine, its WASI linker and the compile cache.
 #[derive(Clone)]
 pub struct Runtime {
-    pub(crate) inner: Arc<RuntimeInner>,
+    inner: Arc<RuntimeInner>,
 }
 
-pub(crate) struct RuntimeInner {
-    pub(crate) engine: engine::SandboxEngine,
-    pub(crate) linker: Linker<Sandbox>,
-    pub(crate) cache: cache::CompileCache,
-    pub(crate) default_limits: ControllerLimits,
-    pub(crate) code_limits: CodeLimits,
-    pub(crate) metrics: metrics::ControllerMetrics,
+struct RuntimeInner {
+    engine: Arc<SandboxEngine>,
+    linker: Linker<Sandbox>,
+    cache: cache::CompileCache,
+    default_limits: ControllerLimits,
+    code_limits: CodeLimits,
+    metrics: metrics::ControllerMetrics,
 }
 
 impl Runtime {
     /// Builds the engine (pooling allocator where the machine allows it) and
     /// starts the deadline ticker.
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
-        let engine = engine::SandboxEngine::new(&config)?;
+        let settings = EngineSettings {
+            pooling: true,
+            memory_bytes: config.default_limits.memory_bytes,
+            max_concurrent_instances: config.max_concurrent_instances,
+        };
+        let engine = Arc::new(SandboxEngine::new(settings, config.epoch_tick)?);
         let linker = sandbox::linker(engine.engine()).map_err(RuntimeError::Linker)?;
-        let compiler = config.compiler.clone().map(|process| {
-            let settings = cache::EngineSettings {
-                pooling: engine.pooling(),
-                memory_bytes: config.default_limits.memory_bytes,
-                max_concurrent_instances: config.max_concurrent_instances,
-            };
-            (process, settings)
-        });
+        let compiler = config
+            .compiler
+            .clone()
+            .map(|process| (process, engine.settings()));
         let cache = cache::CompileCache::open(&config.cache_dir, engine.engine(), compiler)?;
         Ok(Runtime {
             inner: Arc::new(RuntimeInner {
@@ -98,7 +99,7 @@ impl Runtime {
 
     /// Whether the pooling allocator is in use (false: it fell back to on-demand).
     pub fn uses_pooling_allocator(&self) -> bool {
-        self.inner.engine.pooling()
+        self.inner.engine.settings().pooling
     }
 
     /// The limits a controller gets when its registration sets none.
@@ -136,28 +137,15 @@ impl Runtime {
             .linker
             .instantiate_pre(&compiled.component)
             .map_err(|e| RegistrationError::Link(error::describe(&e)))?;
-        let mismatch = |e: wasmtime::Error| RegistrationError::WorldMismatch(error::describe(&e));
-        let pre = match (kind, version) {
-            (ControllerKind::Placement, ContractVersion::V0_2) => ControllerPre::Placement(
-                PlacementControllerPre::new(instance_pre).map_err(mismatch)?,
-            ),
-            (ControllerKind::Action, ContractVersion::V0_2) => {
-                ControllerPre::Action(ActionControllerPre::new(instance_pre).map_err(mismatch)?)
-            }
-            (ControllerKind::Placement, ContractVersion::V0_1) => ControllerPre::PlacementV0_1(
-                v0_1::PlacementControllerPre::new(instance_pre).map_err(mismatch)?,
-            ),
-            (ControllerKind::Action, ContractVersion::V0_1) => ControllerPre::ActionV0_1(
-                v0_1::ActionControllerPre::new(instance_pre).map_err(mismatch)?,
-            ),
-        };
+        let pre = ControllerPre::new(instance_pre, kind, version)?;
         let controller = Controller {
             name: name.to_owned(),
             digest: compiled.digest.clone(),
             size: wasm.len(),
             limits,
             pre,
-            runtime: self.clone(),
+            engine: self.inner.engine.clone(),
+            metrics: self.inner.metrics.clone(),
         };
         // A component whose start-up alone breaks its limits (a huge initial
         // memory, say) is refused now rather than on its first call.

@@ -7,7 +7,10 @@
 
 use wasmparser::{Parser, Payload};
 
-use super::{ControllerKind, RegistrationError};
+use wasmco_core::controllers::ControllerKind;
+
+use crate::contract::{ContractVersion, export_names};
+use crate::error::RegistrationError;
 
 /// Bounds on a component's code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,12 +60,10 @@ pub(super) fn precheck(
     if !forbidden.is_empty() {
         return Err(RegistrationError::ForbiddenImports(forbidden));
     }
-    if crate::contract::ContractVersion::exported(kind, surface.exports.iter().map(String::as_str))
-        .is_none()
-    {
+    if ContractVersion::exported(kind, surface.exports.iter().map(String::as_str)).is_none() {
         return Err(RegistrationError::WrongWorld {
             kind,
-            expected: crate::controller::export_names(kind),
+            expected: export_names(kind),
             found: if surface.exports.is_empty() {
                 "nothing".to_owned()
             } else {

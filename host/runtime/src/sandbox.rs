@@ -18,9 +18,9 @@ use wasmtime_wasi::random::WasiRandom;
 use wasmtime_wasi::sockets::{WasiSockets, WasiSocketsView};
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-use super::RegistrationError;
-use super::limits::{CallLimiter, ControllerLimits};
-use super::log::LogSink;
+use crate::error::RegistrationError;
+use crate::limits::{CallLimiter, ControllerLimits};
+use crate::log::LogSink;
 
 /// Interfaces a controller may import, by name without version. Any other
 /// (http, key-value, …) is refused at registration.

@@ -1,6 +1,7 @@
-use serde_json::json;
+use serde_json::{Value, json};
 
 use super::*;
+use crate::catalog::ResourceType;
 
 fn deployments(objects: &Objects) -> ResourceType {
     objects.find("apps", "v1", "deployments").unwrap().clone()
