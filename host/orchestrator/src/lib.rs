@@ -1,33 +1,42 @@
 //! Runs the controllers of a deployment over its AppContext [`draft`], and
-//! moves DIGs and logical clouds through their states. Finished contexts go
-//! to the store and through its hand-off port to whichever [`SyncEngine`]
-//! the binary wired in; this crate never sees rsync.
+//! moves DIGs, logical clouds, network sets and caCerts through their
+//! states. Finished contexts go to the store and through its hand-off port
+//! to whichever [`SyncEngine`] the binary wired in; this crate never sees
+//! rsync.
+//!
+//! [`Orchestrator`] is the entry point; each concern (the DIGs, the
+//! logical clouds, the networks, the caCerts, service discovery) is a
+//! module of its own working over the stores they share.
 
 pub mod budget;
 mod ca_certs;
 pub mod cluster_pki;
-mod deploy;
+mod clusters;
 mod dig;
 pub mod draft;
-mod inputs;
+mod error;
+mod follow_ups;
 pub mod intents;
 mod locks;
 mod logical_cloud;
 pub mod metrics;
 mod network;
+mod orchestrator;
 pub mod pipeline;
 mod registry;
 pub mod service_discovery;
+mod shared;
+mod status;
+mod target;
 mod tenancy;
 
-pub use ca_certs::{CaCertRef, CaCertScope, CertStage};
-pub use deploy::{Orchestrator, SyncedContext};
-pub use dig::{DigRef, OrchestratorError};
+pub use error::OrchestratorError;
+pub use follow_ups::FollowUps;
 pub use locks::DeclarationLock;
-pub use logical_cloud::LogicalCloudRef;
-pub use network::NetworkSetRef;
+pub use orchestrator::Orchestrator;
 pub use pipeline::{ControllerRun, Step, run_controllers};
 pub use registry::ControllerRegistry;
-pub use service_discovery::FollowUps;
+pub use status::SyncedContext;
+pub use target::{CaCertRef, CaCertScope, CertStage, DigRef, LogicalCloudRef, NetworkSetRef};
 pub use tenancy::Actor;
 pub use wasmco_store::appcontext::{NoSync, SyncEngine};

@@ -3,8 +3,6 @@
 //! `NetworkAttachmentDefinition` each, handed to rsync as a one-app context
 //! placed on that cluster, so status, retries and removal come with it.
 
-use std::collections::BTreeMap;
-
 use serde_json::{Value, json};
 
 use wasmco_core::Kind;
@@ -12,64 +10,44 @@ use wasmco_core::network::{NetworkSpec, ProviderNetworkSpec};
 use wasmco_core::resource::Resource;
 use wasmco_core::wire::NetworkAction;
 use wasmco_runtime::contract::{PlaceApp, PlacementEdit};
-use wasmco_store::appcontext::{self as stored, Access, ContextMeta, DeployState, DigState};
+use wasmco_store::appcontext::{DeployState, DigState};
 use wasmco_store::db::ResourceId;
 
-use super::deploy::{Orchestrator, SyncedContext};
-use super::dig::OrchestratorError;
-use super::locks::TargetGuard;
 use crate::draft::{AppDraft, ClusterInfo, DraftContext};
+use crate::error::OrchestratorError;
+use crate::locks::TargetGuard;
+use crate::shared::{Shared, allow, own_meta};
+use crate::status::{SyncedContext, synced};
+use crate::target::{NETWORK_COMPOSITE_APP, NetworkSetRef};
 
 /// The app of a cluster's network context, as EMCO names it.
 const APP: &str = "network-intents";
-/// The composite app of network contexts: `_` starts no real one's name.
-const CONTEXT_COMPOSITE_APP: &str = "_network-intents";
 /// The API group of ovn4nfv's network objects.
 const OVN_API_VERSION: &str = "k8s.plugin.opnfv.org/v1alpha1";
 
-/// The network intents of one cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NetworkSetRef {
-    /// The cluster's provider.
-    pub provider: String,
-    /// The cluster.
-    pub cluster: String,
+/// The clusters' network intents, over the shared stores.
+pub(crate) struct Networks<'a> {
+    shared: &'a Shared,
 }
 
-impl NetworkSetRef {
-    fn cluster_id(&self) -> ResourceId {
-        ResourceId::new(
-            Kind::Cluster,
-            vec![self.provider.clone(), self.cluster.clone()],
-        )
+impl<'a> Networks<'a> {
+    /// The network intents as `shared` holds them.
+    pub(crate) fn of(shared: &'a Shared) -> Self {
+        Networks { shared }
     }
 
-    /// Its key in the context store; no DIG's or logical cloud's.
-    pub fn key(&self) -> String {
-        format!("{}/{CONTEXT_COMPOSITE_APP}/{}", self.provider, self.cluster)
-    }
-
-    fn describe(&self) -> String {
-        format!(
-            "network intents of cluster {}/{}",
-            self.provider, self.cluster
-        )
-    }
-}
-
-impl Orchestrator {
     /// Created, Terminated or TerminateStopped -> Instantiated (EMCO's
     /// Applied); an applied set is applied again as it is now (Updated).
-    pub fn apply_networks(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
-        let (guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
-        let next = Self::allow(&set.describe(), &state, NetworkAction::Apply)?;
-        self.build_networks(set, state, next, &guard)
+    pub(crate) fn apply(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
+        let (guard, state) = self.shared.begin_at(&set.key(), &set.cluster_id())?;
+        let next = allow(&set.describe(), &state, NetworkAction::Apply)?;
+        self.build(set, state, next, &guard)
     }
 
     /// Applied -> Terminated: rsync removes the cluster's network objects.
-    pub fn terminate_networks(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
-        let (guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
-        self.mark(
+    pub(crate) fn terminate(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
+        let (guard, state) = self.shared.begin_at(&set.key(), &set.cluster_id())?;
+        self.shared.mark(
             NetworkAction::Terminate,
             &set.describe(),
             &set.key(),
@@ -78,10 +56,10 @@ impl Orchestrator {
         )
     }
 
-    /// Stops rsync's work on the cluster's networks (see [`Self::stop`]).
-    pub fn stop_networks(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
-        let (guard, state) = self.begin_at(&set.key(), &set.cluster_id())?;
-        self.mark(
+    /// Stops rsync's work on the cluster's networks (see [`crate::Orchestrator::stop`]).
+    pub(crate) fn stop(&self, set: &NetworkSetRef) -> Result<DigState, OrchestratorError> {
+        let (guard, state) = self.shared.begin_at(&set.key(), &set.cluster_id())?;
+        self.shared.mark(
             NetworkAction::Stop,
             &set.describe(),
             &set.key(),
@@ -91,18 +69,18 @@ impl Orchestrator {
     }
 
     /// The network set's state and what rsync did with it.
-    pub fn networks_status(
+    pub(crate) fn status(
         &self,
         set: &NetworkSetRef,
     ) -> Result<(DigState, Option<SyncedContext>), OrchestratorError> {
-        self.db.get(&set.cluster_id())?;
-        self.synced(&set.key())
+        self.shared.db.get(&set.cluster_id())?;
+        synced(&self.shared.contexts, &set.key())
     }
 
     /// Refuses to let a cluster with applied network intents be deleted;
     /// forgets the network context of one that may be.
-    pub fn release_networks(&self, set: &NetworkSetRef) -> Result<(), OrchestratorError> {
-        let state = self.contexts.state(&set.key())?;
+    pub(crate) fn release(&self, set: &NetworkSetRef) -> Result<(), OrchestratorError> {
+        let state = self.shared.contexts.state(&set.key())?;
         if state.state.is_deployed() || state.state == DeployState::InstantiateStopped {
             return Err(OrchestratorError::Deployed(format!(
                 "the {} are {}; terminate them (POST …/clusters/{}/terminate) before deleting \
@@ -112,17 +90,17 @@ impl Orchestrator {
                 set.cluster
             )));
         }
-        Ok(self.contexts.forget(&set.key())?)
+        Ok(self.shared.contexts.forget(&set.key())?)
     }
 
-    fn build_networks(
+    fn build(
         &self,
         set: &NetworkSetRef,
         mut state: DigState,
         next: DeployState,
         guard: &TargetGuard,
     ) -> Result<DigState, OrchestratorError> {
-        let resources = self.network_manifests(set)?;
+        let resources = self.manifests(set)?;
         let cluster = ClusterInfo {
             provider: set.provider.clone(),
             name: set.cluster.clone(),
@@ -140,39 +118,31 @@ impl Orchestrator {
             .map_err(|e| OrchestratorError::Input(e.reason))?;
         draft.settle_placement();
         let revision = state.latest + 1;
-        let meta = ContextMeta {
-            project: set.provider.clone(),
-            composite_app: CONTEXT_COMPOSITE_APP.into(),
-            composite_app_version: String::new(),
-            deployment_intent_group: set.cluster.clone(),
-            release: String::new(),
+        let meta = own_meta(
+            &set.provider,
+            NETWORK_COMPOSITE_APP,
+            &set.cluster,
             revision,
-            created: stored::now(),
-            app_order: vec![APP.to_owned()],
-            dependencies: BTreeMap::new(),
-            access: Access::default(),
-            adopt_from: None,
-            confinement: None,
-            service_mirrors: Vec::new(),
-        };
+            vec![APP.to_owned()],
+        );
         state.enter(next, revision);
-        self.contexts.write(
+        self.shared.contexts.write(
             &set.key(),
             &meta,
             &draft.into_stored(),
             &state,
             guard.fence(),
         )?;
-        self.sync.changed(&set.key());
+        self.shared.sync.changed(&set.key());
         Ok(state)
     }
 
     /// The objects EMCO's ovn controller writes for the cluster's intents.
-    fn network_manifests(&self, set: &NetworkSetRef) -> Result<Vec<Resource>, OrchestratorError> {
+    fn manifests(&self, set: &NetworkSetRef) -> Result<Vec<Resource>, OrchestratorError> {
         let parent = set.cluster_id().path;
         let mut manifests = Vec::new();
         let networks: Vec<(ResourceId, NetworkSpec)> =
-            self.db.list_specs(Kind::ClusterNetwork, &parent)?;
+            self.shared.db.list_specs(Kind::ClusterNetwork, &parent)?;
         for (id, spec) in networks {
             let name = id.path.last().cloned().unwrap_or_default();
             manifests.push(json!({"apiVersion": OVN_API_VERSION, "kind": "Network",
@@ -180,8 +150,10 @@ impl Orchestrator {
                 "spec": serde_json::to_value(&spec).unwrap_or_default()}));
             manifests.push(attachment(&name));
         }
-        let provider_networks: Vec<(ResourceId, ProviderNetworkSpec)> =
-            self.db.list_specs(Kind::ClusterProviderNetwork, &parent)?;
+        let provider_networks: Vec<(ResourceId, ProviderNetworkSpec)> = self
+            .shared
+            .db
+            .list_specs(Kind::ClusterProviderNetwork, &parent)?;
         for (id, spec) in provider_networks {
             let name = id.path.last().cloned().unwrap_or_default();
             let mut spec = serde_json::to_value(&spec).unwrap_or_default();

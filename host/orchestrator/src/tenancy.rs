@@ -10,12 +10,12 @@ use wasmco_core::specs::{LogicalCloudSpec, UserPermissionSpec};
 use wasmco_core::tenancy::{
     Confinement, PodSecurity, TenancyPolicySpec, is_system_namespace, is_system_user,
 };
-use wasmco_store::appcontext::{Access, StoredApp};
-use wasmco_store::db::ResourceId;
+use wasmco_store::appcontext::{Access, ContextStore, StoredApp};
+use wasmco_store::db::ResourceDb;
 
-use super::deploy::Orchestrator;
-use super::dig::OrchestratorError;
-use crate::logical_cloud::{CLOUD_APP, LogicalCloudRef};
+use crate::error::OrchestratorError;
+use crate::shared::Shared;
+use crate::target::{CLOUD_APP, LogicalCloudRef};
 
 /// Who asks for an action.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,7 +37,22 @@ const NAMESPACES: &str = "namespaces";
 /// `system:` names): a logical cloud's user may not take them.
 const RESERVED_USERS: &[&str] = &["kube-apiserver-kubelet-client", "kubernetes-admin"];
 
-impl Orchestrator {
+/// A project's tenancy policies, as the store holds them now, and the
+/// namespaces its logical clouds hold.
+pub(crate) struct Tenancy<'a> {
+    db: &'a ResourceDb,
+    contexts: &'a ContextStore,
+}
+
+impl<'a> Tenancy<'a> {
+    /// The policies and namespaces as `shared` holds them.
+    pub(crate) fn of(shared: &'a Shared) -> Self {
+        Tenancy {
+            db: &shared.db,
+            contexts: &shared.contexts,
+        }
+    }
+
     /// The rules for `project`'s objects on `provider`'s clusters: the
     /// project's policies, else the provider's, else the defaults; with
     /// `own` (its logical clouds' namespaces).
@@ -339,16 +354,5 @@ impl Orchestrator {
             }
         }
         Ok(())
-    }
-}
-
-impl LogicalCloudRef {
-    /// The cloud at a logical cloud resource's id.
-    pub(crate) fn from_id(id: &ResourceId) -> Self {
-        let part = |i: usize| id.path.get(i).cloned().unwrap_or_default();
-        LogicalCloudRef {
-            project: part(0),
-            name: part(1),
-        }
     }
 }

@@ -6,8 +6,9 @@ use std::collections::{HashMap, HashSet};
 use wasmco_core::resource::{Resource, ResourceKey};
 use wasmco_runtime::contract::{ActionEdit, ClusterScope};
 
+use super::context::DraftContext;
+use super::model::{AppDraft, ClusterIndex, EditError, Override};
 use super::patch::ParsedPatch;
-use super::{AppDraft, ClusterIndex, DraftContext, EditError, Override};
 use crate::budget::{Budget, EditLimits};
 
 impl DraftContext {

@@ -4,7 +4,8 @@ use std::collections::{HashMap, HashSet};
 
 use wasmco_runtime::contract::PlacementEdit;
 
-use super::{AppDraft, ClusterIndex, DraftContext, EditError, PlacedCluster};
+use super::context::DraftContext;
+use super::model::{AppDraft, ClusterIndex, EditError, PlacedCluster};
 use crate::budget::{Budget, EditLimits};
 
 impl DraftContext {

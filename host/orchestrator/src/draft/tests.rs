@@ -1,8 +1,9 @@
 use serde_json::{Value, json};
 
+use wasmco_core::resource::Resource;
 use wasmco_runtime::contract::{
-    ActionEdit, AddResource, ClusterScope, PatchResource, PlaceApp, PlacementEdit, RemoveResource,
-    ResourceRef, UnplaceApp,
+    self, ActionEdit, AddResource, ClusterScope, PatchResource, PlaceApp, PlacementEdit,
+    RemoveResource, ResourceRef, UnplaceApp,
 };
 
 use super::*;

@@ -1,0 +1,215 @@
+//! Building a DIG's next context: where it deploys, its inputs gathered,
+//! its controllers run over the draft, what a project's member built
+//! checked against its tenancy rules, and the result stored as a new
+//! revision with the state it enters, in one write.
+
+use wasmco_core::ClusterRef;
+use wasmco_core::specs::{DigSpec, LogicalCloudSpec};
+use wasmco_runtime::ControllerKind;
+use wasmco_store::appcontext::{self as stored, Access, ContextMeta, DeployState, DigState};
+use wasmco_store::db::DbError;
+
+use super::inputs::{self, Inputs, Scope, Sources};
+use crate::draft::DraftContext;
+use crate::error::OrchestratorError;
+use crate::locks::TargetGuard;
+use crate::metrics::OrchestratorMetrics;
+use crate::pipeline::{Step, run_controllers};
+use crate::service_discovery::{Follow, Mirrors, mirrors_in};
+use crate::shared::Shared;
+use crate::target::{DigRef, LogicalCloudRef};
+use crate::tenancy::{Actor, Tenancy};
+
+/// What builds a DIG's contexts.
+pub(crate) struct Build<'a> {
+    pub(crate) shared: &'a Shared,
+    pub(crate) sources: Sources<'a>,
+    /// How long each stage of an instantiate or update takes.
+    pub(crate) metrics: &'a OrchestratorMetrics,
+}
+
+impl Build<'_> {
+    /// Runs the controllers over the DIG's inputs and stores the result as a
+    /// new revision, entering `next` in the same write.
+    pub(super) fn run(
+        &self,
+        dig: &DigRef,
+        mut state: DigState,
+        next: DeployState,
+        adopt_from: Option<String>,
+        actor: Actor,
+        guard: &TargetGuard,
+    ) -> Result<DigState, OrchestratorError> {
+        let action = match next {
+            DeployState::Updated => "update",
+            _ => "instantiate",
+        };
+        let revision = state.latest + 1;
+        // The DIG's key and revision tie this to the reconcile that follows.
+        let span = tracing::info_span!("deploy", dig = %dig.key(), action, revision);
+        let _entered = span.enter();
+        let started = std::time::Instant::now();
+        let scope = self.deployment_scope(dig)?;
+        let access = scope.access.clone();
+        let inputs = inputs::gather(
+            &self.shared.db,
+            &self.sources,
+            self.shared.sync.as_ref(),
+            dig,
+            scope,
+        )?;
+        self.metrics
+            .stage(action, "inputs", started.elapsed().as_secs_f64());
+        let (meta, apps) = self.compute(dig, action, inputs, access, actor)?;
+        let meta = ContextMeta {
+            revision,
+            adopt_from,
+            ..meta
+        };
+        state.enter(next, revision);
+        let writing = std::time::Instant::now();
+        self.shared
+            .contexts
+            .write(&dig.key(), &meta, &apps, &state, guard.fence())?;
+        self.metrics
+            .stage(action, "store", writing.elapsed().as_secs_f64());
+        tracing::info!(
+            seconds = started.elapsed().as_secs_f64(),
+            "context built and stored"
+        );
+        self.shared.sync.changed(&dig.key());
+        if meta.service_mirrors.is_empty() {
+            Mirrors::of(self.shared).follow(dig, Follow::Terminate, guard)?;
+        }
+        Ok(state)
+    }
+
+    /// Runs the controllers over `inputs` and checks what a project's
+    /// member built; the context's meta (its revision and adoption left to
+    /// the caller) and apps.
+    fn compute(
+        &self,
+        dig: &DigRef,
+        action: &'static str,
+        inputs: Inputs,
+        access: Access,
+        actor: Actor,
+    ) -> Result<(ContextMeta, Vec<stored::StoredApp>), OrchestratorError> {
+        let Inputs {
+            release,
+            apps,
+            app_order,
+            dependencies,
+            clusters,
+            steps,
+        } = inputs;
+        let mut draft = DraftContext::new(apps, clusters);
+        let pipeline: Vec<Step<'_>> = steps
+            .iter()
+            .map(|s| Step {
+                controller: &s.controller,
+                intent: s.intent.clone(),
+                nodes: s.nodes.as_deref(),
+            })
+            .collect();
+        let runs = run_controllers(&mut draft, &pipeline)?;
+        for (stage, kind) in [
+            ("placement", ControllerKind::Placement),
+            ("actions", ControllerKind::Action),
+        ] {
+            let seconds = runs
+                .iter()
+                .filter(|r| r.kind == kind)
+                .map(|r| r.seconds)
+                .sum();
+            self.metrics.stage(action, stage, seconds);
+        }
+        for run in &runs {
+            for line in run.log.text.lines() {
+                tracing::info!(controller = %run.controller, "{line}");
+            }
+        }
+        let service_mirrors = mirrors_in(steps.iter().map(|s| s.intent.as_str()));
+        let apps = draft.into_stored();
+        let confinement = match actor {
+            Actor::Admin => None,
+            Actor::Tenant => {
+                Some(Tenancy::of(self.shared).confine(&dig.project, &access, &apps)?)
+            }
+        };
+        let meta = ContextMeta {
+            project: dig.project.clone(),
+            composite_app: dig.composite_app.clone(),
+            composite_app_version: dig.version.clone(),
+            deployment_intent_group: dig.name.clone(),
+            release,
+            revision: 0,
+            created: stored::now(),
+            app_order,
+            dependencies,
+            access,
+            adopt_from: None,
+            confinement,
+            service_mirrors,
+        };
+        Ok((meta, apps))
+    }
+
+    /// Where the DIG deploys: the logical cloud its `spec.logicalCloud`
+    /// names, which must exist and be instantiated, gives the namespace,
+    /// the clusters placement may choose from and, for a standard cloud,
+    /// the user rsync applies as. Without one: every cluster, `default`,
+    /// the clusters' own kubeconfigs.
+    fn deployment_scope(&self, dig: &DigRef) -> Result<Scope, OrchestratorError> {
+        let db = &self.shared.db;
+        let spec: DigSpec = db.spec(&dig.id())?;
+        let Some(cloud) = spec.logical_cloud.filter(|c| !c.is_empty()) else {
+            return Ok(Scope::default());
+        };
+        let lc = LogicalCloudRef {
+            project: dig.project.clone(),
+            name: cloud.clone(),
+        };
+        let cloud_spec: LogicalCloudSpec = match db.spec(&lc.id()) {
+            Ok(spec) => spec,
+            Err(DbError::NotFound(_)) => {
+                return Err(OrchestratorError::Input(format!(
+                    "spec.logicalCloud names logical cloud {cloud}, which project {} does not have; \
+                     create it (an admin cloud is spec: {{level: \"0\"}}) and instantiate it",
+                    dig.project
+                )));
+            }
+            Err(error) => return Err(error.into()),
+        };
+        let state = self.shared.contexts.state(&lc.key())?;
+        if !state.state.is_deployed() {
+            return Err(OrchestratorError::Input(format!(
+                "spec.logicalCloud names logical cloud {cloud}, which is {}; instantiate it first",
+                state.state
+            )));
+        }
+        let clusters = lc
+            .cluster_references(db)?
+            .into_iter()
+            .map(|(_, reference)| ClusterRef::new(&reference.cluster_provider, &reference.cluster))
+            .collect();
+        let admin = cloud_spec.is_admin();
+        let cloud_labels = cloud_spec.labels.clone();
+        // A standard cloud's namespace as its context made it (and as it
+        // was checked then), not as its spec may say since.
+        let namespace = match admin {
+            true => cloud_spec.namespace,
+            false => Tenancy::of(self.shared)
+                .cloud_namespace(&lc)?
+                .unwrap_or(cloud_spec.namespace),
+        };
+        Ok(Scope {
+            access: Access {
+                namespace,
+                cloud_user: (!admin).then_some(cloud),
+            },
+            clusters: Some(clusters),
+            cloud_labels,
+        })
+    }
+}

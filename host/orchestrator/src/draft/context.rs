@@ -1,0 +1,104 @@
+//! The draft itself: its apps in app order and the clusters they may use,
+//! and the draft as the context store keeps it.
+
+use std::collections::HashMap;
+
+use wasmco_core::ClusterInfo;
+use wasmco_store::appcontext::{StoredApp, StoredPlacement};
+
+use super::model::{AppDraft, ClusterIndex, Override};
+
+/// The AppContext under construction.
+#[derive(Debug, Clone)]
+pub struct DraftContext {
+    pub(super) clusters: Vec<ClusterInfo>,
+    pub(super) apps: Vec<AppDraft>,
+    app_index: HashMap<String, usize>,
+}
+
+impl DraftContext {
+    /// A draft of `apps` (in app order) that may use `clusters`.
+    pub fn new(apps: Vec<AppDraft>, clusters: Vec<ClusterInfo>) -> Self {
+        let app_index = apps
+            .iter()
+            .enumerate()
+            .map(|(i, app)| (app.name.clone(), i))
+            .collect();
+        DraftContext {
+            clusters,
+            apps,
+            app_index,
+        }
+    }
+
+    /// The candidate clusters.
+    pub fn clusters(&self) -> &[ClusterInfo] {
+        &self.clusters
+    }
+
+    /// The apps, in app order.
+    pub fn apps(&self) -> &[AppDraft] {
+        &self.apps
+    }
+
+    /// The draft as the context store keeps it: clusters named
+    /// `provider+cluster`, and overrides only for the clusters an app is
+    /// placed on.
+    pub fn into_stored(self) -> Vec<StoredApp> {
+        let clusters = self.clusters;
+        let key = |index: ClusterIndex| clusters[index as usize].reference();
+        self.apps
+            .into_iter()
+            .map(|app| {
+                let placed =
+                    |cluster: &ClusterIndex| app.placement.iter().any(|p| p.cluster == *cluster);
+                let diffs = app
+                    .overrides
+                    .into_iter()
+                    .filter(|(cluster, _)| placed(cluster))
+                    .map(|(cluster, overrides)| {
+                        let diff = overrides
+                            .into_iter()
+                            .map(|(k, o)| match o {
+                                Override::Set(r) => (k, Some(r)),
+                                Override::Removed => (k, None),
+                            })
+                            .collect();
+                        (key(cluster), diff)
+                    })
+                    .collect();
+                let placement = app
+                    .placement
+                    .iter()
+                    .map(|p| StoredPlacement {
+                        cluster: key(p.cluster),
+                        group: p.group.clone(),
+                    })
+                    .collect();
+                StoredApp {
+                    name: app.name,
+                    base: app.base,
+                    placement,
+                    diffs,
+                    hooks: app.hooks,
+                }
+            })
+            .collect()
+    }
+
+    pub(super) fn app_position(&self, name: &str) -> Result<usize, String> {
+        self.app_index.get(name).copied().ok_or_else(|| {
+            // The name comes from a controller: quoted, it could be any size.
+            let shown = wasmco_core::limits::cut(name, 256);
+            let more = if shown.len() < name.len() { "…" } else { "" };
+            format!("app {shown:?}{more} is not part of this deployment")
+        })
+    }
+
+    pub(super) fn describe_cluster(&self, index: ClusterIndex) -> String {
+        match self.clusters.get(index as usize) {
+            Some(c) => format!("{}/{}", c.provider, c.name),
+            None => format!("#{index}"),
+        }
+    }
+}
