@@ -3,21 +3,34 @@
 //! user's request (EMCO's rsync approves that request and reads the
 //! certificate back).
 
+use std::sync::Arc;
+
 use wasmco_core::cloud::{CONTEXT_COMPOSITE_APP, KUBECONFIG_SECRET, USER_KEY_SECRET};
 use wasmco_core::specs::{ClusterReferenceSpec, LogicalCloudSpec};
 use wasmco_core::{ClusterRef, Kind};
 use wasmco_pki::KeyedCert;
+use wasmco_pki::kubeconfig::KubeconfigPolicy;
 use wasmco_store::appcontext::ContextMeta;
-use wasmco_store::db::ResourceId;
+use wasmco_store::db::{ResourceDb, ResourceId};
 
-use crate::engine::{Inner, Reach};
 use crate::target::SyncError;
 
 fn store_error(error: impl std::fmt::Display) -> SyncError {
     SyncError::Config(error.to_string())
 }
 
-impl Inner {
+/// The stored kubeconfigs of logical cloud users.
+pub(crate) struct Credentials {
+    db: ResourceDb,
+    /// What a cluster's kubeconfig may ask of this host.
+    kubeconfigs: Arc<KubeconfigPolicy>,
+}
+
+impl Credentials {
+    pub(crate) fn new(db: ResourceDb, kubeconfigs: Arc<KubeconfigPolicy>) -> Self {
+        Credentials { db, kubeconfigs }
+    }
+
     /// The user of `project`'s logical cloud `cloud` on `cluster`: not yet
     /// there while the cluster has not issued its certificate.
     pub(crate) fn cloud_user_kubeconfig(
@@ -40,16 +53,17 @@ impl Inner {
     /// Keeps `certificate` (PEM), which `cluster` issued for the user of the
     /// logical cloud whose context `meta` is, as that user's kubeconfig
     /// there: the cluster's server and trust, the user's key, the cloud's
-    /// namespace.
+    /// namespace. The user (project, logical cloud) when its kubeconfig
+    /// is new, so that clients made from the old one are forgotten.
     pub(crate) fn keep_user_certificate(
         &self,
         meta: &ContextMeta,
         cluster: &ClusterRef,
         certificate: &str,
-    ) -> Result<(), SyncError> {
+    ) -> Result<Option<(String, String)>, SyncError> {
         if meta.composite_app != CONTEXT_COMPOSITE_APP {
             // A DIG's own request: its certificate is its business.
-            return Ok(());
+            return Ok(None);
         }
         let (project, cloud) = (&meta.project, &meta.deployment_intent_group);
         let lc = ResourceId::new(Kind::LogicalCloud, vec![project.clone(), cloud.clone()]);
@@ -69,7 +83,6 @@ impl Inner {
             .map_err(store_error)?
             .ok_or_else(|| SyncError::Config(format!("cluster {cluster} has no kubeconfig")))?;
         let own = self
-            .config
             .kubeconfigs
             .check(&own)
             .map_err(|e| SyncError::Config(e.to_string()))?;
@@ -84,15 +97,13 @@ impl Inner {
             .secret(&reference, KUBECONFIG_SECRET)
             .map_err(store_error)?;
         if kept.as_deref() == Some(kubeconfig.as_bytes()) {
-            return Ok(());
+            return Ok(None);
         }
         self.db
             .put_secret(&reference, KUBECONFIG_SECRET, kubeconfig.as_bytes())
             .map_err(store_error)?;
         tracing::info!(%cluster, %project, %cloud, "logical cloud user's certificate issued by the cluster");
-        let user = Some((project.clone(), cloud.clone()));
-        self.forget_targets(|reach: &Reach| &reach.cluster == cluster && reach.cloud_user == user);
-        Ok(())
+        Ok(Some((project.clone(), cloud.clone())))
     }
 
     /// The reference of `project`'s logical cloud `cloud` to `cluster`.

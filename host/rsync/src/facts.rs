@@ -64,7 +64,11 @@ impl ClusterFacts for Rsync {
                 let inner = inner.clone();
                 async move {
                     let read = async {
-                        let target = inner.target(&cluster).await.map_err(|e| e.to_string())?;
+                        let target = inner
+                            .clients
+                            .target(&cluster)
+                            .await
+                            .map_err(|e| e.to_string())?;
                         read_nodes(target.as_ref()).await
                     };
                     tokio::time::timeout(NODES_TIMEOUT, read)
@@ -100,7 +104,11 @@ impl Rsync {
         let (sender, answer) = std::sync::mpsc::channel();
         self.inner.runtime.spawn(async move {
             let asked = async {
-                let target = inner.target(&cluster).await.map_err(|e| e.to_string())?;
+                let target = inner
+                    .clients
+                    .target(&cluster)
+                    .await
+                    .map_err(|e| e.to_string())?;
                 read(target).await
             };
             let answer = tokio::time::timeout(NODES_TIMEOUT, asked)

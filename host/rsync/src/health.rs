@@ -7,27 +7,61 @@
 use std::sync::{Arc, Weak};
 
 use wasmco_core::ClusterRef;
-use wasmco_store::appcontext::{ClusterHealth, Reachability, now};
+use wasmco_store::appcontext::{ClusterHealth, ContextStore, Reachability, now};
 
-use crate::engine::Inner;
+use crate::clients::Clients;
+use crate::config::RsyncConfig;
 use crate::stored;
 use crate::target::SyncError;
 use crate::tasks::KeyedTasks;
 
-/// The running probes, by cluster.
-pub(crate) type Probes = KeyedTasks<ClusterRef>;
+/// What hears that a cluster answers again after being away.
+pub(crate) type CameBack = Box<dyn Fn(&ClusterRef) + Send + Sync>;
 
-impl Inner {
+/// The probes of the clusters this host watches over, and what they saw.
+pub(crate) struct Health {
+    contexts: ContextStore,
+    clients: Arc<Clients>,
+    config: Arc<RsyncConfig>,
+    runtime: tokio::runtime::Handle,
+    /// The running probes, by cluster.
+    probes: KeyedTasks<ClusterRef>,
+    came_back: CameBack,
+}
+
+impl Health {
+    pub(crate) fn new(
+        contexts: ContextStore,
+        clients: Arc<Clients>,
+        config: Arc<RsyncConfig>,
+        runtime: tokio::runtime::Handle,
+        came_back: CameBack,
+    ) -> Self {
+        Health {
+            contexts,
+            clients,
+            config,
+            runtime,
+            probes: KeyedTasks::default(),
+            came_back,
+        }
+    }
+
     /// Starts probing `cluster`, unless it is probed already.
     pub(crate) fn probe(self: &Arc<Self>, cluster: ClusterRef) {
-        let engine = Arc::downgrade(self);
+        let health = Arc::downgrade(self);
         let probed = cluster.clone();
         self.probes
-            .start(cluster, &self.runtime, move || probe_loop(engine, probed));
+            .start(cluster, &self.runtime, move || probe_loop(health, probed));
+    }
+
+    /// Stops probing the clusters `which` picks.
+    pub(crate) fn stop(&self, which: impl Fn(&ClusterRef) -> bool) {
+        self.probes.stop(which);
     }
 
     async fn probe_once(&self, cluster: &ClusterRef) -> Result<String, SyncError> {
-        let target = self.target(cluster).await?;
+        let target = self.clients.target(cluster).await?;
         // The client's own timeouts bound each request; this bounds the
         // whole probe, discovery and TLS included.
         match tokio::time::timeout(self.config.request_timeout, target.version()).await {
@@ -35,9 +69,7 @@ impl Inner {
             Err(_) => Err(SyncError::TimedOut(self.config.request_timeout)),
         }
     }
-}
 
-impl Inner {
     /// A reconcile's request reached `cluster`: a record that says it is
     /// unreachable is put right now rather than at the next probe (which
     /// may be a backoff away), so statuses do not show it away.
@@ -89,11 +121,11 @@ fn next_health(last: Option<&ClusterHealth>, answer: &Result<String, SyncError>)
 }
 
 /// Probes `cluster` until the engine is dropped or the probe is stopped.
-async fn probe_loop(engine: Weak<Inner>, cluster: ClusterRef) {
-    let mut last = match engine.upgrade() {
-        Some(inner) => {
+async fn probe_loop(weak: Weak<Health>, cluster: ClusterRef) {
+    let mut last = match weak.upgrade() {
+        Some(probes) => {
             let owned = cluster.clone();
-            stored::off_the_workers(&inner.contexts, move |c| c.health(&owned))
+            stored::off_the_workers(&probes.contexts, move |c| c.health(&owned))
                 .await
                 .ok()
                 .flatten()
@@ -102,10 +134,10 @@ async fn probe_loop(engine: Weak<Inner>, cluster: ClusterRef) {
     };
     let mut retries = None;
     loop {
-        let Some(inner) = engine.upgrade() else {
+        let Some(probes) = weak.upgrade() else {
             return;
         };
-        let answer = inner.probe_once(&cluster).await;
+        let answer = probes.probe_once(&cluster).await;
         let health = next_health(last.as_ref(), &answer);
         let came_back = health.state == Reachability::Reachable
             && last
@@ -115,7 +147,7 @@ async fn probe_loop(engine: Weak<Inner>, cluster: ClusterRef) {
             // One host probes a cluster; should two for a moment (while
             // hosts come and go), the later record is as true as the other.
             let (owned, record) = (cluster.clone(), health.clone());
-            let written = stored::off_the_workers(&inner.contexts, move |c| {
+            let written = stored::off_the_workers(&probes.contexts, move |c| {
                 c.put_health(&owned, &record, None)
             });
             if let Err(error) = written.await {
@@ -127,20 +159,20 @@ async fn probe_loop(engine: Weak<Inner>, cluster: ClusterRef) {
             }
         }
         if came_back {
-            inner.cluster_back(&cluster);
+            (probes.came_back)(&cluster);
         }
         let pause = match answer {
             Ok(_) => {
                 retries = None;
-                inner.config.probe_interval
+                probes.config.probe_interval
             }
             Err(_) => retries
-                .get_or_insert_with(|| inner.backoff())
+                .get_or_insert_with(|| probes.config.retries())
                 .next()
-                .unwrap_or(inner.config.backoff.1),
+                .unwrap_or(probes.config.backoff.1),
         };
         last = Some(health);
-        drop(inner);
+        drop(probes);
         tokio::time::sleep(pause).await;
     }
 }

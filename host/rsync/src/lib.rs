@@ -20,22 +20,28 @@
 //! jitter) as the safety net, backoff after a reconcile that did not
 //! finish, and a cluster whose probe finds it back after being away.
 
+mod clients;
+mod config;
 mod credentials;
 mod drift;
 mod engine;
+mod error;
 mod facts;
 mod health;
 pub mod metrics;
 mod owner;
 mod ownership;
 mod reconcile;
+mod repairs;
 mod stored;
 pub mod target;
 mod tasks;
 mod watch;
 mod worker;
 
-pub use engine::{Rsync, RsyncConfig, RsyncError};
+pub use config::RsyncConfig;
+pub use engine::Rsync;
+pub use error::RsyncError;
 pub use owner::{
     ADOPTED_ANNOTATION, APP_LABEL, DIG_LABEL, FORCE_ANNOTATION, HOOK_LABEL, OWNER_ANNOTATION,
     owner_label,

@@ -14,9 +14,12 @@
 //! marks it [`ADOPTED_ANNOTATION`], and at the end gives it back (its
 //! labels and annotations removed) rather than deleting it.
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
-use crate::target::Labels;
+/// Labels, as rsync sets and selects them.
+pub type Labels = BTreeMap<String, String>;
 
 /// The label naming the DIG (or logical cloud) an object belongs to: a
 /// hash of its key.
@@ -174,6 +177,18 @@ pub(crate) fn stamped(manifest: &Value, labels: &Labels, key: &str, adopted: boo
 /// Whether a resource asks to take over an object nobody in wasmco owns.
 pub(crate) fn forced(manifest: &Value) -> bool {
     manifest["metadata"]["annotations"][FORCE_ANNOTATION] == "true"
+}
+
+/// The merge patch that takes rsync's marks off an object.
+pub(crate) fn release_patch() -> Value {
+    let mut patch = serde_json::json!({"metadata": {"labels": {}, "annotations": {}}});
+    for label in [DIG_LABEL, APP_LABEL] {
+        patch["metadata"]["labels"][label] = Value::Null;
+    }
+    for annotation in [OWNER_ANNOTATION, ADOPTED_ANNOTATION] {
+        patch["metadata"]["annotations"][annotation] = Value::Null;
+    }
+    patch
 }
 
 #[cfg(test)]

@@ -19,9 +19,14 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc;
 
 use wasmco_core::ClusterRef;
+use wasmco_store::appcontext::ContextStore;
+use wasmco_store::db::ResourceDb;
 use wasmco_store::hosts::{HostEvent, HostGroup, HostInfo, preferred_host};
 
-use crate::engine::{Inner, RsyncError};
+use crate::clients::all_clusters;
+use crate::error::RsyncError;
+use crate::health::Health;
+use crate::worker::Workers;
 
 /// How often ownership is decided again without an event asking for it:
 /// the safety net under the watch.
@@ -39,9 +44,19 @@ const CLUSTER_TOPIC: &str = "cluster/";
 /// deploy there reconcile at once.
 const BACK_TOPIC: &str = "back/";
 
-/// What this host knows of the other hosts' work.
+/// What a host does when a cluster's record changed.
+pub(crate) type ClusterChanged = Box<dyn Fn(&ClusterRef) + Send + Sync>;
+
+/// What this host knows of the other hosts' work, and the workers and
+/// probes it starts and stops to match.
 pub(crate) struct Ownership {
     pub(crate) group: Arc<dyn HostGroup>,
+    db: ResourceDb,
+    contexts: ContextStore,
+    runtime: tokio::runtime::Handle,
+    workers: Arc<Workers>,
+    health: Arc<Health>,
+    cluster_changed: ClusterChanged,
     /// Every target with a state, as far as this host knows.
     known: Mutex<BTreeSet<String>>,
     /// Since when each target has had no owner: past [`ORPHAN_AFTER`] any
@@ -54,9 +69,23 @@ pub(crate) struct Ownership {
 }
 
 impl Ownership {
-    pub(crate) fn new(group: Arc<dyn HostGroup>) -> Self {
+    pub(crate) fn new(
+        group: Arc<dyn HostGroup>,
+        db: ResourceDb,
+        contexts: ContextStore,
+        runtime: tokio::runtime::Handle,
+        workers: Arc<Workers>,
+        health: Arc<Health>,
+        cluster_changed: ClusterChanged,
+    ) -> Self {
         Ownership {
             group,
+            db,
+            contexts,
+            runtime,
+            workers,
+            health,
+            cluster_changed,
             known: Mutex::default(),
             unowned_since: Mutex::default(),
             live: Mutex::default(),
@@ -92,45 +121,39 @@ impl Ownership {
     fn known(&self) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
         self.known.lock().unwrap_or_else(|p| p.into_inner())
     }
-}
 
-impl Inner {
     /// Tells every host that `key`'s state changed; its owner reconciles.
-    pub(crate) fn target_changed(self: &Arc<Self>, key: &str) {
-        if let Err(error) = self.ownership.group.tell(&format!("{TARGET_TOPIC}{key}")) {
+    pub(crate) fn target_changed(&self, key: &str) {
+        if let Err(error) = self.group.tell(&format!("{TARGET_TOPIC}{key}")) {
             // The owner's resync will find it.
             tracing::warn!(target = key, %error, "could not tell the other hosts of a change");
             if self.workers.running(key) {
-                self.nudge(key);
+                self.workers.nudge(key);
             }
         }
     }
 
     /// Tells every host that `cluster` answers again.
-    pub(crate) fn cluster_back(self: &Arc<Self>, cluster: &ClusterRef) {
-        if !self.ownership.group.shared() {
-            self.nudge_all();
+    pub(crate) fn cluster_back(&self, cluster: &ClusterRef) {
+        if !self.group.shared() {
+            self.workers.nudge_all();
             return;
         }
         let topic = format!("{BACK_TOPIC}{}/{}", cluster.provider, cluster.cluster);
-        if let Err(error) = self.ownership.group.tell(&topic) {
+        if let Err(error) = self.group.tell(&topic) {
             tracing::warn!(%cluster, %error, "could not tell the other hosts a cluster is back");
-            self.nudge_all();
+            self.workers.nudge_all();
         }
     }
 
     /// Starts the probes of the clusters that fall to this host and stops
     /// the others'; with `rescan`, after reading the clusters again.
-    pub(crate) fn share_probes(self: &Arc<Self>, rescan: bool) -> Result<(), RsyncError> {
+    fn share_probes(&self, rescan: bool) -> Result<(), RsyncError> {
         if rescan {
-            *self
-                .ownership
-                .clusters
-                .lock()
-                .unwrap_or_else(|p| p.into_inner()) = self.all_clusters()?.into_iter().collect();
+            *self.clusters.lock().unwrap_or_else(|p| p.into_inner()) =
+                all_clusters(&self.db)?.into_iter().collect();
         }
         let clusters: Vec<ClusterRef> = self
-            .ownership
             .clusters
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -138,30 +161,30 @@ impl Inner {
             .cloned()
             .collect();
         for cluster in clusters {
-            if self.ownership.probes_here(&cluster) {
-                self.probe(cluster);
+            if self.probes_here(&cluster) {
+                self.health.probe(cluster);
             } else {
-                self.probes.stop(|probed| *probed == cluster);
+                self.health.stop(|probed| *probed == cluster);
             }
         }
         Ok(())
     }
 
     /// Tells every host that `cluster` changed.
-    pub(crate) fn shared_cluster_changed(self: &Arc<Self>, cluster: &ClusterRef) {
+    pub(crate) fn shared_cluster_changed(&self, cluster: &ClusterRef) {
         let topic = format!("{CLUSTER_TOPIC}{}/{}", cluster.provider, cluster.cluster);
-        if let Err(error) = self.ownership.group.tell(&topic) {
+        if let Err(error) = self.group.tell(&topic) {
             tracing::warn!(%cluster, %error, "could not tell the other hosts of a cluster change");
-            self.local_cluster_changed(cluster);
+            (self.cluster_changed)(cluster);
         }
     }
 
     /// Decides again which targets this host works on, and starts and
     /// stops workers to match.
-    fn rebalance(self: &Arc<Self>, rescan: bool) -> Result<(), RsyncError> {
-        let group = &self.ownership.group;
+    fn rebalance(&self, rescan: bool) -> Result<(), RsyncError> {
+        let group = &self.group;
         if !group.holds_lease() {
-            self.probes.stop(|_| true);
+            self.health.stop(|_| true);
             let stopped = self.workers.stop_all();
             if stopped > 0 {
                 tracing::warn!(
@@ -174,23 +197,15 @@ impl Inner {
         if rescan {
             // Deleted targets drop out here.
             let keys = self.contexts.states()?.into_iter().map(|(key, _)| key);
-            *self.ownership.known() = keys.collect();
+            *self.known() = keys.collect();
         }
         let live = group.live()?;
-        *self
-            .ownership
-            .live
-            .lock()
-            .unwrap_or_else(|p| p.into_inner()) = live.clone();
+        *self.live.lock().unwrap_or_else(|p| p.into_inner()) = live.clone();
         self.share_probes(rescan)?;
         let owners = group.owners()?;
         let me = &group.me().id;
-        let known: Vec<String> = self.ownership.known().iter().cloned().collect();
-        let mut unowned_since = self
-            .ownership
-            .unowned_since
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
+        let known: Vec<String> = self.known().iter().cloned().collect();
+        let mut unowned_since = self.unowned_since.lock().unwrap_or_else(|p| p.into_inner());
         unowned_since.retain(|key, _| !owners.contains_key(key));
         let mut mine = BTreeSet::new();
         for key in known {
@@ -205,7 +220,7 @@ impl Inner {
                     }
                     mine.insert(key.clone());
                     if !self.workers.running(&key) {
-                        self.nudge(&key);
+                        self.workers.nudge(&key);
                     }
                 }
                 Some(_) => {}
@@ -218,7 +233,7 @@ impl Inner {
                     if (preferred == Some(me) || orphaned) && group.claim(&key)? {
                         tracing::info!(target = %key, "took up");
                         mine.insert(key.clone());
-                        self.nudge(&key);
+                        self.workers.nudge(&key);
                     }
                 }
             }
@@ -229,7 +244,7 @@ impl Inner {
             }
         }
         for (key, owner) in &owners {
-            if owner == me && !mine.contains(key) && !self.ownership.known().contains(key) {
+            if owner == me && !mine.contains(key) && !self.known().contains(key) {
                 // Its target is gone.
                 group.release(key)?;
             }
@@ -239,7 +254,7 @@ impl Inner {
 
     /// What this host works on and who works on the rest: target → host id.
     pub(crate) fn work(&self) -> Result<std::collections::BTreeMap<String, String>, RsyncError> {
-        let group = &self.ownership.group;
+        let group = &self.group;
         if group.shared() {
             return Ok(group.owners()?);
         }
@@ -255,23 +270,22 @@ impl Inner {
 
 /// Starts listening to the other hosts and deciding ownership, for as long
 /// as the engine lives.
-pub(crate) fn start(inner: &Arc<Inner>) -> Result<(), RsyncError> {
+pub(crate) fn start(ownership: &Arc<Ownership>) -> Result<(), RsyncError> {
     let (events, heard) = mpsc::unbounded_channel();
     // Decide at once, not after the first interval.
     let _ = events.send(HostEvent::Membership);
-    inner
-        .ownership
+    ownership
         .group
         .listen(Arc::new(move |event| drop(events.send(event))))?;
-    inner
+    ownership
         .runtime
-        .spawn(coordinate(Arc::downgrade(inner), heard));
+        .spawn(coordinate(Arc::downgrade(ownership), heard));
     Ok(())
 }
 
 /// Acts on what the hosts say, and decides ownership again when they come
 /// or go and every [`BALANCE_INTERVAL`].
-async fn coordinate(engine: Weak<Inner>, mut heard: mpsc::UnboundedReceiver<HostEvent>) {
+async fn coordinate(weak: Weak<Ownership>, mut heard: mpsc::UnboundedReceiver<HostEvent>) {
     let mut rescan = true;
     let mut ticks: u32 = 0;
     loop {
@@ -282,7 +296,7 @@ async fn coordinate(engine: Weak<Inner>, mut heard: mpsc::UnboundedReceiver<Host
             },
             () = tokio::time::sleep(BALANCE_INTERVAL) => None,
         };
-        let Some(inner) = engine.upgrade() else {
+        let Some(ownership) = weak.upgrade() else {
             return;
         };
         // A timer tick decides again; every so often, from a fresh scan of
@@ -302,11 +316,11 @@ async fn coordinate(engine: Weak<Inner>, mut heard: mpsc::UnboundedReceiver<Host
                 HostEvent::Membership => rebalance = true,
                 HostEvent::Told(topic) => {
                     if let Some(key) = topic.strip_prefix(TARGET_TOPIC) {
-                        if inner.workers.running(key) {
-                            inner.nudge(key);
+                        if ownership.workers.running(key) {
+                            ownership.workers.nudge(key);
                         } else {
                             // Someone's to take it up: perhaps this host.
-                            inner.ownership.known().insert(key.to_owned());
+                            ownership.known().insert(key.to_owned());
                             rebalance = true;
                         }
                     } else if let Some((provider, cluster)) = topic
@@ -315,26 +329,26 @@ async fn coordinate(engine: Weak<Inner>, mut heard: mpsc::UnboundedReceiver<Host
                     {
                         clusters.push(ClusterRef::new(provider, cluster));
                     } else if topic.starts_with(BACK_TOPIC) {
-                        inner.nudge_all();
+                        ownership.workers.nudge_all();
                     }
                 }
             }
         }
         let work = {
-            let inner = inner.clone();
+            let ownership = ownership.clone();
             let scan = std::mem::take(&mut rescan);
             tokio::task::spawn_blocking(move || {
                 for cluster in &clusters {
-                    inner.local_cluster_changed(cluster);
+                    (ownership.cluster_changed)(cluster);
                 }
                 if rebalance || scan {
-                    inner.rebalance(scan)
+                    ownership.rebalance(scan)
                 } else {
                     Ok(())
                 }
             })
         };
-        drop(inner);
+        drop(ownership);
         match work.await {
             Ok(Ok(())) => {}
             Ok(Err(error)) => {

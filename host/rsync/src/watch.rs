@@ -11,36 +11,92 @@ use futures_util::StreamExt;
 
 use wasmco_core::ClusterRef;
 
-use crate::engine::Inner;
+use crate::clients::Clients;
+use crate::config::RsyncConfig;
 use crate::owner::DIG_LABEL;
+use crate::target::Changed;
 use crate::tasks::KeyedTasks;
-use crate::worker::Drifted;
 
-/// The running watches, by cluster and kind (`apiVersion`, `kind`).
-pub(crate) type Watches = KeyedTasks<(ClusterRef, String, String)>;
+/// An object of a target that a watch saw changed or deleted.
+#[derive(Debug)]
+pub(crate) struct Drifted {
+    pub(crate) cluster: ClusterRef,
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
+    pub(crate) change: Changed,
+}
 
-impl Inner {
+/// One object of a target on one cluster.
+pub(crate) type ObjectId = (ClusterRef, String, String, Option<String>, String);
+
+impl Drifted {
+    /// The object it reports.
+    pub(crate) fn object(&self) -> ObjectId {
+        (
+            self.cluster.clone(),
+            self.api_version.clone(),
+            self.kind.clone(),
+            self.change.namespace.clone(),
+            self.change.name.clone(),
+        )
+    }
+}
+
+/// What a watch hands the drift it sees to.
+pub(crate) type DriftSink = Box<dyn Fn(Drifted) + Send + Sync>;
+
+/// The watches of the kinds rsync applied on each cluster.
+pub(crate) struct Watches {
+    clients: Arc<Clients>,
+    config: Arc<RsyncConfig>,
+    runtime: tokio::runtime::Handle,
+    /// The running watches, by cluster and kind (`apiVersion`, `kind`).
+    running: KeyedTasks<(ClusterRef, String, String)>,
+    drifted: DriftSink,
+}
+
+impl Watches {
+    pub(crate) fn new(
+        clients: Arc<Clients>,
+        config: Arc<RsyncConfig>,
+        runtime: tokio::runtime::Handle,
+        drifted: DriftSink,
+    ) -> Self {
+        Watches {
+            clients,
+            config,
+            runtime,
+            running: KeyedTasks::default(),
+            drifted,
+        }
+    }
+
     /// Watches `kind` on `cluster`, unless it is watched already.
     pub(crate) fn watch(self: &Arc<Self>, cluster: &ClusterRef, api_version: &str, kind: &str) {
         let key = (cluster.clone(), api_version.to_owned(), kind.to_owned());
-        let engine = Arc::downgrade(self);
+        let watches = Arc::downgrade(self);
         let watched = key.clone();
-        self.watches.start(key, &self.runtime, move || {
+        self.running.start(key, &self.runtime, move || {
             let (cluster, api_version, kind) = watched;
-            watch_loop(engine, cluster, api_version, kind)
+            watch_loop(watches, cluster, api_version, kind)
         });
+    }
+
+    /// Stops the watches `which` picks.
+    pub(crate) fn stop(&self, which: impl Fn(&(ClusterRef, String, String)) -> bool) {
+        self.running.stop(which);
     }
 }
 
 /// Follows one kind on one cluster until the engine is dropped or the
 /// watch is stopped; a target that cannot watch (a directory) ends it.
-async fn watch_loop(engine: Weak<Inner>, cluster: ClusterRef, api_version: String, kind: String) {
+async fn watch_loop(weak: Weak<Watches>, cluster: ClusterRef, api_version: String, kind: String) {
     let mut retries = None;
     loop {
-        let Some(inner) = engine.upgrade() else {
+        let Some(watches) = weak.upgrade() else {
             return;
         };
-        let changes = match inner.target(&cluster).await {
+        let changes = match watches.clients.target(&cluster).await {
             Ok(target) => target.changes(&api_version, &kind, DIG_LABEL).await,
             Err(error) => Err(error),
         };
@@ -50,22 +106,22 @@ async fn watch_loop(engine: Weak<Inner>, cluster: ClusterRef, api_version: Strin
             Err(error) => {
                 tracing::debug!(%cluster, %kind, %error, "cannot watch yet");
                 let pause = retries
-                    .get_or_insert_with(|| inner.backoff())
+                    .get_or_insert_with(|| watches.config.retries())
                     .next()
-                    .unwrap_or(inner.config.backoff.1);
-                drop(inner);
+                    .unwrap_or(watches.config.backoff.1);
+                drop(watches);
                 tokio::time::sleep(pause).await;
                 continue;
             }
         };
-        let pause = inner.config.backoff.1;
-        drop(inner);
+        let pause = watches.config.backoff.1;
+        drop(watches);
         tracing::debug!(%cluster, %kind, "watching for drift");
         while let Some(change) = changes.next().await {
-            let Some(inner) = engine.upgrade() else {
+            let Some(watches) = weak.upgrade() else {
                 return;
             };
-            inner.drifted(Drifted {
+            (watches.drifted)(Drifted {
                 cluster: cluster.clone(),
                 api_version: api_version.clone(),
                 kind: kind.clone(),

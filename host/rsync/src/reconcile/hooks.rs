@@ -14,8 +14,8 @@ use serde_json::Value;
 use wasmco_core::hooks::{Hook, HookDeletePolicy, HookEvent};
 use wasmco_store::appcontext::{ResourceStatus, StoredApp};
 
-use super::ClusterWork;
-use crate::engine::RsyncError;
+use super::cluster::ClusterWork;
+use crate::error::RsyncError;
 use crate::owner::{self, APP_LABEL, HOOK_LABEL, Holder, field_manager};
 use crate::stored;
 use crate::target::{ApplyAs, Labels};
@@ -25,10 +25,19 @@ pub(super) struct HookFailed {
     pub(super) message: String,
 }
 
-impl ClusterWork {
+/// Helm hooks' runs on one cluster.
+pub(super) struct Hooks<'w> {
+    work: &'w ClusterWork,
+}
+
+impl<'w> Hooks<'w> {
+    pub(super) fn on(work: &'w ClusterWork) -> Self {
+        Hooks { work }
+    }
+
     /// Runs `app`'s hooks for `event` on this cluster, by weight, unless
     /// they ran here already; records that they ran.
-    pub(super) async fn run_hooks(
+    pub(super) async fn run(
         &self,
         app: &StoredApp,
         event: HookEvent,
@@ -37,17 +46,21 @@ impl ClusterWork {
         if hooks.is_empty() {
             return Ok(Ok(()));
         }
-        let (key, app_name, cluster) = (self.key.clone(), app.name.clone(), self.cluster.clone());
-        let mut run = stored::off_the_workers(&self.inner.contexts, move |c| {
+        let (key, app_name, cluster) = (
+            self.work.key.clone(),
+            app.name.clone(),
+            self.work.cluster.clone(),
+        );
+        let mut run = stored::off_the_workers(&self.work.reconciler.contexts, move |c| {
             c.hooks_run(&key, &app_name, &cluster)
         })
         .await?;
         if run.contains(&event) {
             return Ok(Ok(()));
         }
-        let mut recorded = self.recorded(&app.name).await?;
+        let mut recorded = self.work.recorded(&app.name).await?;
         for hook in hooks {
-            tracing::info!(target = %self.key, cluster = %self.cluster, app = %app.name, hook = %hook.resource.key, ?event, "running hook");
+            tracing::info!(target = %self.work.key, cluster = %self.work.cluster, app = %app.name, hook = %hook.resource.key, ?event, "running hook");
             let outcome = self.run_hook(&app.name, hook).await;
             let key = hook.resource.key.to_string();
             let status = match &outcome {
@@ -58,7 +71,8 @@ impl ClusterWork {
                 }
                 Err(failed) => ResourceStatus::failed(&hook.resource, failed.message.clone()),
             };
-            self.record(&app.name, &mut recorded, &[(key, status)])
+            self.work
+                .record(&app.name, &mut recorded, &[(key, status)])
                 .await?;
             if let Err(failed) = outcome {
                 return Ok(Err(HookFailed {
@@ -73,30 +87,30 @@ impl ClusterWork {
             }
         }
         run.insert(event);
-        self.put_hooks_run(&app.name, run).await?;
+        self.put_run(&app.name, run).await?;
         Ok(Ok(()))
     }
 
     /// Forgets which of `app`'s hooks ran here (it is gone from here), and
     /// removes the hook objects left behind.
-    pub(super) async fn forget_hooks(&self, app: &StoredApp) -> Result<(), RsyncError> {
+    pub(super) async fn forget(&self, app: &StoredApp) -> Result<(), RsyncError> {
         for hook in &app.hooks {
             if let Err(error) = self.delete_own(&hook.resource).await {
-                tracing::warn!(target = %self.key, cluster = %self.cluster, hook = %hook.resource.key, %error, "could not remove a hook object");
+                tracing::warn!(target = %self.work.key, cluster = %self.work.cluster, hook = %hook.resource.key, %error, "could not remove a hook object");
             }
         }
-        self.put_hooks_run(&app.name, Default::default()).await
+        self.put_run(&app.name, Default::default()).await
     }
 
     /// Records which of `app`'s hooks ran here.
-    async fn put_hooks_run(
+    async fn put_run(
         &self,
         app: &str,
         run: std::collections::BTreeSet<wasmco_core::hooks::HookEvent>,
     ) -> Result<(), RsyncError> {
-        let (key, app) = (self.key.clone(), app.to_owned());
-        let (cluster, fence) = (self.cluster.clone(), self.fence.clone());
-        stored::off_the_workers(&self.inner.contexts, move |c| {
+        let (key, app) = (self.work.key.clone(), app.to_owned());
+        let (cluster, fence) = (self.work.cluster.clone(), self.work.fence.clone());
+        stored::off_the_workers(&self.work.reconciler.contexts, move |c| {
             c.put_hooks_run(&key, &app, &cluster, &run, fence.as_ref())
         })
         .await?;
@@ -110,25 +124,26 @@ impl ClusterWork {
         }
         // As every apply: a project's hook of a kind the cluster holds
         // cluster-wide is refused here too.
-        if let Err(refused) = self.within_confinement(&hook.resource).await {
+        if let Err(refused) = self.work.within_confinement(&hook.resource).await {
             return Err(failed(refused.message));
         }
         if let Some(refused) = self.held_elsewhere(&hook.resource).await {
             return Err(failed(refused));
         }
         let labels = Labels::from([
-            (HOOK_LABEL.to_owned(), owner::owner_label(&self.key)),
+            (HOOK_LABEL.to_owned(), owner::owner_label(&self.work.key)),
             (APP_LABEL.to_owned(), owner::app_label(app)),
         ]);
-        let manifest = owner::stamped(&hook.resource.manifest, &labels, &self.key, false);
-        let manager = field_manager(&self.key);
+        let manifest = owner::stamped(&hook.resource.manifest, &labels, &self.work.key, false);
+        let manager = field_manager(&self.work.key);
         let how = ApplyAs {
             manager: &manager,
             force: true,
         };
         let resource = &hook.resource;
         let manifest = &manifest;
-        self.with_retries(|target| async move { target.apply(resource, manifest, how).await })
+        self.work
+            .with_retries(|target| async move { target.apply(resource, manifest, how).await })
             .await
             .map_err(|e| failed(e.to_string()))?;
         let outcome = self.wait_finished(resource).await;
@@ -139,7 +154,7 @@ impl ClusterWork {
         if hook.deleted_on(policy)
             && let Err(error) = self.delete_own(resource).await
         {
-            tracing::warn!(target = %self.key, cluster = %self.cluster, hook = %resource.key, %error, "could not delete a finished hook");
+            tracing::warn!(target = %self.work.key, cluster = %self.work.cluster, hook = %resource.key, %error, "could not delete a finished hook");
         }
         outcome.map_err(failed)
     }
@@ -148,13 +163,14 @@ impl ClusterWork {
     /// is not this target's; `None` when the name is free or ours.
     async fn held_elsewhere(&self, resource: &wasmco_core::Resource) -> Option<String> {
         let found = self
+            .work
             .with_retries(|target| async move { target.get(resource).await })
             .await;
-        let label = owner::owner_label(&self.key);
-        match found.map(|o| o.map(|o| owner::holder(&o, &self.key, &label))) {
+        let label = owner::owner_label(&self.work.key);
+        match found.map(|o| o.map(|o| owner::holder(&o, &self.work.key, &label))) {
             Ok(None | Some(Holder::Us)) => None,
             Ok(Some(Holder::Another(other))) => {
-                Some(self.owned_elsewhere(resource, other.as_deref()))
+                Some(self.work.owned_elsewhere(resource, other.as_deref()))
             }
             Ok(Some(Holder::Nobody)) => Some(format!(
                 "{} {} is on the cluster already and was not made by wasmco; the hook does not take it over",
@@ -168,16 +184,17 @@ impl ClusterWork {
     /// anyone else's stays.
     async fn delete_own(&self, resource: &wasmco_core::Resource) -> Result<(), String> {
         let found = self
+            .work
             .with_retries(|target| async move { target.get(resource).await })
             .await
             .map_err(|e| e.to_string())?;
-        let label = owner::owner_label(&self.key);
-        let Some(object) = found.filter(|o| owner::holder(o, &self.key, &label) == Holder::Us)
+        let label = owner::owner_label(&self.work.key);
+        let Some(object) = found.filter(|o| owner::holder(o, &self.work.key, &label) == Holder::Us)
         else {
             return Ok(());
         };
         match wasmco_core::Resource::from_manifest(object) {
-            Ok(object) => self.delete(&object).await,
+            Ok(object) => self.work.delete(&object).await,
             Err(error) => Err(error.to_string()),
         }
     }
@@ -185,10 +202,10 @@ impl ClusterWork {
     /// Polls until the hook's object has finished (bounded): a Job
     /// complete, a Pod succeeded, anything else once it exists.
     async fn wait_finished(&self, resource: &wasmco_core::Resource) -> Result<(), String> {
-        let timeout = self.inner.config.ready_timeout;
+        let timeout = self.work.reconciler.config.ready_timeout;
         let deadline = tokio::time::Instant::now() + timeout;
         while tokio::time::Instant::now() < deadline {
-            let live = match self.target().await {
+            let live = match self.work.target().await {
                 Ok(target) => target.get(resource).await.ok().flatten(),
                 Err(_) => None,
             };

@@ -8,7 +8,9 @@ use serde_json::Value;
 
 use wasmco_core::resource::Resource;
 
-use super::{ApplyAs, Labels, SyncError, SyncTarget};
+use super::error::SyncError;
+use super::sync_target::{ApplyAs, SyncTarget};
+use crate::owner::{Labels, release_patch};
 
 /// A directory: the manifests per cluster as YAML files, for dry runs and GitOps.
 pub struct DirectoryTarget {
@@ -73,7 +75,7 @@ impl SyncTarget for DirectoryTarget {
         let Some(mut manifest) = self.get(resource).await? else {
             return Ok(());
         };
-        json_patch::merge(&mut manifest, &super::release_patch());
+        json_patch::merge(&mut manifest, &release_patch());
         self.apply(
             resource,
             &manifest,

@@ -1,0 +1,231 @@
+//! One reconcile of one target: make each cluster hold what the target's
+//! current revision puts there (or nothing, once terminated), and record
+//! what each holds; and the repair of one object a watch saw drift.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::task::JoinSet;
+
+use wasmco_core::ClusterRef;
+use wasmco_store::appcontext::{DeployState, Deployed, StoredContext};
+
+use super::cluster::ClusterWork;
+use super::reconciler::Reconciler;
+use super::settled::Settled;
+use super::{apply, clean};
+use crate::drift::Applied;
+use crate::error::RsyncError;
+use crate::owner;
+use crate::stored;
+use crate::watch::Drifted;
+
+/// Reconciles `key` once, towards its state as stored now.
+///
+/// `deploying` hears of the revision it deploys as soon as it is read.
+pub(crate) async fn reconcile(
+    reconciler: &Arc<Reconciler>,
+    key: &str,
+    applied: &Arc<Applied>,
+    deploying: impl FnOnce(Arc<StoredContext>),
+) -> Result<Settled, RsyncError> {
+    let owned = key.to_owned();
+    let state = stored::off_the_workers(&reconciler.contexts, move |c| c.state(&owned)).await?;
+    let deployed = match state.state {
+        _ if state.revision == 0 => return Ok(Settled::Idle),
+        DeployState::Instantiated | DeployState::Updated => true,
+        DeployState::Terminated => false,
+        // Stopped: nothing more until the next action.
+        DeployState::Created
+        | DeployState::Approved
+        | DeployState::InstantiateStopped
+        | DeployState::TerminateStopped => return Ok(Settled::Idle),
+    };
+    if !deployed
+        && let Some(heir) = &state.handed_over_to
+        && !holds_what_was_handed_over(reconciler, heir).await?
+    {
+        // Removing now would take objects the heir is about to adopt.
+        return Ok(Settled::Incomplete);
+    }
+    let (owned, revision) = (key.to_owned(), state.revision);
+    let context = Arc::new(
+        stored::off_the_workers(&reconciler.contexts, move |c| c.read(&owned, revision)).await?,
+    );
+    let mut settled = if deployed {
+        deploying(context.clone());
+        deploy(reconciler, key, &context, applied).await?
+    } else {
+        Settled::Idle
+    };
+    settled = settled.max(remove_undesired(reconciler, key, &context, deployed, applied).await?);
+    Ok(settled)
+}
+
+/// Repairs the object `drifted` reports, if `context` (the revision
+/// being deployed) puts it there; whether it needs a reconcile after.
+pub(crate) async fn repair(
+    reconciler: &Arc<Reconciler>,
+    key: &str,
+    context: &Arc<StoredContext>,
+    applied: &Arc<Applied>,
+    drifted: Drifted,
+) -> Result<bool, RsyncError> {
+    let Drifted {
+        cluster,
+        api_version,
+        kind,
+        change,
+    } = drifted;
+    // The state may have moved on (a terminate, an update) since the
+    // worker read it: that state's reconcile sees to the object.
+    let owned = key.to_owned();
+    let state = stored::off_the_workers(&reconciler.contexts, move |c| c.state(&owned)).await?;
+    let deploys = state.state.is_deployed();
+    if !deploys || state.revision != context.meta.revision {
+        return Ok(false);
+    }
+    let Some(app) = context.apps.iter().find(|app| {
+        change.app.as_deref() == Some(owner::app_label(&app.name).as_str())
+            && app.placement.iter().any(|p| p.cluster == cluster)
+    }) else {
+        // Not this revision's: the next reconcile removes it.
+        return Ok(change.live.is_some());
+    };
+    let resources = app.resources_on(&cluster);
+    let Some(resource) = resources
+        .iter()
+        .find(|r| r.key.name == change.name && r.key.kind == kind && r.api_version == api_version)
+    else {
+        return Ok(change.live.is_some());
+    };
+    let work = ClusterWork::new(reconciler, key, context, &cluster, applied);
+    work.repair(&app.name, resource, change.live).await
+}
+
+/// Whether `heir` (a DIG a migrate handed objects to) has applied, or
+/// given up on, every resource of its context; an heir no longer
+/// deployed waits for nothing.
+async fn holds_what_was_handed_over(
+    reconciler: &Reconciler,
+    heir: &str,
+) -> Result<bool, RsyncError> {
+    let heir = heir.to_owned();
+    let read = stored::off_the_workers(&reconciler.contexts, move |c| {
+        let state = c.state(&heir)?;
+        if !state.state.is_deployed() || state.revision == 0 {
+            return Ok(None);
+        }
+        let context = c.read(&heir, state.revision)?;
+        let statuses = c.statuses(&heir, state.revision)?;
+        Ok(Some((context, statuses)))
+    });
+    let Some((context, statuses)) = read.await? else {
+        return Ok(true);
+    };
+    Ok(context.apps.iter().all(|app| {
+        app.placement.iter().all(|placement| {
+            app.resources_on(&placement.cluster).iter().all(|resource| {
+                statuses
+                    .get(&(
+                        app.name.clone(),
+                        placement.cluster.clone(),
+                        resource.key.to_string(),
+                    ))
+                    .is_some_and(|s| s.deployed != Deployed::Pending)
+            })
+        })
+    }))
+}
+
+/// Applies the context, app by app; an app waited for by another is
+/// waited for (its `wait` seconds) when it changed.
+async fn deploy(
+    reconciler: &Arc<Reconciler>,
+    key: &str,
+    context: &Arc<StoredContext>,
+    applied: &Arc<Applied>,
+) -> Result<Settled, RsyncError> {
+    let mut settled = Settled::Resync;
+    for (index, app) in context.apps.iter().enumerate() {
+        let mut clusters = JoinSet::new();
+        for placement in &app.placement {
+            let work = ClusterWork::new(reconciler, key, context, &placement.cluster, applied);
+            clusters.spawn(apply::sync(work, index));
+        }
+        let mut changed = false;
+        while let Some(done) = clusters.join_next().await {
+            match done {
+                Ok(outcome) => {
+                    let outcome = outcome?;
+                    settled = settled.max(outcome.settled);
+                    changed |= outcome.applied > 0;
+                }
+                Err(error) => {
+                    tracing::error!(target = %key, %error, "cluster sync panicked");
+                    settled = Settled::Incomplete;
+                }
+            }
+        }
+        if changed && let Some(wait) = waited_on(context, &app.name) {
+            tokio::time::sleep(Duration::from_secs(wait)).await;
+        }
+    }
+    Ok(settled)
+}
+
+/// Deletes, on every cluster any revision used, the objects with the
+/// target's labels that the current revision does not put there (all
+/// of them once terminated); records the terminated ones as Deleted.
+async fn remove_undesired(
+    reconciler: &Arc<Reconciler>,
+    key: &str,
+    context: &Arc<StoredContext>,
+    deployed: bool,
+    applied: &Arc<Applied>,
+) -> Result<Settled, RsyncError> {
+    let mut wanted: HashMap<ClusterRef, HashSet<(String, String)>> = HashMap::new();
+    if deployed {
+        for app in &context.apps {
+            for placement in &app.placement {
+                wanted.entry(placement.cluster.clone()).or_default().extend(
+                    app.resources_on(&placement.cluster)
+                        .iter()
+                        .map(|r| (owner::app_label(&app.name), r.key.to_string())),
+                );
+            }
+        }
+    }
+    let mut clusters = JoinSet::new();
+    let owned = key.to_owned();
+    let footprint = stored::off_the_workers(&reconciler.contexts, move |c| c.footprint(&owned));
+    for (cluster, kinds) in footprint.await? {
+        let work = ClusterWork::new(reconciler, key, context, &cluster, applied);
+        let keep = wanted.remove(&cluster).unwrap_or_default();
+        clusters.spawn(clean::clean(work, kinds, keep, !deployed));
+    }
+    let mut settled = Settled::Idle;
+    while let Some(done) = clusters.join_next().await {
+        match done {
+            Ok(outcome) => settled = settled.max(outcome?),
+            Err(error) => {
+                tracing::error!(target = %key, %error, "cluster clean-up panicked");
+                settled = Settled::Incomplete;
+            }
+        }
+    }
+    Ok(settled)
+}
+
+/// Seconds to wait after `app` when a later app waits for it.
+fn waited_on(context: &StoredContext, app: &str) -> Option<u64> {
+    context
+        .meta
+        .dependencies
+        .values()
+        .flatten()
+        .filter(|d| d.app == app)
+        .map(|d| d.wait)
+        .max()
+}
