@@ -12,7 +12,8 @@
 //! }
 //! ```
 
-use crate::{Clusters, StringTable};
+use crate::clusters::Clusters;
+use crate::strings::StringTable;
 
 /// A request's strings and clusters, read as records: `view!(request)`.
 #[derive(Debug, Clone, Copy)]

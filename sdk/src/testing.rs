@@ -158,7 +158,7 @@ impl FlatRequest {
 
     /// The id of a string given to [`Self::new`].
     pub fn id(&self, text: &str) -> u32 {
-        crate::StringTable::new(&self.data, &self.ends)
+        crate::strings::StringTable::new(&self.data, &self.ends)
             .find(text)
             .unwrap_or(u32::MAX)
     }

@@ -1,7 +1,8 @@
 use super::*;
+use crate::cni::go_equal_fold;
 use bindings::exports::wasmco::controller::action::ClusterResources;
 use bindings::wasmco::controller::types::AppPlacement;
-use serde_json::json;
+use serde_json::{Value, json};
 use wasmco_guest::testing::{FlatRequest, TestCluster};
 
 /// What EMCO writes as the networks annotation of a workload without one.

@@ -99,54 +99,13 @@ pub(crate) fn annotations(
         .holder
         .iter()
         .try_fold(manifest, |value, step| value.get(step));
-    let existing = match holder {
-        Some(Value::Object(holder)) => existing_annotations(holder, place.built_in)?,
-        // A built-in kind's missing template is an empty one in Go; a custom
-        // kind must have one (EMCO's would write `null` over the resource).
-        None | Some(Value::Null) if place.built_in => None,
-        _ => {
-            return Err(format!(
-                "has no {} object to annotate",
-                place.holder.join(".")
-            ));
-        }
-    };
-    let read = |key: &str| -> Result<Option<&str>, String> {
-        match existing.and_then(|annotations| annotations.get(key)) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(text)) => Ok(Some(text.as_str()).filter(|text| !text.is_empty())),
-            Some(_) if place.built_in => Ok(None),
-            Some(other) => Err(format!("annotation {key} is not a string but {other}")),
-        }
-    };
-
+    let existing = Existing::of(holder, place)?;
     let mut values = Vec::with_capacity(2);
-    let present = match read(NFN_ANNOTATION)? {
-        None => Vec::new(),
-        Some(text) => {
-            let existing = nfn::parse(text);
-            match existing.problem {
-                Some(problem) if !place.built_in => {
-                    return Err(format!(
-                        "annotation {NFN_ANNOTATION} {text:?} cannot be read: {problem}"
-                    ));
-                }
-                Some(problem) => {
-                    notes.push(format!(
-                        "annotation {NFN_ANNOTATION} {text:?} is not all readable ({problem}); \
-                         the interfaces that could be read are kept"
-                    ));
-                    existing.interfaces
-                }
-                None => existing.interfaces,
-            }
-        }
-    };
+    let present = existing.interfaces(notes)?;
     values.push((
         NFN_ANNOTATION,
         nfn::write(&nfn::merge(&present, interfaces)),
     ));
-
     if multus {
         let namespace_source = if place.namespace_from_holder {
             holder
@@ -157,27 +116,97 @@ pub(crate) fn annotations(
             .and_then(|source| source.pointer("/metadata/namespace"))
             .and_then(Value::as_str)
             .unwrap_or_default();
-        let present = match read(NETWORKS_ANNOTATION)? {
-            None => Vec::new(),
-            Some(text) => match networks::parse(text, default_namespace) {
-                Ok(elements) => elements,
-                Err(problem) if place.built_in => {
-                    notes.push(format!(
-                        "annotation {NETWORKS_ANNOTATION} {text:?} cannot be read ({problem}); \
-                         it is replaced"
-                    ));
-                    Vec::new()
-                }
-                Err(problem) => {
-                    return Err(format!(
-                        "annotation {NETWORKS_ANNOTATION} {text:?} cannot be read: {problem}"
-                    ));
-                }
-            },
-        };
+        let present = existing.networks(default_namespace, notes)?;
         values.push((NETWORKS_ANNOTATION, networks::with_ovn_network(present)));
     }
     Ok(values)
+}
+
+/// The annotations a copy's holder has already, read as EMCO reads them:
+/// a built-in kind's unreadable ones count as absent.
+struct Existing<'m> {
+    annotations: Option<&'m Map<String, Value>>,
+    built_in: bool,
+}
+
+impl<'m> Existing<'m> {
+    fn of(holder: Option<&'m Value>, place: Place) -> Result<Self, String> {
+        let annotations = match holder {
+            Some(Value::Object(holder)) => existing_annotations(holder, place.built_in)?,
+            // A built-in kind's missing template is an empty one in Go; a
+            // custom kind must have one (EMCO's would write `null` over the
+            // resource).
+            None | Some(Value::Null) if place.built_in => None,
+            _ => {
+                return Err(format!(
+                    "has no {} object to annotate",
+                    place.holder.join(".")
+                ));
+            }
+        };
+        Ok(Existing {
+            annotations,
+            built_in: place.built_in,
+        })
+    }
+
+    /// Annotation `key`'s text; `None` when absent or empty.
+    fn text(&self, key: &str) -> Result<Option<&'m str>, String> {
+        match self
+            .annotations
+            .and_then(|annotations| annotations.get(key))
+        {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text.as_str()).filter(|text| !text.is_empty())),
+            Some(_) if self.built_in => Ok(None),
+            Some(other) => Err(format!("annotation {key} is not a string but {other}")),
+        }
+    }
+
+    /// The interfaces the nfn annotation names already.
+    fn interfaces(&self, notes: &mut Vec<String>) -> Result<Vec<NfnInterface>, String> {
+        let Some(text) = self.text(NFN_ANNOTATION)? else {
+            return Ok(Vec::new());
+        };
+        let existing = nfn::parse(text);
+        match existing.problem {
+            Some(problem) if !self.built_in => Err(format!(
+                "annotation {NFN_ANNOTATION} {text:?} cannot be read: {problem}"
+            )),
+            Some(problem) => {
+                notes.push(format!(
+                    "annotation {NFN_ANNOTATION} {text:?} is not all readable ({problem}); \
+                     the interfaces that could be read are kept"
+                ));
+                Ok(existing.interfaces)
+            }
+            None => Ok(existing.interfaces),
+        }
+    }
+
+    /// The networks the Multus annotation selects already.
+    fn networks(
+        &self,
+        default_namespace: &str,
+        notes: &mut Vec<String>,
+    ) -> Result<Vec<networks::Selection>, String> {
+        let Some(text) = self.text(NETWORKS_ANNOTATION)? else {
+            return Ok(Vec::new());
+        };
+        match networks::parse(text, default_namespace) {
+            Ok(elements) => Ok(elements),
+            Err(problem) if self.built_in => {
+                notes.push(format!(
+                    "annotation {NETWORKS_ANNOTATION} {text:?} cannot be read ({problem}); \
+                     it is replaced"
+                ));
+                Ok(Vec::new())
+            }
+            Err(problem) => Err(format!(
+                "annotation {NETWORKS_ANNOTATION} {text:?} cannot be read: {problem}"
+            )),
+        }
+    }
 }
 
 /// The holder's `metadata.annotations`, when it has any.

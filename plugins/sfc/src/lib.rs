@@ -43,7 +43,7 @@ use serde_json::json;
 use wasmco_guest::StringTable;
 use wasmco_guest::intents::IntentTree;
 
-use chain::Chain;
+use chain::{Chain, Link};
 
 wasmco_guest::declare_intents!("../intents.json");
 
@@ -143,46 +143,54 @@ fn chain_edits(request: &ActionRequest, chain: &Chain) -> Result<Vec<ActionEdit>
         manifest: chain.manifest().to_string(),
     })];
     for link in &chain.links {
-        let Some((key, value)) = link.label() else {
-            return Err(format!(
-                "link {:?}: linkLabel {:?} is not key=value",
-                link.name, link.link_label
-            ));
-        };
-        let patch = wasmco_guest::pods::metadata_patch(
-            &link.resource_type,
-            json!({"labels": {key: value}}),
-        )
-        .ok_or_else(|| {
-            format!(
-                "link {:?}: {} is not a kind whose pods sfc can label (Deployment, DaemonSet, \
-                 StatefulSet, ReplicaSet, Job, CronJob, ReplicationController, Pod)",
-                link.name, link.resource_type
-            )
-        })?;
-        if !has_resource(
-            request,
-            &strings,
-            &link.app,
-            &link.resource_type,
-            &link.workload_resource,
-        ) {
-            return Err(format!(
-                "link {:?}: app {:?} has no {} {:?}",
-                link.name, link.app, link.resource_type, link.workload_resource
-            ));
-        }
-        edits.push(ActionEdit::Patch(PatchResource {
-            app: link.app.clone(),
-            scope: scope_for(&link.app),
-            target: ResourceRef {
-                kind: link.resource_type.clone(),
-                name: link.workload_resource.clone(),
-            },
-            patch: Patch::MergePatch(patch.to_string()),
-        }));
+        edits.push(label_edit(request, &strings, link, scope_for(&link.app))?);
     }
     Ok(edits)
+}
+
+/// The patch that gives the pods of `link`'s workload the link's label.
+fn label_edit(
+    request: &ActionRequest,
+    strings: &StringTable<'_>,
+    link: &Link,
+    scope: ClusterScope,
+) -> Result<ActionEdit, String> {
+    let Some((key, value)) = link.label() else {
+        return Err(format!(
+            "link {:?}: linkLabel {:?} is not key=value",
+            link.name, link.link_label
+        ));
+    };
+    let patch =
+        wasmco_guest::pods::metadata_patch(&link.resource_type, json!({"labels": {key: value}}))
+            .ok_or_else(|| {
+                format!(
+                    "link {:?}: {} is not a kind whose pods sfc can label (Deployment, DaemonSet, \
+                     StatefulSet, ReplicaSet, Job, CronJob, ReplicationController, Pod)",
+                    link.name, link.resource_type
+                )
+            })?;
+    if !has_resource(
+        request,
+        strings,
+        &link.app,
+        &link.resource_type,
+        &link.workload_resource,
+    ) {
+        return Err(format!(
+            "link {:?}: app {:?} has no {} {:?}",
+            link.name, link.app, link.resource_type, link.workload_resource
+        ));
+    }
+    Ok(ActionEdit::Patch(PatchResource {
+        app: link.app.clone(),
+        scope,
+        target: ResourceRef {
+            kind: link.resource_type.clone(),
+            name: link.workload_resource.clone(),
+        },
+        patch: Patch::MergePatch(patch.to_string()),
+    }))
 }
 
 /// Whether `app` renders a `kind` called `name` (on any of its clusters).
