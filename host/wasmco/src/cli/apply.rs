@@ -7,11 +7,14 @@ use reqwest::StatusCode;
 use serde_json::Value;
 
 use wasmco_core::Kind;
-use wasmco_core::wire::{DeployState, DeploymentState, DeploymentStatus, DigAction};
+use wasmco_core::wire::{
+    CertAction, CloudAction, DeployState, DeploymentState, DeploymentStatus, DigAction,
+    NetworkAction,
+};
 
-use super::CliError;
 use super::client::{ApiClient, ClientError, Upload};
-use super::emcoctl::{Document, Operation};
+use super::emcoctl::{Action, Document, Operation};
+use super::error::CliError;
 use super::status::{Snapshot, WatchOptions};
 
 /// How a run goes.
@@ -151,7 +154,7 @@ fn apply_one(client: &ApiClient, document: &Document) -> Result<Outcome, CliErro
                 // any other state the action is refused in is a failure.
                 Err(error)
                     if error.status() == Some(StatusCode::CONFLICT)
-                        && already_done(client, &dig, &action) =>
+                        && already_done(client, &dig, action) =>
                 {
                     Ok(Outcome::Skipped(api_message(&error)))
                 }
@@ -230,15 +233,20 @@ fn uploads(
 
 /// Whether the DIG already is where `action` leads (so applying the same
 /// file again has nothing to do for it).
-fn already_done(client: &ApiClient, dig: &str, action: &str) -> bool {
+fn already_done(client: &ApiClient, dig: &str, action: Action) -> bool {
     use DeployState::*;
     // Where an action leads, or past it: its table says where it leads
     // from, not which states lie beyond.
-    let reached: &[DeployState] = match DigAction::from_route(action) {
-        Some(DigAction::Approve) => &[Approved, Instantiated, Updated],
-        Some(DigAction::Instantiate) => &[Instantiated, Updated],
-        Some(DigAction::Terminate) => &[Terminated],
-        Some(DigAction::Stop) => &[InstantiateStopped, TerminateStopped],
+    let reached: &[DeployState] = match action {
+        Action::Dig(DigAction::Approve) => &[Approved, Instantiated, Updated],
+        _ if action.is_instantiate() => &[Instantiated, Updated],
+        Action::Dig(DigAction::Terminate)
+        | Action::Cloud(CloudAction::Terminate)
+        | Action::Network(NetworkAction::Terminate)
+        | Action::Cert(CertAction::Terminate) => &[Terminated],
+        Action::Dig(DigAction::Stop)
+        | Action::Cloud(CloudAction::Stop)
+        | Action::Network(NetworkAction::Stop) => &[InstantiateStopped, TerminateStopped],
         _ => &[],
     };
     client
@@ -297,7 +305,7 @@ fn delete_one(
 ) -> Result<Outcome, CliError> {
     match document.operation() {
         Operation::Unsupported { reason } => Ok(Outcome::Unsupported(reason)),
-        Operation::Action { dig, action, .. } if action == "instantiate" => {
+        Operation::Action { dig, action, .. } if action.is_instantiate() => {
             let path = format!("v2/{dig}");
             match client.post(&format!("{path}/terminate"), &Value::Null) {
                 Ok(_) => {}
@@ -322,20 +330,22 @@ fn delete_one(
             )))
         }
         // emcoctl undoes a cluster's network `apply` by its `terminate`.
-        Operation::Action { dig, action, .. } if action == "apply" => {
-            match client.post(&format!("v2/{dig}/terminate"), &Value::Null) {
-                Ok(_) => Ok(Outcome::Done(format!("{:<12}{dig}", "terminated"))),
-                Err(error)
-                    if matches!(
-                        error.status(),
-                        Some(StatusCode::CONFLICT | StatusCode::NOT_FOUND)
-                    ) =>
-                {
-                    Ok(Outcome::Skipped(api_message(&error)))
-                }
-                Err(error) => Err(error.into()),
+        Operation::Action {
+            dig,
+            action: Action::Network(NetworkAction::Apply),
+            ..
+        } => match client.post(&format!("v2/{dig}/terminate"), &Value::Null) {
+            Ok(_) => Ok(Outcome::Done(format!("{:<12}{dig}", "terminated"))),
+            Err(error)
+                if matches!(
+                    error.status(),
+                    Some(StatusCode::CONFLICT | StatusCode::NOT_FOUND)
+                ) =>
+            {
+                Ok(Outcome::Skipped(api_message(&error)))
             }
-        }
+            Err(error) => Err(error.into()),
+        },
         Operation::Action { action, .. } => {
             Ok(Outcome::Skipped(format!("`{action}` has nothing to undo")))
         }

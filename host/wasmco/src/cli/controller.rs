@@ -2,7 +2,6 @@
 //! building it to a component, registering it, and trying it without a server.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -13,54 +12,12 @@ use wasmco_runtime::contract::{
 };
 use wasmco_runtime::{ControllerKind, LimitOverrides, Runtime};
 
-use super::CliError;
 use super::client::{ApiClient, Upload};
+use super::error::CliError;
+use super::languages;
 pub use super::languages::Language;
+pub use super::rust::{WASM_TARGET, WIT_BINDGEN_VERSION, build_crate};
 use super::scenario::{ScenarioApp, ScenarioCluster};
-
-/// The target controllers are built for.
-pub const WASM_TARGET: &str = "wasm32-wasip2";
-
-/// The wit-bindgen the host's contract was generated with; a template pins it.
-pub const WIT_BINDGEN_VERSION: &str = "0.61.1";
-
-const CONTRACT: &str = include_str!("../../../../wit/controller.wit");
-const SDK_LIB: &str = include_str!("../../../../sdk/src/lib.rs");
-const SDK_TESTING: &str = include_str!("../../../../sdk/src/testing.rs");
-const SDK_RECORDS: &str = include_str!("../../../../sdk/src/records.rs");
-const SDK_INTENTS: &str = include_str!("../../../../sdk/src/intents.rs");
-const SDK_QUANTITY: &str = include_str!("../../../../sdk/src/quantity.rs");
-const SDK_PODS: &str = include_str!("../../../../sdk/src/pods.rs");
-const SDK_MANIFEST: &str = "[package]\nname = \"wasmco-guest\"\nversion = \"0.1.0\"\n\
-    edition = \"2024\"\nrust-version = \"1.95\"\npublish = false\n\n\
-    [dependencies]\n\
-    serde = { version = \"1\", default-features = false, features = [\"derive\", \"alloc\"], optional = true }\n\
-    serde_json = { version = \"1\", default-features = false, features = [\"alloc\"], optional = true }\n\
-    base64 = { version = \"0.22\", default-features = false, features = [\"alloc\"], optional = true }\n\n\
-    [features]\n\
-    intents = [\"serde\", \"dep:base64\"]\n\
-    serde = [\"dep:serde\", \"dep:serde_json\"]\n";
-const TEMPLATE_MANIFEST: &str = include_str!("../../templates/controller/Cargo.toml.in");
-const TEMPLATE_PLACEMENT: &str = include_str!("../../templates/controller/placement.rs");
-const TEMPLATE_ACTION: &str = include_str!("../../templates/controller/action.rs");
-const TEMPLATE_README: &str = include_str!("../../templates/controller/README.md");
-const FIXTURE_PLACEMENT: &str = include_str!("../../templates/controller/fixture-placement.json");
-const FIXTURE_ACTION: &str = include_str!("../../templates/controller/fixture-action.json");
-const GITIGNORE: &str = include_str!("../../templates/controller/gitignore");
-/// The workspace's cargo config: its controller build flags (SIMD, initial
-/// memory) come first, its host-only settings after [`HOST_ONLY`].
-const CARGO_CONFIG: &str = include_str!("../../../../.cargo/config.toml");
-/// The line of the workspace's cargo config after which nothing concerns
-/// a controller's build.
-const HOST_ONLY: &str = "# Host-only settings";
-
-/// The build flags wasmco's own controllers use, for a new controller.
-fn controller_cargo_config() -> String {
-    let flags = CARGO_CONFIG
-        .split_once(HOST_ONLY)
-        .map_or(CARGO_CONFIG, |(flags, _)| flags);
-    format!("{}\n", flags.trim_end())
-}
 
 /// Writes a new controller project called `name` into `dir` (which must not
 /// exist yet): the contract, the guest SDK of `language`, an example
@@ -88,158 +45,8 @@ pub fn new_project(
         )));
     }
     match language {
-        Language::Rust => new_crate(dir, name, kind),
-        _ => super::languages::new_project(dir, name, kind, language),
-    }
-}
-
-/// Writes the Rust crate of [`new_project`].
-fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), CliError> {
-    let crate_name = name.replace('-', "_");
-    let fill = |text: &str| {
-        text.replace("__NAME__", name)
-            .replace("__CRATE__", &crate_name)
-            .replace("__TYPE__", &kind.to_string())
-            .replace("__WIT_BINDGEN__", WIT_BINDGEN_VERSION)
-    };
-    let (source, fixture) = match kind {
-        ControllerKind::Placement => (TEMPLATE_PLACEMENT, FIXTURE_PLACEMENT),
-        ControllerKind::Action => (TEMPLATE_ACTION, FIXTURE_ACTION),
-    };
-    let files = vec![
-        ("Cargo.toml", fill(TEMPLATE_MANIFEST)),
-        ("src/lib.rs", fill(source)),
-        ("wit/controller.wit", CONTRACT.to_owned()),
-        ("sdk/Cargo.toml", SDK_MANIFEST.to_owned()),
-        ("sdk/src/lib.rs", SDK_LIB.to_owned()),
-        ("sdk/src/testing.rs", SDK_TESTING.to_owned()),
-        ("sdk/src/records.rs", SDK_RECORDS.to_owned()),
-        ("sdk/src/intents.rs", SDK_INTENTS.to_owned()),
-        ("sdk/src/quantity.rs", SDK_QUANTITY.to_owned()),
-        ("sdk/src/pods.rs", SDK_PODS.to_owned()),
-        ("fixture.json", fixture.to_owned()),
-        ("README.md", fill(TEMPLATE_README)),
-        (".gitignore", GITIGNORE.to_owned()),
-        (".cargo/config.toml", controller_cargo_config()),
-    ];
-    write_files(dir, files)
-}
-
-/// Writes each `(relative path, text)` under `dir`, making directories.
-pub(super) fn write_files(dir: &Path, files: Vec<(&str, String)>) -> Result<(), CliError> {
-    for (relative, text) in files {
-        let path = dir.join(relative);
-        let write = || -> std::io::Result<()> {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)?;
-            }
-            std::fs::write(&path, text)
-        };
-        write().map_err(|source| CliError::Io {
-            path: path.clone(),
-            source,
-        })?;
-    }
-    Ok(())
-}
-
-/// Builds the controller crate in `dir` for [`WASM_TARGET`] (adding the
-/// target with rustup when it is missing) and returns the component's path.
-pub fn build_crate(dir: &Path) -> Result<PathBuf, CliError> {
-    let manifest = dir.join("Cargo.toml");
-    if !manifest.exists() {
-        return Err(CliError::Usage(format!(
-            "{} has no Cargo.toml; `wasmco controller new NAME` makes a controller crate",
-            dir.display()
-        )));
-    }
-    ensure_wasm_target()?;
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let output = Command::new(&cargo)
-        .args([
-            "build",
-            "--release",
-            "--message-format=json-render-diagnostics",
-        ])
-        .args(["--target", WASM_TARGET])
-        .arg("--manifest-path")
-        .arg(&manifest)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .output()
-        .map_err(|e| CliError::Build(format!("cannot run cargo: {e}")))?;
-    if !output.status.success() {
-        return Err(CliError::Build(format!(
-            "cargo build of {} failed (its errors are above)",
-            dir.display()
-        )));
-    }
-    // cargo names every artifact it built; the cdylib's `.wasm` is the component.
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let mut component = None;
-    for line in stdout.lines() {
-        // Other messages (diagnostics, the build's end) fail to read as an
-        // artifact and are passed over.
-        let Ok(message) = serde_json::from_str::<CargoArtifact>(line) else {
-            continue;
-        };
-        let is_local = Path::new(&message.manifest_path) == manifest
-            || Path::new(&message.manifest_path).canonicalize().ok()
-                == manifest.canonicalize().ok();
-        if message.reason == "compiler-artifact"
-            && is_local
-            && let Some(file) = message
-                .filenames
-                .into_iter()
-                .rfind(|f| f.ends_with(".wasm"))
-        {
-            component = Some(PathBuf::from(file));
-        }
-    }
-    component.ok_or_else(|| {
-        CliError::Build(format!(
-            "cargo built {} but produced no .wasm; is its lib a `cdylib`?",
-            dir.display()
-        ))
-    })
-}
-
-/// Adds the wasm target with rustup when the toolchain lacks it, so a build
-/// works even where rustup's automatic install is switched off.
-/// The part of a cargo `--message-format json` line that names what a
-/// crate's build produced.
-#[derive(serde::Deserialize)]
-struct CargoArtifact {
-    reason: String,
-    manifest_path: String,
-    #[serde(default)]
-    filenames: Vec<String>,
-}
-
-fn ensure_wasm_target() -> Result<(), CliError> {
-    let installed = Command::new("rustup")
-        .args(["target", "list", "--installed"])
-        .output();
-    let Ok(installed) = installed else {
-        // No rustup: the toolchain manages its own targets; let cargo say.
-        return Ok(());
-    };
-    if String::from_utf8_lossy(&installed.stdout)
-        .lines()
-        .any(|t| t.trim() == WASM_TARGET)
-    {
-        return Ok(());
-    }
-    let status = Command::new("rustup")
-        .args(["target", "add", WASM_TARGET])
-        .status()
-        .map_err(|e| CliError::Build(format!("cannot run rustup: {e}")))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(CliError::Build(format!(
-            "`rustup target add {WASM_TARGET}` failed"
-        )))
+        Language::Rust => super::rust::new_crate(dir, name, kind),
+        _ => languages::new_project(dir, name, kind, language),
     }
 }
 
@@ -247,7 +54,7 @@ fn ensure_wasm_target() -> Result<(), CliError> {
 /// (Rust, Python or JavaScript) built first.
 pub fn component_bytes(path: &Path) -> Result<(PathBuf, Vec<u8>), CliError> {
     let file = if path.is_dir() {
-        super::languages::build(path)?
+        languages::build(path)?
     } else {
         path.to_owned()
     };
@@ -332,22 +139,13 @@ pub fn test(runtime: &Runtime, wasm: &[u8], fixture: &Fixture) -> Result<Value, 
     let mut draft = fixture_draft(fixture)?;
     let nodes = super::scenario::cluster_nodes(&fixture.clusters);
     let intent = fixture.intent.to_string();
-    let names: Vec<String> = draft
-        .clusters()
-        .iter()
-        .map(|c| format!("{}/{}", c.provider, c.name))
-        .collect();
-    let cluster_names = |indices: &[u32], map: &dyn Fn(u32) -> u32| -> Vec<String> {
-        indices
+    let names = ClusterNames(
+        draft
+            .clusters()
             .iter()
-            .map(|&i| {
-                names
-                    .get(map(i) as usize)
-                    .cloned()
-                    .unwrap_or_else(|| format!("#{i} (no such cluster)"))
-            })
-            .collect()
-    };
+            .map(|c| format!("{}/{}", c.provider, c.name))
+            .collect(),
+    );
     let failed =
         |e: wasmco_runtime::CallError| CliError::Usage(format!("the controller failed: {e}"));
     let (edits, log) = match kind {
@@ -355,17 +153,10 @@ pub fn test(runtime: &Runtime, wasm: &[u8], fixture: &Fixture) -> Result<Value, 
             let output = controller
                 .place(&draft.placement_request_with_nodes(intent, nodes.as_ref()))
                 .map_err(failed)?;
-            let edits: Vec<Value> = output
+            let edits = output
                 .value
                 .iter()
-                .map(|edit| match edit {
-                    PlacementEdit::Place(PlaceApp { app, clusters, group }) => json!({
-                        "place": {"app": app, "clusters": cluster_names(clusters, &|i| i), "group": group}
-                    }),
-                    PlacementEdit::Unplace(UnplaceApp { app, clusters }) => json!({
-                        "unplace": {"app": app, "clusters": cluster_names(clusters, &|i| i)}
-                    }),
-                })
+                .map(|edit| names.placement_edit(edit))
                 .collect();
             (edits, output.log)
         }
@@ -373,40 +164,79 @@ pub fn test(runtime: &Runtime, wasm: &[u8], fixture: &Fixture) -> Result<Value, 
             draft.settle_placement();
             let (request, used) = draft.action_request_with_nodes(intent, nodes.as_ref());
             let output = controller.act(&request).map_err(failed)?;
-            let to_draft = |i: u32| used.get(i as usize).copied().unwrap_or(u32::MAX);
-            let scope = |scope: &ClusterScope| match scope {
-                ClusterScope::All => json!("all"),
-                ClusterScope::Only(clusters) => json!(cluster_names(clusters, &to_draft)),
-            };
-            let edits: Vec<Value> = output
+            let edits = output
                 .value
                 .iter()
-                .map(|edit| match edit {
-                    ActionEdit::Add(add) => json!({"add": {
-                        "app": add.app, "clusters": scope(&add.scope),
-                        "manifest": serde_json::from_str::<Value>(&add.manifest).unwrap_or(json!(add.manifest)),
-                    }}),
-                    ActionEdit::Patch(patch) => {
-                        let (kind, text) = match &patch.patch {
-                            Patch::JsonPatch(text) => ("jsonPatch", text),
-                            Patch::MergePatch(text) => ("mergePatch", text),
-                        };
-                        json!({"patch": {
-                            "app": patch.app, "clusters": scope(&patch.scope),
-                            "target": format!("{}/{}", patch.target.kind, patch.target.name),
-                            kind: serde_json::from_str::<Value>(text).unwrap_or(json!(text)),
-                        }})
-                    }
-                    ActionEdit::Remove(remove) => json!({"remove": {
-                        "app": remove.app, "clusters": scope(&remove.scope),
-                        "target": format!("{}/{}", remove.target.kind, remove.target.name),
-                    }}),
-                })
-                .collect();
+                .map(|edit| names.action_edit(edit, &used))
+                .collect::<Vec<Value>>();
             (edits, output.log)
         }
     };
     Ok(json!({"controller": kind, "edits": edits, "log": log.text}))
+}
+
+/// The draft's clusters as `provider/name`, by index, to describe edits with.
+struct ClusterNames(Vec<String>);
+
+impl ClusterNames {
+    /// The names of `indices`, each mapped to a draft index by `map`.
+    fn of(&self, indices: &[u32], map: impl Fn(u32) -> u32) -> Vec<String> {
+        indices
+            .iter()
+            .map(|&i| {
+                self.0
+                    .get(map(i) as usize)
+                    .cloned()
+                    .unwrap_or_else(|| format!("#{i} (no such cluster)"))
+            })
+            .collect()
+    }
+
+    fn placement_edit(&self, edit: &PlacementEdit) -> Value {
+        match edit {
+            PlacementEdit::Place(PlaceApp {
+                app,
+                clusters,
+                group,
+            }) => json!({
+                "place": {"app": app, "clusters": self.of(clusters, |i| i), "group": group}
+            }),
+            PlacementEdit::Unplace(UnplaceApp { app, clusters }) => json!({
+                "unplace": {"app": app, "clusters": self.of(clusters, |i| i)}
+            }),
+        }
+    }
+
+    /// An action edit, whose clusters are indices into `used` (the request's
+    /// clusters, as draft indices).
+    fn action_edit(&self, edit: &ActionEdit, used: &[u32]) -> Value {
+        let to_draft = |i: u32| used.get(i as usize).copied().unwrap_or(u32::MAX);
+        let scope = |scope: &ClusterScope| match scope {
+            ClusterScope::All => json!("all"),
+            ClusterScope::Only(clusters) => json!(self.of(clusters, to_draft)),
+        };
+        match edit {
+            ActionEdit::Add(add) => json!({"add": {
+                "app": add.app, "clusters": scope(&add.scope),
+                "manifest": serde_json::from_str::<Value>(&add.manifest).unwrap_or(json!(add.manifest)),
+            }}),
+            ActionEdit::Patch(patch) => {
+                let (kind, text) = match &patch.patch {
+                    Patch::JsonPatch(text) => ("jsonPatch", text),
+                    Patch::MergePatch(text) => ("mergePatch", text),
+                };
+                json!({"patch": {
+                    "app": patch.app, "clusters": scope(&patch.scope),
+                    "target": format!("{}/{}", patch.target.kind, patch.target.name),
+                    kind: serde_json::from_str::<Value>(text).unwrap_or(json!(text)),
+                }})
+            }
+            ActionEdit::Remove(remove) => json!({"remove": {
+                "app": remove.app, "clusters": scope(&remove.scope),
+                "target": format!("{}/{}", remove.target.kind, remove.target.name),
+            }}),
+        }
+    }
 }
 
 fn fixture_draft(fixture: &Fixture) -> Result<DraftContext, CliError> {
@@ -446,20 +276,4 @@ fn fixture_draft(fixture: &Fixture) -> Result<DraftContext, CliError> {
         .apply_placement(&edits)
         .map_err(|e| CliError::Usage(format!("placement: {}", e.reason)))?;
     Ok(draft)
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn template_pins_the_contracts_wit_bindgen() {
-        let lock = include_str!("../../../../Cargo.lock");
-        let pinned = format!(
-            "name = \"wit-bindgen\"\nversion = \"{}\"",
-            super::WIT_BINDGEN_VERSION
-        );
-        assert!(
-            lock.contains(&pinned),
-            "update WIT_BINDGEN_VERSION to Cargo.lock's"
-        );
-    }
 }

@@ -1,7 +1,7 @@
 //! Controllers in Python and JavaScript: the projects `wasmco controller new
 //! --lang python|js` writes, and their builds with each language's own
 //! toolchain (componentize-py, ComponentizeJS). A Rust project is a crate,
-//! built with cargo (`controller.rs`).
+//! built with cargo (`rust.rs`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -10,7 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use wasmco_runtime::ControllerKind;
 
-use super::CliError;
+use super::error::CliError;
+use super::project::write_files;
+use super::rust::build_crate;
 
 /// The componentize-py the Python SDK is written and tested against.
 pub const COMPONENTIZE_PY_VERSION: &str = "0.25.1";
@@ -137,7 +139,7 @@ pub fn new_project(
             ));
         }
     }
-    super::controller::write_files(dir, files)
+    write_files(dir, files)
 }
 
 /// What the [`PROJECT_FILE`] in `dir` says; `None` for a Rust crate.
@@ -216,7 +218,7 @@ pub fn build(dir: &Path) -> Result<PathBuf, CliError> {
         }
         // A crate; or a project file saying Rust, whose missing Cargo.toml
         // the crate build names.
-        _ => super::controller::build_crate(dir),
+        _ => build_crate(dir),
     }
 }
 

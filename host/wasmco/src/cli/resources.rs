@@ -6,8 +6,8 @@ use wasmco_core::specs::CompositeAppSpec;
 use wasmco_core::wire::{Answered, ControllerStatus, DeploymentStatus, Readiness};
 use wasmco_core::{Kind, LabelBody};
 
-use super::CliError;
 use super::client::{ApiClient, read_answer};
+use super::error::CliError;
 
 /// The parents a person names with flags (`--project shop`).
 #[derive(Debug, Clone, Default, clap::Args)]

@@ -12,8 +12,8 @@ use wasmco_core::wire::{
     DeployState, Deployed, DeploymentStatus, DriftKind, Readiness, ResourceEntry,
 };
 
-use super::CliError;
 use super::client::ApiClient;
+use super::error::CliError;
 
 /// One look at a DIG.
 #[derive(Debug, Clone, PartialEq)]

@@ -9,7 +9,7 @@ use wasmco::cli::controller;
 use wasmco::cli::resources::{self, Output, Scope};
 use wasmco_runtime::{ControllerKind, Runtime, RuntimeConfig};
 
-use super::Connect;
+use super::connect::Connect;
 
 #[derive(clap::Subcommand)]
 pub enum ControllerCommand {

@@ -8,7 +8,7 @@ use wasmco::cli::resources::{self, Scope};
 use wasmco::cli::status;
 use wasmco_core::wire::{DeploymentState, DigAction};
 
-use super::Connect;
+use super::connect::Connect;
 
 /// Which DIG a DIG verb acts on.
 #[derive(clap::Args)]

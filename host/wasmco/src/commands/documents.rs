@@ -6,7 +6,7 @@ use wasmco::cli::resources::Scope;
 use wasmco::cli::{apply, emcoctl};
 use wasmco_core::wire::DigAction;
 
-use super::Connect;
+use super::connect::Connect;
 
 /// Where the emcoctl documents come from.
 #[derive(clap::Args)]

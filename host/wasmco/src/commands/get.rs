@@ -4,7 +4,7 @@ use std::io::Write;
 
 use wasmco::cli::resources::{self, Output, Scope};
 
-use super::Connect;
+use super::connect::Connect;
 
 /// Show resources: a kind (`clusters`, `projects`, `digs`, …) or a
 /// collection path, with its parents given by flags.

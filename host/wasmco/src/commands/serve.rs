@@ -152,83 +152,23 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<()> {
-    let Args {
-        data_dir,
-        store,
-        etcd,
-        listen,
-        metrics_listen,
-        no_metrics,
-        sync_to_directory,
-        tls,
-        tls_sans,
-        kubeconfigs,
-        compile_timeout,
-        controller_limits,
-        cluster_timeout,
-        resync_interval,
-        probe_interval,
-        helm_cache,
-        helm_renders,
-        helm_queue_wait,
-    } = args;
-    wasmco_core::instrumentation::set_recording(!no_metrics);
-    let controller_limits = match controller_limits {
-        None => wasmco_runtime::ControllerLimits::default(),
-        Some(json) => {
-            let overrides: wasmco_runtime::LimitOverrides = serde_json::from_str(&json)
-                .context("--controller-limits is not a JSON object of limits")?;
-            wasmco_runtime::ControllerLimits::default()
-                .replaced_by(&overrides)
-                .context("--controller-limits")?
-        }
-    };
+    wasmco_core::instrumentation::set_recording(!args.no_metrics);
+    let controller_limits = args.controller_limits()?;
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let rsync = wasmco_rsync::RsyncConfig {
-        directory: sync_to_directory,
-        request_timeout: cluster_timeout,
-        resync: resync_interval,
-        probe_interval,
-        ..Default::default()
-    };
     // Bound before the state opens, so the other hosts learn the real
     // address (port 0 picks a free one).
-    let listener = runtime.block_on(wasmco::startup::bind(listen))?;
+    let listener = runtime.block_on(wasmco::startup::bind(args.listen))?;
     let address = listener.local_addr()?;
-    let options = wasmco::startup::HostOptions {
-        host: wasmco::startup::HostIdentity {
-            id: etcd.host_id.clone(),
-            address: etcd
-                .advertise
-                .clone()
-                .unwrap_or_else(|| address.to_string()),
-            lease_ttl: etcd.lease_ttl,
-        },
-        etcd: etcd.access()?,
-        store,
-        kubeconfigs: kubeconfigs.policy(),
-        compiler: wasmco_runtime::CompilerProcess::this_program(compile_timeout),
-        controller_limits,
-        helm: {
-            let defaults = wasmco_runtime::helm::HelmConfig::default();
-            wasmco_runtime::helm::HelmConfig {
-                cache_dir: helm_cache.unwrap_or(defaults.cache_dir),
-                concurrent_renders: helm_renders.map_or(defaults.concurrent_renders, usize::from),
-                queue_wait: helm_queue_wait,
-                ..defaults
-            }
-        },
-    };
-    let state =
-        wasmco::startup::open_state(&data_dir, Some((runtime.handle().clone(), rsync)), options)
-            .with_context(|| format!("opening the data directory {}", data_dir.display()))?;
-    let tls_config = if tls {
-        let mut names: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
-        if !listen.ip().is_unspecified() {
-            names.push(listen.ip().to_string());
-        }
-        names.extend(tls_sans);
-        Some(wasmco::startup::tls_config(&state, &data_dir, &names)?)
+    let options = args.host_options(address, controller_limits)?;
+    let sync = Some((runtime.handle().clone(), args.rsync_config()));
+    let state = wasmco::startup::open_state(&args.data_dir, sync, options)
+        .with_context(|| format!("opening the data directory {}", args.data_dir.display()))?;
+    let tls_config = if args.tls {
+        Some(wasmco::startup::tls_config(
+            &state,
+            &args.data_dir,
+            &args.tls_names(),
+        )?)
     } else {
         None
     };
@@ -240,7 +180,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         };
         // Tests and scripts read the address (port 0 picks a free one).
         println!("wasmco API listening on {scheme}://{address}");
-        if let Some(metrics_listen) = metrics_listen {
+        if let Some(metrics_listen) = args.metrics_listen {
             let metrics = wasmco::startup::bind(metrics_listen).await?;
             tracing::info!(address = %metrics.local_addr()?, "metrics without a token");
             tokio::spawn(wasmco::startup::serve_metrics(state.clone(), metrics));
@@ -251,4 +191,76 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         }
     })?;
     Ok(())
+}
+
+impl Args {
+    /// The controller limits, `--controller-limits` replacing the defaults.
+    fn controller_limits(&self) -> anyhow::Result<wasmco_runtime::ControllerLimits> {
+        let Some(json) = &self.controller_limits else {
+            return Ok(wasmco_runtime::ControllerLimits::default());
+        };
+        let overrides: wasmco_runtime::LimitOverrides = serde_json::from_str(json)
+            .context("--controller-limits is not a JSON object of limits")?;
+        wasmco_runtime::ControllerLimits::default()
+            .replaced_by(&overrides)
+            .context("--controller-limits")
+    }
+
+    /// What users' input may ask of this host, which serves at `address`.
+    fn host_options(
+        &self,
+        address: std::net::SocketAddr,
+        controller_limits: wasmco_runtime::ControllerLimits,
+    ) -> anyhow::Result<wasmco::startup::HostOptions> {
+        let etcd = &self.etcd;
+        Ok(wasmco::startup::HostOptions {
+            host: wasmco::startup::HostIdentity {
+                id: etcd.host_id.clone(),
+                address: etcd
+                    .advertise
+                    .clone()
+                    .unwrap_or_else(|| address.to_string()),
+                lease_ttl: etcd.lease_ttl,
+            },
+            etcd: etcd.access()?,
+            store: self.store.clone(),
+            kubeconfigs: self.kubeconfigs.policy(),
+            compiler: wasmco_runtime::CompilerProcess::this_program(self.compile_timeout),
+            controller_limits,
+            helm: self.helm_config(),
+        })
+    }
+
+    fn helm_config(&self) -> wasmco_runtime::helm::HelmConfig {
+        let defaults = wasmco_runtime::helm::HelmConfig::default();
+        wasmco_runtime::helm::HelmConfig {
+            cache_dir: self.helm_cache.clone().unwrap_or(defaults.cache_dir),
+            concurrent_renders: self
+                .helm_renders
+                .map_or(defaults.concurrent_renders, usize::from),
+            queue_wait: self.helm_queue_wait,
+            ..defaults
+        }
+    }
+
+    fn rsync_config(&self) -> wasmco_rsync::RsyncConfig {
+        wasmco_rsync::RsyncConfig {
+            directory: self.sync_to_directory.clone(),
+            request_timeout: self.cluster_timeout,
+            resync: self.resync_interval,
+            probe_interval: self.probe_interval,
+            ..Default::default()
+        }
+    }
+
+    /// The HTTPS certificate's names: the local ones, the listen address
+    /// and `--tls-san`.
+    fn tls_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = vec!["localhost".into(), "127.0.0.1".into(), "::1".into()];
+        if !self.listen.ip().is_unspecified() {
+            names.push(self.listen.ip().to_string());
+        }
+        names.extend(self.tls_sans.iter().cloned());
+        names
+    }
 }

@@ -4,7 +4,7 @@ use std::io::Write;
 
 use wasmco_core::tokens::{Role, TokenShown};
 
-use super::Connect;
+use super::connect::Connect;
 
 #[derive(clap::Subcommand)]
 pub enum TokenCommand {
