@@ -27,6 +27,7 @@ mod rsync;
 mod scenario;
 mod security;
 mod service_discovery;
+mod shape;
 mod store_etcd;
 mod support;
 mod tenancy;
