@@ -9,6 +9,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
+use crate::compiled_file::{self, KeepError};
 use crate::engine::{self, EngineSettings};
 use crate::error::{self, RegistrationError, RuntimeError};
 
@@ -97,16 +98,15 @@ impl CompileCache {
         }
         if let Err(error) = self.store(&path, &compiled.component) {
             // A cache that cannot be written costs a recompile next time, nothing more.
-            tracing::warn!(path = %path.display(), %error, "could not cache compiled controller");
+            tracing::warn!(path = %path.display(), error = &error as &dyn std::error::Error, "could not cache compiled controller");
         }
     }
 
-    fn store(&self, path: &Path, component: &Component) -> Result<(), String> {
-        let bytes = component.serialize().map_err(|e| error::describe(&e))?;
-        let mut file = tempfile::NamedTempFile::new_in(&self.dir).map_err(|e| e.to_string())?;
-        std::io::Write::write_all(&mut file, &bytes).map_err(|e| e.to_string())?;
-        file.persist(path).map_err(|e| e.to_string())?;
-        Ok(())
+    fn store(&self, path: &Path, component: &Component) -> Result<(), KeepError> {
+        let bytes = component
+            .serialize()
+            .map_err(|e| KeepError::Serialise(error::describe(&e)))?;
+        compiled_file::keep(&self.dir, path, &bytes)
     }
 }
 

@@ -8,6 +8,7 @@
 
 pub mod builtin;
 mod cache;
+mod compiled_file;
 pub mod contract;
 mod controller;
 mod engine;

@@ -9,6 +9,7 @@ use std::time::Instant;
 use wasmtime::{Engine, Module};
 
 use super::error::HelmError;
+use crate::compiled_file::{self, KeepError};
 use crate::error::describe;
 
 /// The renderer this build embeds: its gzipped module and the digest of
@@ -63,7 +64,7 @@ pub(super) fn load_or_compile(
     let module = Module::new(engine, &wasm).map_err(|e| HelmError::Broken(describe(&e)))?;
     tracing::info!(took = ?started.elapsed(), "Helm renderer compiled");
     if let Err(error) = store(dir, &path, &module) {
-        tracing::warn!(path = %path.display(), %error, "could not cache the compiled Helm renderer");
+        tracing::warn!(path = %path.display(), error = &error as &dyn std::error::Error, "could not cache the compiled Helm renderer");
     }
     prune(dir, &name);
     drop(lock);
@@ -103,12 +104,11 @@ fn load(engine: &Engine, path: &Path) -> wasmtime::Result<Module> {
     unsafe { Module::deserialize_file(engine, path) }
 }
 
-fn store(dir: &Path, path: &Path, module: &Module) -> Result<(), String> {
-    let bytes = module.serialize().map_err(|e| describe(&e))?;
-    let mut file = tempfile::NamedTempFile::new_in(dir).map_err(|e| e.to_string())?;
-    std::io::Write::write_all(&mut file, &bytes).map_err(|e| e.to_string())?;
-    file.persist(path).map_err(|e| e.to_string())?;
-    Ok(())
+fn store(dir: &Path, path: &Path, module: &Module) -> Result<(), KeepError> {
+    let bytes = module
+        .serialize()
+        .map_err(|e| KeepError::Serialise(describe(&e)))?;
+    compiled_file::keep(dir, path, &bytes)
 }
 
 /// Removes other builds of the renderer (160 MB each) from the cache.
