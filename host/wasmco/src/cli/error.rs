@@ -28,7 +28,7 @@ pub enum CliError {
     #[error("{0}")]
     Build(String),
     /// The dev server could not start.
-    #[error("{0}")]
+    #[error(transparent)]
     Serve(#[from] crate::startup::ServeError),
     /// The command was given something it cannot use.
     #[error("{0}")]

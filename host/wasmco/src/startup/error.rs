@@ -1,4 +1,5 @@
-//! Why the server could not start.
+//! Why the server could not start. Each variant keeps its cause as its
+//! source and does not repeat it: `main` prints the whole chain.
 
 use std::net::SocketAddr;
 
@@ -15,10 +16,10 @@ pub enum ServeError {
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
     /// The resource database could not be read (controllers, clusters, tokens).
-    #[error("cannot read the resource database: {0}")]
+    #[error("cannot read the resource database")]
     Db(#[from] wasmco_store::db::DbError),
     /// The address could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Bind {
         /// The address.
         addr: SocketAddr,
@@ -29,17 +30,17 @@ pub enum ServeError {
     #[error("this build has no built-in generic placement controller")]
     Builtin,
     /// The built-in generic placement controller does not load.
-    #[error("the built-in generic placement controller does not load: {0}")]
-    Generic(wasmco_runtime::RegistrationError),
+    #[error("the built-in generic placement controller does not load")]
+    Generic(#[source] wasmco_runtime::RegistrationError),
     /// Deployments could not be taken up again.
-    #[error("cannot resume deployments: {0}")]
-    Resume(String),
+    #[error("cannot resume deployments")]
+    Resume(#[source] wasmco_rsync::RsyncError),
     /// The server stopped with an error.
-    #[error("server failed: {0}")]
+    #[error("server failed")]
     Io(#[from] std::io::Error),
     /// The TLS set-up failed.
-    #[error("cannot set up TLS: {0}")]
-    Tls(String),
+    #[error("cannot set up TLS")]
+    Tls(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// The master key is wrong or unreadable.
     #[error(transparent)]
     MasterKey(#[from] wasmco_store::secrets::SecretError),

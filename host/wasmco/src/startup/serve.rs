@@ -19,12 +19,14 @@ pub fn tls_config(
     data_dir: &Path,
     names: &[String],
 ) -> Result<Arc<rustls::ServerConfig>, ServeError> {
-    let tls = |reason: String| ServeError::Tls(reason);
+    fn tls(cause: impl std::error::Error + Send + Sync + 'static) -> ServeError {
+        ServeError::Tls(Box::new(cause))
+    }
     let ca = match state.db.host_secret("tls-ca")? {
-        Some(bytes) => serde_json::from_slice(&bytes).map_err(|e| tls(e.to_string()))?,
+        Some(bytes) => serde_json::from_slice(&bytes).map_err(tls)?,
         None => {
-            let ca = wasmco_pki::new_ca("wasmco host CA").map_err(|e| tls(e.to_string()))?;
-            let bytes = serde_json::to_vec(&ca).map_err(|e| tls(e.to_string()))?;
+            let ca = wasmco_pki::new_ca("wasmco host CA").map_err(tls)?;
+            let bytes = serde_json::to_vec(&ca).map_err(tls)?;
             state.db.put_host_secret("tls-ca", &bytes)?;
             ca
         }
@@ -34,9 +36,9 @@ pub fn tls_config(
         std::fs::create_dir_all(dir)?;
     }
     std::fs::write(&ca_file, ca.certificate.as_bytes())?;
-    let server = wasmco_pki::issue(&ca, "wasmco", &[], names, wasmco_pki::Usage::Server)
-        .map_err(|e| tls(e.to_string()))?;
-    wasmco_pki::rustls_server(&server, None).map_err(|e| tls(e.to_string()))
+    let server =
+        wasmco_pki::issue(&ca, "wasmco", &[], names, wasmco_pki::Usage::Server).map_err(tls)?;
+    wasmco_pki::rustls_server(&server, None).map_err(tls)
 }
 
 /// [`serve`] over HTTPS.

@@ -156,9 +156,7 @@ fn resume(
     rsync: &wasmco_rsync::Rsync,
     registry: &mut prometheus_client::registry::Registry,
 ) -> Result<(), ServeError> {
-    let resumed = rsync
-        .resume()
-        .map_err(|e| ServeError::Resume(e.to_string()))?;
+    let resumed = rsync.resume().map_err(ServeError::Resume)?;
     tracing::info!(resumed, "deployments taken up again");
     rsync.metrics().register(registry);
     Ok(())
