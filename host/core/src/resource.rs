@@ -59,6 +59,17 @@ pub enum ManifestError {
 }
 
 impl Resource {
+    /// Where this object goes in apply order: CRDs first so the objects
+    /// that use them can be applied, namespaces before what lives in them,
+    /// then the rest; removal goes the other way.
+    pub fn apply_rank(&self) -> u8 {
+        match self.key.kind.as_str() {
+            "CustomResourceDefinition" => 0,
+            "Namespace" => 1,
+            _ => 2,
+        }
+    }
+
     /// Checks that `manifest` is a Kubernetes object with `apiVersion`, `kind`
     /// and a valid `metadata.name`.
     pub fn from_manifest(manifest: Value) -> Result<Self, ManifestError> {

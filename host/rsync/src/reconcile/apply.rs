@@ -10,7 +10,7 @@ use futures_util::stream::FuturesOrdered;
 
 use wasmco_core::hooks::HookEvent;
 use wasmco_core::resource::Resource;
-use wasmco_store::appcontext::{Deployed, Readiness, ResourceStatus, StoredApp, kind_rank};
+use wasmco_store::appcontext::{Deployed, Readiness, ResourceStatus, StoredApp};
 
 use super::claim::Refusal;
 use super::cluster::ClusterWork;
@@ -31,7 +31,7 @@ pub(super) async fn sync(work: ClusterWork, app: usize) -> Result<Outcome, Rsync
     let mut resources = app.resources_on(&work.cluster);
     // CRDs, then namespaces, then the rest (a cluster's own additions
     // come after the base, whatever their kind).
-    resources.sort_by_key(|r| kind_rank(r));
+    resources.sort_by_key(|r| r.apply_rank());
     let labels = labels(&work.key, Some(&app.name));
     let recorded = work.recorded(&app.name).await?;
     let sync = AppSync {
@@ -139,7 +139,10 @@ impl AppSync<'_> {
         // The app's namespaces that were not made (someone else's, say),
         // and why: nothing of the app goes into them.
         let mut not_made: HashMap<String, (String, bool)> = HashMap::new();
-        for wave in self.resources.chunk_by(|a, b| kind_rank(a) == kind_rank(b)) {
+        for wave in self
+            .resources
+            .chunk_by(|a, b| a.apply_rank() == b.apply_rank())
+        {
             let synced = self.apply_wave(wave, live, &not_made).await;
             for (resource, synced) in wave.iter().zip(synced) {
                 if synced.transient {

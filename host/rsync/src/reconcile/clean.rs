@@ -9,7 +9,7 @@ use futures_util::stream::FuturesUnordered;
 
 use wasmco_core::hooks::HookEvent;
 use wasmco_core::resource::Resource;
-use wasmco_store::appcontext::{Deployed, ResourceStatus, StoredApp, kind_rank};
+use wasmco_store::appcontext::{Deployed, ResourceStatus, StoredApp};
 
 use super::cluster::ClusterWork;
 use super::hooks::Hooks;
@@ -163,7 +163,7 @@ impl Cleanup<'_> {
             .app_order
             .iter()
             .position(|a| a == app);
-        (Reverse(rank), Reverse(kind_rank(object)))
+        (Reverse(rank), Reverse(object.apply_rank()))
     }
 
     /// Removes `undesired` (in removal order), several objects of one app

@@ -33,9 +33,7 @@ mod store;
 
 pub use error::ContextError;
 pub use handoff::{ClusterFacts, NoSync, ReconcileListener, SyncEngine};
-pub use model::{
-    Access, ContextMeta, ServiceMirror, StoredApp, StoredContext, StoredPlacement, kind_rank,
-};
+pub use model::{Access, ContextMeta, ServiceMirror, StoredApp, StoredContext, StoredPlacement};
 pub use revision::Footprint;
 pub use state::{DigState, now};
 pub use store::{ContextStore, Fence};

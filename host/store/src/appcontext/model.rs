@@ -195,13 +195,3 @@ pub struct StoredContext {
     /// Its apps in app order.
     pub apps: Vec<StoredApp>,
 }
-
-/// CRDs go first so the objects that use them can be applied (and
-/// namespaces before what lives in them); removal goes the other way.
-pub fn kind_rank(resource: &Resource) -> u8 {
-    match resource.key.kind.as_str() {
-        "CustomResourceDefinition" => 0,
-        "Namespace" => 1,
-        _ => 2,
-    }
-}

@@ -8,7 +8,7 @@ use wasmco_core::hooks::{Hook, StoredHook};
 use wasmco_core::resource::{ClusterRef, Resource, ResourceKey};
 
 use super::error::ContextError;
-use super::model::{ContextMeta, StoredApp, StoredContext, StoredOverride, kind_rank};
+use super::model::{ContextMeta, StoredApp, StoredContext, StoredOverride};
 use super::state::DigState;
 use super::store::{ContextStore, Fence, json};
 use crate::kv::BatchOp;
@@ -194,7 +194,7 @@ impl ContextStore {
 fn app_writes(prefix: &str, app: &StoredApp) -> Vec<BatchOp> {
     let app_prefix = format!("{prefix}/app/{}", app.name);
     let mut base: Vec<&Resource> = app.base.iter().collect();
-    base.sort_by_key(|r| kind_rank(r));
+    base.sort_by_key(|r| r.apply_rank());
     let manifests: Vec<&serde_json::Value> = base.iter().map(|r| &r.manifest).collect();
     let mut ops = vec![
         BatchOp::Put(format!("{app_prefix}/base").into_bytes(), json(&manifests)),
