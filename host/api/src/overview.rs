@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use wasmco_core::{ClusterRef, Kind};
 use wasmco_orchestrator::{DigRef, SyncedContext};
-use wasmco_store::appcontext::{DeployState, Deployed, DigState, Readiness};
+use wasmco_store::appcontext::{Connectivity, DeployState, Deployed, DigState, Readiness};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -61,13 +61,32 @@ struct Cell {
     cluster: ClusterRef,
     /// The worst of its resources' deployed states: Failed, then Pending,
     /// then Deleted; Applied when all are.
-    deployed: &'static str,
+    deployed: Deployed,
     /// Ready when every resource is.
-    ready: &'static str,
+    ready: Readiness,
     resources: usize,
     ready_resources: usize,
     failed_resources: usize,
-    connectivity: &'static str,
+    connectivity: CellConnectivity,
+}
+
+/// Whether rsync reaches a cell's cluster, as the status shows it, or
+/// `Unknown` before it has tried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+enum CellConnectivity {
+    Available,
+    Retrying,
+    Unknown,
+}
+
+impl From<Option<&Connectivity>> for CellConnectivity {
+    fn from(recorded: Option<&Connectivity>) -> Self {
+        match recorded {
+            Some(Connectivity::Available) => CellConnectivity::Available,
+            Some(Connectivity::Retrying) => CellConnectivity::Retrying,
+            None => CellConnectivity::Unknown,
+        }
+    }
 }
 
 /// A DIG's apps × clusters.
@@ -117,19 +136,16 @@ impl Grid {
                 grid.cells.push(Cell {
                     app: app.name.clone(),
                     cluster: cluster.clone(),
-                    deployed: deployed.as_str(),
+                    deployed,
                     ready: if ready == resources {
-                        Readiness::Ready.as_str()
+                        Readiness::Ready
                     } else {
-                        Readiness::NotReady.as_str()
+                        Readiness::NotReady
                     },
                     resources,
                     ready_resources: ready,
                     failed_resources: failed,
-                    connectivity: synced
-                        .connectivity
-                        .get(cluster)
-                        .map_or("Unknown", |c| c.as_str()),
+                    connectivity: synced.connectivity.get(cluster).into(),
                 });
             }
         }
@@ -138,7 +154,11 @@ impl Grid {
 }
 
 fn dig_entry(dig: &DigRef, state: &DigState, grid: Grid) -> Value {
-    let ready_cells = grid.cells.iter().filter(|c| c.ready == "Ready").count();
+    let ready_cells = grid
+        .cells
+        .iter()
+        .filter(|c| c.ready == Readiness::Ready)
+        .count();
     json!({
         "project": dig.project,
         "compositeApp": dig.composite_app,
@@ -220,4 +240,40 @@ fn controllers(state: &AppState) -> Result<Vec<Value>, ApiError> {
         controllers.push(json!({"name": name, "builtIn": true, "calls": calls}));
     }
     Ok(controllers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// How a state serialises.
+    fn spelled(state: impl Serialize) -> String {
+        match serde_json::to_value(state) {
+            Ok(Value::String(text)) => text,
+            other => panic!("a state serialises as a string, not {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_cells_states_are_spelled_as_the_status_api_spells_them() {
+        for deployed in [
+            Deployed::Pending,
+            Deployed::Applied,
+            Deployed::Failed,
+            Deployed::Deleted,
+            Deployed::Released,
+        ] {
+            assert_eq!(spelled(deployed), deployed.as_str());
+        }
+        for ready in [Readiness::Ready, Readiness::NotReady] {
+            assert_eq!(spelled(ready), ready.as_str());
+        }
+        for recorded in [Connectivity::Available, Connectivity::Retrying] {
+            assert_eq!(
+                spelled(CellConnectivity::from(Some(&recorded))),
+                recorded.as_str()
+            );
+        }
+        assert_eq!(spelled(CellConnectivity::from(None)), "Unknown");
+    }
 }

@@ -13,6 +13,7 @@ mod controller;
 mod dig;
 mod kv_pairs;
 mod logical_cloud;
+mod patterns;
 mod placement;
 
 pub use app::{AppProfileSpec, CompositeAppSpec, DependencySpec, OpStatus};
@@ -28,6 +29,10 @@ pub use kv_pairs::KvPairSpec;
 pub use logical_cloud::{
     ClusterReferenceSpec, LogicalCloudSpec, LogicalCloudUser, QuotaSpec, UserPermissionSpec,
     fill_default_user,
+};
+pub use patterns::{
+    LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN, NAME_OR_EMPTY_PATTERN, NAME_PATTERN,
+    NAMESPACE_OR_EMPTY_PATTERN, NAMESPACE_PATTERN, USER_NAME_PATTERN,
 };
 pub use placement::{AppIntentSpec, PlacementEntry, PlacementIntent};
 // Their old home, where other crates still find them.

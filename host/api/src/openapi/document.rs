@@ -59,6 +59,7 @@ pub fn document() -> Value {
     });
     if let Some(schemas) = document["components"]["schemas"].as_object_mut() {
         schemas.extend(wire::components());
+        schemas.extend(specs::components());
     }
     document
 }

@@ -1,26 +1,28 @@
-//! The JSON Schema of each kind's `spec`, as the checks in
-//! `wasmco_core::specs` hold it: what a schema can say (fields, types,
-//! names' and namespaces' shapes, closed objects) is said here, so that a
-//! body the document calls valid is refused only for what a schema cannot
-//! say (a name of something that does not exist, a file's content).
+//! The JSON Schema of each kind's `spec`. A kind whose body is a type of
+//! `wasmco_core::specs` has its schema derived from that type (the
+//! components of the document, by reference), so that what the server
+//! reads and what the document says cannot part: a body the document calls
+//! valid is refused only for what a schema cannot say (a name of something
+//! that does not exist, a file's content, a duration's range).
+//!
+//! Written here by hand are only the kinds with no spec type of their own
+//! (their spec is free: EMCO keeps it as given, or a declared kind's
+//! schema is its controller's) and three whose types live outside the
+//! specs, in `wasmco_core::network` and `wasmco_core::tenancy`, which
+//! derive no schema yet.
 
-use serde_json::{Value, json};
+use schemars::generate::SchemaSettings;
+use schemars::transform::RecursiveTransform;
+use schemars::{Schema, SchemaGenerator};
+use serde_json::{Map, Value, json};
 
 use wasmco_core::Kind;
-
-/// EMCO's naming rule.
-pub const NAME_PATTERN: &str = "^[A-Za-z0-9]([A-Za-z0-9_.-]{0,126}[A-Za-z0-9])?$";
-
-/// A Kubernetes namespace's (a DNS-1123 label's) shape.
-const NAMESPACE_PATTERN: &str = "^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$";
-
-fn name() -> Value {
-    json!({"type": "string", "pattern": NAME_PATTERN})
-}
-
-fn namespace() -> Value {
-    json!({"type": "string", "pattern": NAMESPACE_PATTERN})
-}
+pub use wasmco_core::specs::NAME_PATTERN;
+use wasmco_core::specs::{
+    AppIntentSpec, AppProfileSpec, CaCertClusterGroupSpec, CaCertLogicalCloudSpec, CaCertSpec,
+    ClusterReferenceSpec, CompositeAppSpec, ControllerSpec, DependencySpec, DigIntentSpec, DigSpec,
+    KvPairSpec, LogicalCloudSpec, QuotaSpec, UserPermissionSpec,
+};
 
 /// A closed object: `required` of `properties`, nothing else.
 fn object(required: &[&str], properties: Value) -> Value {
@@ -46,15 +48,61 @@ fn free() -> Value {
     json!({"type": "object"})
 }
 
-/// Whether `kind`'s spec has fields it cannot do without (so the document
-/// must carry a spec).
-pub fn spec_required(kind: Kind) -> bool {
-    let spec = spec(kind);
-    spec["required"].as_array().is_some_and(|r| !r.is_empty()) || spec.get("oneOf").is_some()
+/// What the server reads: a field it fills in when left out is not
+/// required, and a number its type cannot hold is refused.
+fn generator() -> SchemaGenerator {
+    SchemaSettings::openapi3()
+        .with_transform(RecursiveTransform(bounded_by_format))
+        .into_generator()
+}
+
+/// Gives an integer of a narrow format the range its Rust type holds:
+/// schemars names the format (`uint32`) but states only its minimum.
+fn bounded_by_format(schema: &mut Schema) {
+    let maximum = match schema.get("format").and_then(Value::as_str) {
+        Some("uint8") => u64::from(u8::MAX),
+        Some("uint16") => u64::from(u16::MAX),
+        Some("uint32") => u64::from(u32::MAX),
+        _ => return,
+    };
+    if schema.get("maximum").is_none() {
+        schema.insert("maximum".into(), maximum.into());
+    }
 }
 
 /// The schema of `kind`'s spec.
 pub fn spec(kind: Kind) -> Value {
+    schema(kind, &mut generator())
+}
+
+/// Every spec type's schema, and the schemas they refer to, by name.
+pub(super) fn components() -> Map<String, Value> {
+    let mut generator = generator();
+    for kind in Kind::ALL {
+        schema(kind, &mut generator);
+    }
+    generator.take_definitions(true)
+}
+
+/// Whether `kind`'s spec has fields it cannot do without (so the document
+/// must carry a spec).
+pub fn spec_required(kind: Kind) -> bool {
+    let mut generator = generator();
+    let spec = schema(kind, &mut generator);
+    let components = generator.take_definitions(true);
+    let spec = spec["$ref"]
+        .as_str()
+        .and_then(|path| path.rsplit('/').next())
+        .and_then(|name| components.get(name))
+        .unwrap_or(&spec);
+    spec["required"].as_array().is_some_and(|r| !r.is_empty()) || spec.get("oneOf").is_some()
+}
+
+/// `kind`'s spec schema: a reference to its type's, whose schema (and
+/// those it refers to) `generator` collects; or, for a kind with no spec
+/// type, the schema itself.
+fn schema(kind: Kind, generator: &mut SchemaGenerator) -> Value {
+    let of = |schema: Schema| schema.to_value();
     match kind {
         Kind::ClusterProvider
         | Kind::Cluster
@@ -67,62 +115,25 @@ pub fn spec(kind: Kind) -> Value {
         | Kind::Intent => free(),
         // A label's body has no spec; the table sends it elsewhere.
         Kind::ClusterLabel => free(),
-        Kind::ClusterKvPair | Kind::LogicalCloudKvPair => object(
-            &["kv"],
-            json!({"kv": {"type": "array", "items": {"type": "object",
-                "additionalProperties": {"type": "string"}}}}),
-        ),
-        Kind::Controller => controller(),
-        Kind::CompositeApp => {
-            json!({"type": "object", "required": ["compositeAppVersion"],
-                   "properties": {"compositeAppVersion": name()}})
+        Kind::ClusterKvPair | Kind::LogicalCloudKvPair => of(generator.subschema_for::<KvPairSpec>()),
+        Kind::Controller => of(generator.subschema_for::<ControllerSpec>()),
+        Kind::CompositeApp => of(generator.subschema_for::<CompositeAppSpec>()),
+        Kind::AppDependency => of(generator.subschema_for::<DependencySpec>()),
+        Kind::AppProfile => of(generator.subschema_for::<AppProfileSpec>()),
+        Kind::DeploymentIntentGroup => of(generator.subschema_for::<DigSpec>()),
+        Kind::DigIntent => of(generator.subschema_for::<DigIntentSpec>()),
+        Kind::GenericAppIntent => of(generator.subschema_for::<AppIntentSpec>()),
+        Kind::LogicalCloud => of(generator.subschema_for::<LogicalCloudSpec>()),
+        Kind::LogicalCloudClusterReference => of(generator.subschema_for::<ClusterReferenceSpec>()),
+        Kind::LogicalCloudUserPermission => of(generator.subschema_for::<UserPermissionSpec>()),
+        Kind::LogicalCloudQuota => of(generator.subschema_for::<QuotaSpec>()),
+        Kind::CaCert | Kind::ProjectCaCert => of(generator.subschema_for::<CaCertSpec>()),
+        Kind::CaCertClusterGroup | Kind::CaCertLcClusterGroup => {
+            of(generator.subschema_for::<CaCertClusterGroupSpec>())
         }
-        Kind::AppDependency => object(
-            &["app"],
-            json!({"app": name(), "opStatus": {"type": "string", "enum": ["Ready", "Deployed"]},
-                   "wait": {"type": "integer", "minimum": 0}}),
-        ),
-        Kind::AppProfile => {
-            json!({"type": "object", "required": ["app"], "properties": {"app": name()}})
-        }
-        Kind::DeploymentIntentGroup => deployment_intent_group(),
-        Kind::DigIntent => object(
-            &["intent"],
-            // A name, or what emcoctl writes for a value left unset.
-            json!({"intent": {"type": "object", "additionalProperties": {"anyOf": [
-                name(),
-                {"type": "string", "enum": [wasmco_core::specs::UNSET_INTENT_NAME]},
-            ]}}}),
-        ),
-        Kind::GenericAppIntent => generic_app_intent(),
-        // An admin cloud (level 0) needs nothing else; a standard one its
-        // namespace (its user is `<project>:<cloud>` when not given).
-        Kind::LogicalCloud => logical_cloud(),
-        Kind::LogicalCloudClusterReference => object(
-            &["clusterProvider", "cluster"],
-            json!({"clusterProvider": name(), "cluster": name(),
-                   "loadBalancerIP": {"type": "string"}, "certificate": {"type": "string"}}),
-        ),
-        Kind::LogicalCloudUserPermission => object(
-            &["verbs"],
-            json!({"namespace": or_null(json!({"type": "string", "pattern": format!("^$|{}", &NAMESPACE_PATTERN[1..])})),
-                   "apiGroups": strings(), "resources": strings(),
-                   "verbs": {"type": "array", "minItems": 1, "items": {"type": "string"}}}),
-        ),
-        Kind::LogicalCloudQuota => {
-            json!({"type": "object", "additionalProperties": {"type": "string"}})
-        }
-        // What a schema cannot say is checked by the server (400): the
-        // duration's range, a key size that fits the algorithm, a signature
-        // algorithm that fits the key, one value per subject attribute.
-        Kind::CaCert | Kind::ProjectCaCert => ca_cert(),
-        Kind::CaCertClusterGroup | Kind::CaCertLcClusterGroup => object(
-            &["scope", "clusterProvider"],
-            json!({"scope": {"type": "string", "enum": ["name", "label"]},
-                   "clusterProvider": name(), "cluster": {"type": "string"},
-                   "label": {"type": "string"}}),
-        ),
-        Kind::CaCertLogicalCloud => object(&["logicalCloud"], json!({"logicalCloud": name()})),
+        Kind::CaCertLogicalCloud => of(generator.subschema_for::<CaCertLogicalCloudSpec>()),
+        // Their types (`wasmco_core::network`, `wasmco_core::tenancy`) derive
+        // no schema yet, so theirs is written below, after their fields.
         Kind::ClusterNetwork => object(&["cniType"], network_properties()),
         Kind::ClusterProviderNetwork => provider_network(),
         Kind::TenancyPolicy | Kind::ProviderTenancyPolicy => tenancy_policy(),
@@ -136,123 +147,6 @@ fn network_properties() -> Value {
             "name": {"type": "string"}, "subnet": {"type": "string"},
             "gateway": {"type": "string"}, "excludeIps": {"type": "string"}}))},
     })
-}
-
-/// A controller's: its type, priority and limits tighter than the host's.
-fn controller() -> Value {
-    object(
-        &["type"],
-        json!({
-            "type": {"type": "string", "enum": ["placement", "action"]},
-            "priority": {"type": "integer", "minimum": 0, "maximum": u32::MAX},
-            "limits": object(&[], json!({
-                "deadlineMs": {"type": "integer", "minimum": 1},
-                "memoryBytes": {"type": "integer", "minimum": 1},
-                "instances": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
-                "tables": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
-                "tableElements": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
-                "logBytes": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
-                "maxEdits": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
-                "outputBytes": {"type": "integer", "minimum": 1},
-                "manifestBytes": {"type": "integer", "minimum": 1, "maximum": u32::MAX},
-            })),
-        }),
-    )
-}
-
-/// A DIG's: its profile, release and logical cloud, and apps' override values.
-fn deployment_intent_group() -> Value {
-    json!({"type": "object",
-    "required": ["compositeProfile", "version"],
-    "properties": {
-        "compositeProfile": name(),
-        "version": {"type": "string"},
-        "logicalCloud": or_null(json!({"type": "string", "pattern": format!("^$|{}", &NAME_PATTERN[1..])})),
-        "overrideValues": {"type": "array", "items": object(&["app", "values"],
-            json!({"app": name(), "values": {"type": "object"}}))},
-    }})
-}
-
-/// A generic placement intent's entry: clusters by name or label, or
-/// groups of which one gets the app.
-fn generic_app_intent() -> Value {
-    let selector = object(
-        &["clusterProvider"],
-        json!({"clusterProvider": name(), "cluster": name(), "clusterLabel": name()}),
-    );
-    let one_of = |entry: Value| {
-        json!({"oneOf": [
-            {"allOf": [entry.clone(), {"required": ["cluster"]}, {"not": {"required": ["clusterLabel"]}}]},
-            {"allOf": [entry, {"required": ["clusterLabel"]}, {"not": {"required": ["cluster"]}}]},
-        ]})
-    };
-    let group = object(
-        &["anyOf"],
-        json!({"anyOf": {"type": "array", "items": one_of(selector.clone())}}),
-    );
-    let entries = json!({"type": "array",
-        "items": {"oneOf": [one_of(selector), group]}});
-    object(
-        &["app", "intent"],
-        json!({"app": name(), "intent": {"type": "object", "additionalProperties": false,
-            "minProperties": 1,
-            "properties": {"allOf": entries.clone(), "anyOf": entries}}}),
-    )
-}
-
-fn logical_cloud() -> Value {
-    json!({"oneOf": [
-        {"type": "object", "required": ["level"], "properties": {
-            "level": {"oneOf": [{"type": "string", "enum": ["0"]}, {"type": "integer", "enum": [0]}]},
-            "namespace": {"type": "string", "pattern": format!("^$|{}", &NAMESPACE_PATTERN[1..])}}},
-        {"type": "object", "required": ["namespace"], "properties": {
-            "level": or_null(json!({"oneOf": [{"type": "string", "enum": ["1"]}, {"type": "integer", "enum": [1]}]})),
-            "namespace": namespace(),
-            "user": or_null(json!({"type": "object", "required": ["userName"], "properties": {
-                "userName": {"type": "string", "minLength": 1, "maxLength": 253,
-                             "pattern": "^[^/\\u0000-\\u001f\\u007f-\\u009f]+$"}}})),
-            "labels": {"type": "object", "propertyNames": {"maxLength": 253, "pattern":
-                "^([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?){0,2}/)?[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$"},
-                "additionalProperties": {"type": "string", "maxLength": 63,
-                "pattern": "^([A-Za-z0-9]([A-Za-z0-9_.-]*[A-Za-z0-9])?)?$"}}}},
-    ]})
-}
-
-fn ca_cert() -> Value {
-    let size = json!({"type": "integer", "minimum": 0, "maximum": 4294967295u64});
-    object(
-        &["issuerRef", "issuingCluster"],
-        json!({
-            "isCA": {"type": "boolean"},
-            "issuerRef": object(&["name", "group"], json!({
-                "name": name(),
-                "kind": {"type": "string", "enum": ["ClusterIssuer", "Issuer"]},
-                "group": {"type": "string", "enum": ["cert-manager.io"]},
-                "version": {"type": "string", "enum": ["", "v1"]}})),
-            "duration": {"type": "string", "description": "a Go duration (\"8760h\") of a minute to 100 years"},
-            "issuingCluster": object(&["cluster", "clusterProvider"],
-                json!({"cluster": name(), "clusterProvider": name()})),
-            "csrInfo": object(&[], json!({
-                "keySize": size.clone(),
-                "version": size,
-                "dnsNames": strings(),
-                "emailAddresses": strings(),
-                "keyUsages": {"type": "array", "items": {"type": "string", "enum": [
-                    "digital signature", "content commitment", "key encipherment",
-                    "key agreement", "data encipherment", "cert sign", "crl sign",
-                    "server auth", "client auth", "code signing", "email protection",
-                    "timestamping", "ocsp signing"]}},
-                "algorithm": object(&[], json!({
-                    "publicKeyAlgorithm": {"type": "string", "enum": ["RSA", "DSA", "ECDSA", "Ed25519"]},
-                    "signatureAlgorithm": {"type": "string"}})),
-                "subject": object(&[], json!({
-                    "locale": object(&[], json!({"country": strings(), "locality": strings(),
-                        "postalCode": strings(), "province": strings(), "streetAddress": strings()})),
-                    "names": object(&[], json!({"commonNamePrefix": {"type": "string"}})),
-                    "organization": object(&[], json!({"names": strings(), "units": strings()}))})),
-            })),
-        }),
-    )
 }
 
 /// A provider network's: a network's, with its VLAN.
@@ -286,4 +180,62 @@ fn tenancy_policy() -> Value {
             "podSecurity": or_null(json!({"type": "string", "enum": ["restricted", "baseline", "privileged", null]})),
         }),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schema_both_the_wire_and_the_specs_name_is_one_schema() {
+        let answered = super::super::wire::components();
+        for (name, schema) in components() {
+            if let Some(other) = answered.get(&name) {
+                assert_eq!(
+                    &schema, other,
+                    "{name} differs between the wire and the specs"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_reference_to_a_spec_type_is_among_the_components() {
+        let components = components();
+        for kind in Kind::ALL {
+            if let Some(path) = spec(kind)["$ref"].as_str() {
+                let name = path.trim_start_matches("#/components/schemas/");
+                assert!(components.contains_key(name), "{kind:?}: {path}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_spec_is_required_where_its_type_cannot_do_without_one() {
+        for kind in [
+            Kind::Controller,
+            Kind::CompositeApp,
+            Kind::DeploymentIntentGroup,
+            Kind::GenericAppIntent,
+            Kind::LogicalCloud,
+            Kind::CaCert,
+            Kind::ClusterNetwork,
+        ] {
+            assert!(spec_required(kind), "{kind:?}");
+        }
+        for kind in [
+            Kind::Project,
+            Kind::LogicalCloudQuota,
+            Kind::TenancyPolicy,
+            Kind::ClusterLabel,
+        ] {
+            assert!(!spec_required(kind), "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn a_narrow_integer_is_bounded_by_its_type() {
+        let controller = &components()["ControllerSpec"];
+        assert_eq!(controller["properties"]["priority"]["maximum"], u32::MAX);
+    }
 }

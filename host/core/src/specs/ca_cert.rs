@@ -6,9 +6,11 @@
 
 use std::time::Duration;
 
+use schemars::{JsonSchema, Schema};
 use serde::{Deserialize, Serialize};
 
 use super::checking::{Scope, Spec};
+use super::patterns::NAME_PATTERN;
 use crate::document::{FieldError, Reference, check_name};
 use crate::kinds::Kind;
 
@@ -25,7 +27,7 @@ pub const CERT_MANAGER_GROUP: &str = "cert-manager.io";
 const LONGEST: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// A caCert, under a cluster provider or a project.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CaCertSpec {
     /// Whether each cluster's certificate is a CA (EMCO's default: yes).
@@ -35,12 +37,15 @@ pub struct CaCertSpec {
     pub issuer_ref: IssuerRef,
     /// How long each certificate is valid, as Go writes a duration.
     #[serde(default = "a_year")]
+    #[schemars(description = "a Go duration (\"8760h\") of a minute to 100 years")]
     pub duration: String,
     /// The cluster that holds the issuer.
     pub issuing_cluster: IssuingCluster,
     /// EMCO's SGX/TCS path (cert-manager makes the key on the issuing
     /// cluster); wasmco does not take it.
     #[serde(default)]
+    // Refused by the check, so no body the document calls valid has it.
+    #[schemars(skip)]
     pub certificate: Option<serde_json::Value>,
     /// What each cluster's certificate says.
     #[serde(default)]
@@ -56,20 +61,32 @@ fn a_year() -> String {
 }
 
 /// `issuerRef`: a cert-manager issuer.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = group_is_required)]
 pub struct IssuerRef {
     /// Its name.
+    #[schemars(pattern(NAME_PATTERN))]
     pub name: String,
     /// `ClusterIssuer` (the default) or `Issuer` (in `default`).
     #[serde(default = "cluster_issuer")]
     pub kind: IssuerKind,
     /// `cert-manager.io`.
     #[serde(default)]
+    #[schemars(extend("enum" = [CERT_MANAGER_GROUP]))]
     pub group: String,
     /// Its API version; cert-manager's is `v1`.
     #[serde(default)]
+    #[schemars(extend("enum" = ["", "v1"]))]
     pub version: String,
+}
+
+/// `group` is read as empty when left out, so that the check can name it;
+/// to the document, which holds it to one value, it is required.
+fn group_is_required(schema: &mut Schema) {
+    if let Some(serde_json::Value::Array(required)) = schema.get_mut("required") {
+        required.push("group".into());
+    }
 }
 
 fn cluster_issuer() -> IssuerKind {
@@ -77,7 +94,7 @@ fn cluster_issuer() -> IssuerKind {
 }
 
 /// The two kinds of cert-manager issuer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum IssuerKind {
     /// Cluster-wide; its CA secret lives in `cert-manager`.
     ClusterIssuer,
@@ -105,12 +122,14 @@ impl IssuerKind {
 }
 
 /// `issuingCluster`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct IssuingCluster {
     /// The cluster.
+    #[schemars(pattern(NAME_PATTERN))]
     pub cluster: String,
     /// Its provider.
+    #[schemars(pattern(NAME_PATTERN))]
     pub cluster_provider: String,
 }
 

@@ -2,10 +2,12 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
 use super::checking::{Scope, Spec};
+use super::patterns::{NAME_OR_EMPTY_PATTERN, NAME_PATTERN};
 use crate::document::{FieldError, Reference, check_name};
 use crate::kinds::Kind;
 
@@ -13,10 +15,11 @@ use crate::kinds::Kind;
 pub const GENERIC_PLACEMENT_KEY: &str = "genericPlacementIntent";
 
 /// A deployment intent group's spec.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DigSpec {
     /// The composite profile whose app profiles render the apps.
+    #[schemars(pattern(NAME_PATTERN))]
     pub composite_profile: String,
     /// The release: EMCO's DIG `version`.
     pub version: String,
@@ -26,6 +29,7 @@ pub struct DigSpec {
     /// The logical cloud it deploys to (its namespace is a chart's
     /// release namespace).
     #[serde(default)]
+    #[schemars(pattern(NAME_OR_EMPTY_PATTERN))]
     pub logical_cloud: Option<String>,
 }
 
@@ -57,10 +61,11 @@ impl Spec for DigSpec {
 }
 
 /// One app's override values in a DIG.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OverrideValues {
     /// The app.
+    #[schemars(pattern(NAME_PATTERN))]
     pub app: String,
     /// For a plain-manifest app, `Kind/name` to an RFC 7386 merge patch
     /// for that resource; for a chart, Helm `--set` values
@@ -74,10 +79,15 @@ pub struct OverrideValues {
 pub const UNSET_INTENT_NAME: &str = "<no value>";
 
 /// A DIG intent: which intent of each controller the DIG uses.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DigIntentSpec {
     /// Controller name (or [`GENERIC_PLACEMENT_KEY`]) to intent name.
+    /// An intent's name is a name, or what emcoctl writes for one unset.
+    #[schemars(extend("additionalProperties" = {"anyOf": [
+        {"type": "string", "pattern": NAME_PATTERN},
+        {"type": "string", "enum": [UNSET_INTENT_NAME]},
+    ]}))]
     pub intent: BTreeMap<String, String>,
 }
 

@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -9,10 +10,12 @@ use super::checking::{Scope, Spec};
 use crate::document::{FieldError, Reference};
 
 /// A cluster's key/value pairs.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct KvPairSpec {
-    /// The pairs, as EMCO writes them: a list of one-entry maps.
+    /// The pairs, as EMCO writes them: a list of one-entry maps. Read as
+    /// any JSON so a value that is not a string is refused by its key.
+    #[schemars(with = "Vec<BTreeMap<String, String>>")]
     pub kv: Vec<BTreeMap<String, Value>>,
 }
 

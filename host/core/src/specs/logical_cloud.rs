@@ -3,17 +3,23 @@
 
 use std::collections::BTreeMap;
 
+use schemars::{JsonSchema, Schema, json_schema};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::checking::{Scope, Spec};
+use super::patterns::{
+    LABEL_KEY_PATTERN, LABEL_VALUE_PATTERN, NAME_PATTERN, NAMESPACE_OR_EMPTY_PATTERN,
+    NAMESPACE_PATTERN, USER_NAME_PATTERN,
+};
 use crate::document::{FieldError, Reference, check_name};
 use crate::kinds::Kind;
 use crate::kube_names::{check_dns_label, check_label};
 
 /// A logical cloud's spec (EMCO's dcm): its level, namespace and user.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(transform = admin_or_standard)]
 pub struct LogicalCloudSpec {
     /// EMCO's level: `"0"` for an admin cloud (the clusters' own
     /// kubeconfigs, no namespace, user or quota), `"1"` (the default) for
@@ -22,6 +28,7 @@ pub struct LogicalCloudSpec {
     pub level: Option<Value>,
     /// The namespace made in every referenced cluster (standard clouds).
     #[serde(default)]
+    #[schemars(pattern(NAMESPACE_PATTERN))]
     pub namespace: String,
     /// The user given access to it (standard clouds).
     #[serde(default)]
@@ -29,7 +36,43 @@ pub struct LogicalCloudSpec {
     /// Labels of the namespace it makes (EMCO's: network policies and
     /// chains select namespaces by them).
     #[serde(default)]
+    #[schemars(extend(
+        "propertyNames" = {"maxLength": 253, "pattern": LABEL_KEY_PATTERN},
+        "additionalProperties" = {"type": "string", "maxLength": 63, "pattern": LABEL_VALUE_PATTERN},
+    ))]
     pub labels: BTreeMap<String, String>,
+}
+
+/// What [`LogicalCloudSpec`]'s check holds a cloud to, by its level,
+/// which no field's type says: an admin cloud (level 0) needs nothing else
+/// and its namespace may be empty; a standard one (level 1, the default)
+/// needs its namespace (its user is `<project>:<cloud>` when not given).
+fn admin_or_standard(schema: &mut Schema) {
+    let level = |level: u64| {
+        serde_json::json!({"oneOf": [
+            {"type": "string", "enum": [level.to_string()]},
+            {"type": "integer", "enum": [level]},
+        ]})
+    };
+    let admin = serde_json::json!({"type": "object", "required": ["level"], "properties": {
+        "level": level(0),
+        "namespace": {"type": "string", "pattern": NAMESPACE_OR_EMPTY_PATTERN},
+    }});
+    let description = schema.remove("description");
+    let mut standard = schema.clone();
+    standard.insert("required".into(), serde_json::json!(["namespace"]));
+    if let Some(properties) = standard
+        .get_mut("properties")
+        .and_then(|p| p.as_object_mut())
+    {
+        let mut level = level(1);
+        level["nullable"] = true.into();
+        properties.insert("level".into(), level);
+    }
+    *schema = json_schema!({"oneOf": [admin, standard]});
+    if let Some(description) = description {
+        schema.insert("description".into(), description);
+    }
 }
 
 impl LogicalCloudSpec {
@@ -108,20 +151,23 @@ pub fn fill_default_user(project: &str, cloud: &str, spec: &mut Value) {
 }
 
 /// A logical cloud's user.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct LogicalCloudUser {
     /// The certificate's common name: the Kubernetes user.
+    #[schemars(length(min = 1, max = 253), pattern(USER_NAME_PATTERN))]
     pub user_name: String,
 }
 
 /// A logical cloud's reference to a cluster.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClusterReferenceSpec {
     /// The cluster's provider.
+    #[schemars(pattern(NAME_PATTERN))]
     pub cluster_provider: String,
     /// The cluster.
+    #[schemars(pattern(NAME_PATTERN))]
     pub cluster: String,
     /// EMCO's load balancer address for the cluster (kept, not used); its
     /// JSON is read case-insensitively, so EMCO's files spell it several ways.
@@ -152,12 +198,13 @@ impl Spec for ClusterReferenceSpec {
 }
 
 /// One rule of a logical cloud user's Role.
-#[derive(Debug, Clone, Deserialize, Serialize)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UserPermissionSpec {
     /// The namespace it applies to: the logical cloud's when left out,
     /// the whole cluster when `""` (a privileged cloud).
     #[serde(default, skip_serializing)]
+    #[schemars(pattern(NAMESPACE_OR_EMPTY_PATTERN))]
     pub namespace: Option<String>,
     /// API groups (`""` is the core group).
     #[serde(default)]
@@ -166,6 +213,7 @@ pub struct UserPermissionSpec {
     #[serde(default)]
     pub resources: Vec<String>,
     /// Verbs.
+    #[schemars(length(min = 1))]
     pub verbs: Vec<String>,
 }
 
@@ -183,9 +231,10 @@ impl Spec for UserPermissionSpec {
 }
 
 /// A logical cloud's quota: resource names to quantities.
-#[derive(Debug, Clone, Deserialize)]
+// Read as any JSON so a quantity that is not a string is refused by its key.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(transparent)]
-pub struct QuotaSpec(pub BTreeMap<String, Value>);
+pub struct QuotaSpec(#[schemars(with = "BTreeMap<String, String>")] pub BTreeMap<String, Value>);
 
 impl Spec for QuotaSpec {
     fn check(self, _: &Scope<'_>) -> Result<Vec<Reference>, FieldError> {

@@ -1,16 +1,19 @@
 //! A generic placement intent's entry: which clusters get an app.
 
+use schemars::{JsonSchema, Schema, json_schema};
 use serde::Deserialize;
 
 use super::checking::{Scope, Spec};
+use super::patterns::NAME_PATTERN;
 use crate::document::{FieldError, Reference, check_name};
 use crate::kinds::Kind;
 
 /// A generic placement intent's entry for one app.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppIntentSpec {
     /// The app.
+    #[schemars(pattern(NAME_PATTERN))]
     pub app: String,
     /// Where it goes.
     pub intent: PlacementIntent,
@@ -45,8 +48,10 @@ impl Spec for AppIntentSpec {
 
 /// EMCO's placement intent: clusters every one of which gets the app, and
 /// clusters one of which does.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+// The check wants one of the two.
+#[schemars(extend("minProperties" = 1))]
 pub struct PlacementIntent {
     /// Each entry gets the app.
     #[serde(default)]
@@ -57,21 +62,60 @@ pub struct PlacementIntent {
 }
 
 /// A cluster by name or label, or a nested anyOf group.
-#[derive(Debug, Clone, Deserialize)]
+// The fields are optional to the type so that the check can name the one
+// at fault; the schema says which go together.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(transform = selector_or_group)]
 pub struct PlacementEntry {
     /// The provider of the cluster(s).
     #[serde(default)]
+    #[schemars(with = "String", pattern(NAME_PATTERN))]
     pub cluster_provider: Option<String>,
     /// One cluster.
     #[serde(default)]
+    #[schemars(with = "String", pattern(NAME_PATTERN))]
     pub cluster: Option<String>,
     /// The clusters with this label.
     #[serde(default)]
+    #[schemars(with = "String", pattern(NAME_PATTERN))]
     pub cluster_label: Option<String>,
     /// A group of which one entry gets the app.
     #[serde(default)]
     pub any_of: Option<Vec<PlacementEntry>>,
+}
+
+/// What [`PlacementEntry::check`] holds an entry to, which no field's type
+/// says: a cluster provider with exactly one of a cluster and a label, or
+/// a group (`anyOf`) of such, which does not nest.
+fn selector_or_group(schema: &mut Schema) {
+    let mut selector = schema.clone();
+    if let Some(properties) = selector
+        .get_mut("properties")
+        .and_then(|p| p.as_object_mut())
+    {
+        properties.remove("anyOf");
+        // A field left out is not `null`, whatever the type reads it as.
+        for property in properties.values_mut() {
+            if let Some(property) = property.as_object_mut() {
+                property.remove("default");
+            }
+        }
+    }
+    selector.insert("required".into(), serde_json::json!(["clusterProvider"]));
+    let exactly_one = |one: &str, other: &str| serde_json::json!({"allOf": [selector, {"required": [one]}, {"not": {"required": [other]}}]});
+    let selector = serde_json::json!({"oneOf": [
+        exactly_one("cluster", "clusterLabel"),
+        exactly_one("clusterLabel", "cluster"),
+    ]});
+    let group = serde_json::json!({"type": "object", "additionalProperties": false,
+        "required": ["anyOf"],
+        "properties": {"anyOf": {"type": "array", "items": selector}}});
+    let description = schema.remove("description");
+    *schema = json_schema!({"oneOf": [selector, group]});
+    if let Some(description) = description {
+        schema.insert("description".into(), description);
+    }
 }
 
 impl PlacementEntry {

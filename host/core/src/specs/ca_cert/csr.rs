@@ -1,12 +1,13 @@
 //! `csrInfo`: what each cluster's certificate says, its subject, names
 //! and key, and what of it wasmco can honour.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::document::FieldError;
 
 /// `csrInfo`: the subject, names and key of each cluster's certificate.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CsrInfo {
     /// Bits of an RSA key, or the curve's size (256, 384) of an ECDSA one.
@@ -51,8 +52,9 @@ impl Default for CsrInfo {
 }
 
 /// `csrInfo.algorithm`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "CsrAlgorithm")]
 pub struct Algorithm {
     /// The key's algorithm.
     #[serde(default)]
@@ -64,7 +66,7 @@ pub struct Algorithm {
 }
 
 /// The key algorithms EMCO's schema lists.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub enum PublicKeyAlgorithm {
     /// RSA, `keySize` bits.
     #[default]
@@ -81,7 +83,7 @@ pub enum PublicKeyAlgorithm {
 }
 
 /// cert-manager's key usages (`spec.usages` of a Certificate).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum KeyUsage {
     /// `digital signature`.
@@ -125,8 +127,9 @@ pub enum KeyUsage {
 }
 
 /// `csrInfo.subject`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "CsrSubject")]
 pub struct Subject {
     /// Where.
     #[serde(default)]
@@ -140,8 +143,9 @@ pub struct Subject {
 }
 
 /// `subject.locale`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "CsrLocale")]
 pub struct Locale {
     /// C.
     #[serde(default)]
@@ -161,8 +165,9 @@ pub struct Locale {
 }
 
 /// `subject.names`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "CsrNames")]
 pub struct Names {
     /// Put at the end of the common name, after a `-` (EMCO's name for it
     /// notwithstanding).
@@ -171,8 +176,9 @@ pub struct Names {
 }
 
 /// `subject.organization`.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[schemars(rename = "CsrOrganization")]
 pub struct Organization {
     /// O.
     #[serde(default)]

@@ -1,19 +1,22 @@
 //! Which clusters a caCert is for: its cluster groups, and a project
 //! caCert's logical clouds.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::document::{FieldError, Reference, check_name};
 use crate::kinds::Kind;
 use crate::specs::checking::{Scope, Spec};
+use crate::specs::patterns::NAME_PATTERN;
 
 /// A caCert's cluster group: the clusters it is for, by name or by label.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CaCertClusterGroupSpec {
     /// `name` or `label`.
     pub scope: GroupScope,
     /// The provider of the clusters.
+    #[schemars(pattern(NAME_PATTERN))]
     pub cluster_provider: String,
     /// The cluster, for `scope: name`.
     #[serde(default)]
@@ -24,7 +27,7 @@ pub struct CaCertClusterGroupSpec {
 }
 
 /// How a cluster group names its clusters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum GroupScope {
     /// One cluster, by name.
@@ -59,10 +62,11 @@ impl Spec for CaCertClusterGroupSpec {
 
 /// A project caCert's logical cloud: its groups' clusters count only where
 /// the cloud has them.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CaCertLogicalCloudSpec {
     /// The project's logical cloud.
+    #[schemars(pattern(NAME_PATTERN))]
     pub logical_cloud: String,
 }
 
