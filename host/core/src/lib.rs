@@ -6,6 +6,7 @@
 pub mod cloud;
 pub mod controllers;
 pub mod document;
+pub mod eggo;
 pub mod files;
 pub mod hooks;
 pub mod instrumentation;
