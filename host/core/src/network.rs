@@ -4,6 +4,7 @@
 
 use std::net::Ipv4Addr;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::document::{FieldError, check_name};
@@ -12,10 +13,11 @@ use crate::document::{FieldError, check_name};
 pub const CNI_OVN4NFV: &str = "ovn4nfv";
 
 /// A virtual network on one cluster.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NetworkSpec {
     /// The CNI that makes it: `ovn4nfv`.
+    #[schemars(extend("enum" = [CNI_OVN4NFV]))]
     pub cni_type: String,
     /// Its IPv4 subnets.
     #[serde(default)]
@@ -23,10 +25,11 @@ pub struct NetworkSpec {
 }
 
 /// A network the cluster's nodes reach through a provider interface.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProviderNetworkSpec {
     /// The CNI that makes it: `ovn4nfv`.
+    #[schemars(extend("enum" = [CNI_OVN4NFV]))]
     pub cni_type: String,
     /// Its IPv4 subnets.
     #[serde(default)]
@@ -38,7 +41,7 @@ pub struct ProviderNetworkSpec {
 }
 
 /// One IPv4 subnet of a network.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Ipv4Subnet {
     /// Its name.
@@ -54,7 +57,7 @@ pub struct Ipv4Subnet {
 }
 
 /// A provider network's VLAN (EMCO spells its id `vlanID` in bodies).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Vlan {
     /// The VLAN id, as a string.

@@ -10,28 +10,45 @@
 
 use std::collections::BTreeSet;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::document::FieldError;
 use crate::kube_names::check_dns_label;
 use crate::resource::Resource;
 
+// The shapes `TenancyPolicySpec::check` holds its entries to, as JSON
+// Schema patterns, so that its schema says what the check refuses.
+
+/// A namespace (`check_dns_label`), a prefix of one ending in `*`, or `*`.
+const NAMESPACE_GRANT_PATTERN: &str =
+    "^(\\*|[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?|[a-z0-9][a-z0-9-]{0,61}\\*)$";
+
+/// `Kind`, `group/Kind`, or `*`.
+const KIND_GRANT_PATTERN: &str = "^(\\*|([A-Za-z0-9.-]+/)?[A-Za-z0-9]+)$";
+
+/// Text without control characters.
+const PRINTABLE_PATTERN: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]+$";
+
 /// `…/tenancy-policies/{name}`: what the admin allows a project (or every
 /// project on a cluster provider's clusters) beyond the defaults.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TenancyPolicySpec {
     /// Namespaces its objects may go to besides its logical clouds':
     /// names, or prefixes ending in `*` (`shop-*`); `*` is every one.
     #[serde(default)]
+    #[schemars(inner(pattern(NAMESPACE_GRANT_PATTERN)))]
     pub namespaces: Vec<String>,
     /// Kinds the defaults refuse that it may deploy (cluster-scoped kinds,
     /// CRDs, webhooks): `Kind` or `group/Kind`; `*` is every kind.
     #[serde(default)]
+    #[schemars(inner(pattern(KIND_GRANT_PATTERN)))]
     pub kinds: Vec<String>,
     /// ClusterRoles its RoleBindings and ClusterRoleBindings may bind;
     /// `*` is every one.
     #[serde(default)]
+    #[schemars(inner(length(min = 1, max = 253), pattern(PRINTABLE_PATTERN)))]
     pub cluster_roles: Vec<String>,
     /// Whether its logical clouds may grant their users permissions beyond
     /// the cloud's own namespace (the whole cluster, or another namespace).
@@ -49,7 +66,9 @@ pub struct TenancyPolicySpec {
 }
 
 /// A Kubernetes Pod Security Standard, as a namespace enforces it.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum PodSecurity {
     /// Everything hardened.

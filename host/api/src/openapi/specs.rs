@@ -1,15 +1,14 @@
-//! The JSON Schema of each kind's `spec`. A kind whose body is a type of
-//! `wasmco_core::specs` has its schema derived from that type (the
+//! The JSON Schema of each kind's `spec`. A kind whose body has a type of
+//! its own (in `wasmco_core::specs`, `wasmco_core::network` or
+//! `wasmco_core::tenancy`) has its schema derived from that type (the
 //! components of the document, by reference), so that what the server
 //! reads and what the document says cannot part: a body the document calls
 //! valid is refused only for what a schema cannot say (a name of something
 //! that does not exist, a file's content, a duration's range).
 //!
-//! Written here by hand are only the kinds with no spec type of their own
-//! (their spec is free: EMCO keeps it as given, or a declared kind's
-//! schema is its controller's) and three whose types live outside the
-//! specs, in `wasmco_core::network` and `wasmco_core::tenancy`, which
-//! derive no schema yet.
+//! Written here by hand are only the kinds with no spec type of their own:
+//! their spec is free (EMCO keeps it as given, or a declared kind's schema
+//! is its controller's).
 
 use schemars::generate::SchemaSettings;
 use schemars::transform::RecursiveTransform;
@@ -17,31 +16,14 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use wasmco_core::Kind;
+use wasmco_core::network::{NetworkSpec, ProviderNetworkSpec};
 pub use wasmco_core::specs::NAME_PATTERN;
 use wasmco_core::specs::{
     AppIntentSpec, AppProfileSpec, CaCertClusterGroupSpec, CaCertLogicalCloudSpec, CaCertSpec,
     ClusterReferenceSpec, CompositeAppSpec, ControllerSpec, DependencySpec, DigIntentSpec, DigSpec,
     KvPairSpec, LogicalCloudSpec, QuotaSpec, UserPermissionSpec,
 };
-
-/// A closed object: `required` of `properties`, nothing else.
-fn object(required: &[&str], properties: Value) -> Value {
-    json!({"type": "object", "additionalProperties": false, "required": required,
-           "properties": properties})
-}
-
-fn strings() -> Value {
-    json!({"type": "array", "items": {"type": "string"}})
-}
-
-/// A field that may also be `null` (read as left out).
-fn or_null(mut schema: Value) -> Value {
-    schema["nullable"] = json!(true);
-    schema
-}
-
-/// Text without control characters (what the checks call printable).
-const PRINTABLE: &str = "^[^\\u0000-\\u001f\\u007f-\\u009f]+$";
+use wasmco_core::tenancy::TenancyPolicySpec;
 
 /// Any object: the kinds whose spec is free (or EMCO's, kept as given).
 fn free() -> Value {
@@ -132,54 +114,12 @@ fn schema(kind: Kind, generator: &mut SchemaGenerator) -> Value {
             of(generator.subschema_for::<CaCertClusterGroupSpec>())
         }
         Kind::CaCertLogicalCloud => of(generator.subschema_for::<CaCertLogicalCloudSpec>()),
-        // Their types (`wasmco_core::network`, `wasmco_core::tenancy`) derive
-        // no schema yet, so theirs is written below, after their fields.
-        Kind::ClusterNetwork => object(&["cniType"], network_properties()),
-        Kind::ClusterProviderNetwork => provider_network(),
-        Kind::TenancyPolicy | Kind::ProviderTenancyPolicy => tenancy_policy(),
+        Kind::ClusterNetwork => of(generator.subschema_for::<NetworkSpec>()),
+        Kind::ClusterProviderNetwork => of(generator.subschema_for::<ProviderNetworkSpec>()),
+        Kind::TenancyPolicy | Kind::ProviderTenancyPolicy => {
+            of(generator.subschema_for::<TenancyPolicySpec>())
+        }
     }
-}
-
-fn network_properties() -> Value {
-    json!({
-        "cniType": {"type": "string", "enum": ["ovn4nfv"]},
-        "ipv4Subnets": {"type": "array", "items": object(&["name", "subnet"], json!({
-            "name": {"type": "string"}, "subnet": {"type": "string"},
-            "gateway": {"type": "string"}, "excludeIps": {"type": "string"}}))},
-    })
-}
-
-/// A provider network's: a network's, with its VLAN.
-fn provider_network() -> Value {
-    let mut properties = network_properties();
-    properties["providerNetType"] = json!({"type": "string"});
-    properties["vlan"] = object(
-        &["providerInterfaceName", "vlanNodeSelector"],
-        json!({"vlanID": {"type": "string"},
-               "providerInterfaceName": {"type": "string"},
-               "logicalInterfaceName": {"type": "string"},
-               "vlanNodeSelector": {"type": "string"},
-               "nodeLabelList": strings()}),
-    );
-    object(&["cniType", "providerNetType", "vlan"], properties)
-}
-
-/// A tenancy policy's: what a project's deployments may put on the clusters.
-fn tenancy_policy() -> Value {
-    object(
-        &[],
-        json!({
-            "namespaces": {"type": "array", "items": {"type": "string",
-                "pattern": "^(\\*|[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?|[a-z0-9][a-z0-9-]{0,61}\\*)$"}},
-            "kinds": {"type": "array", "items": {"type": "string",
-                "pattern": "^(\\*|([A-Za-z0-9.-]+/)?[A-Za-z0-9]+)$"}},
-            "clusterRoles": {"type": "array", "items": {"type": "string", "minLength": 1,
-                "maxLength": 253, "pattern": PRINTABLE}},
-            "clusterWidePermissions": {"type": "boolean"},
-            "clusterCredentials": {"type": "boolean"},
-            "podSecurity": or_null(json!({"type": "string", "enum": ["restricted", "baseline", "privileged", null]})),
-        }),
-    )
 }
 
 #[cfg(test)]
