@@ -21,6 +21,15 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// The answer for a path no route serves: the router's fallback, and
+    /// a declared intent group's path that names no declared kind.
+    pub(crate) fn no_route(method: &axum::http::Method, path: &str) -> Self {
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            format!("no route for {method} {path}"),
+        )
+    }
+
     /// An error without a field.
     pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
         ApiError {

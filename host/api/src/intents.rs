@@ -56,13 +56,6 @@ impl Target {
     }
 }
 
-fn no_route(method: &Method, uri: &axum::http::Uri) -> ApiError {
-    ApiError::new(
-        StatusCode::NOT_FOUND,
-        format!("no route for {method} {}", uri.path()),
-    )
-}
-
 /// Serves every request under a group that wasmco's own routes do not.
 pub async fn handle(
     state: AppState,
@@ -80,7 +73,8 @@ pub async fn handle(
     .map(|param| params.get(param).cloned().unwrap_or_default());
     let rest = params.get(ROUTE_PARAM).cloned().unwrap_or_default();
     let catalog = state.orchestrator.intent_catalog()?;
-    let target = resolve(&catalog, &group, &rest).ok_or_else(|| no_route(&method, &uri))?;
+    let target =
+        resolve(&catalog, &group, &rest).ok_or_else(|| ApiError::no_route(&method, uri.path()))?;
     match (target.item, method.clone()) {
         (false, Method::GET) => list(&state, &target).await,
         (false, Method::POST) => write(state, target, request, true).await,

@@ -23,12 +23,7 @@ pub(crate) fn routes(state: AppState) -> Router {
         .merge(logical_clouds::routes())
         .merge(ca_certs::routes())
         .merge(clusters::routes())
-        .fallback(|method: Method, uri: Uri| async move {
-            ApiError::new(
-                StatusCode::NOT_FOUND,
-                format!("no route for {method} {}", uri.path()),
-            )
-        })
+        .fallback(|method: Method, uri: Uri| async move { ApiError::no_route(&method, uri.path()) })
         .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
             ApiError::new(
                 StatusCode::METHOD_NOT_ALLOWED,
