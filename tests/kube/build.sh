@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the real Kubernetes parts the end-to-end tests run rsync against
-# (kube-apiserver, a single-member etcd, and kubectl for the benchmark) from
-# the modules pinned in this directory's go.mod and go.sum.
+# (kube-apiserver, a single-member etcd, and kubectl for the benchmark), and
+# those the cluster-deployment tests install on their nodes (kubelet,
+# kube-controller-manager, kube-scheduler, kube-proxy, and etcd as its
+# release runs it), from the modules pinned in this directory's go.mod and
+# go.sum.
 #
 # The binaries go to ~/.cache/wasmco-kube/<hash of the inputs>, outside the
 # clone, so only the first build on a machine pays for it (about 10 minutes
@@ -18,7 +21,7 @@ export GOFLAGS=-mod=readonly
 version=$(sed -n 's/^\tk8s.io\/kubernetes \(v[0-9.]*\).*/\1/p' go.mod)
 key=$(cat go.mod go.sum build.sh cmd/*/main.go internal/*/*.go | sha256sum | cut -c1-16)
 out="$HOME/.cache/wasmco-kube/$key"
-binaries=(kube-apiserver etcd kubectl)
+binaries=(kube-apiserver etcd kubectl kubelet kube-controller-manager kube-scheduler kube-proxy etcd-server)
 
 built() {
 	for binary in "${binaries[@]}"; do
@@ -27,7 +30,7 @@ built() {
 }
 
 if ! built; then
-	echo "building kube-apiserver, etcd and kubectl $version into $out" >&2
+	echo "building ${binaries[*]} $version into $out" >&2
 	major=${version#v}
 	minor=${major#*.}
 	minor=${minor%%.*}

@@ -1,0 +1,14 @@
+// The kube-proxy the cluster-deployment tests install on their nodes,
+// from the pinned k8s.io/kubernetes module.
+package main
+
+import (
+	"os"
+
+	"k8s.io/component-base/cli"
+	"k8s.io/kubernetes/cmd/kube-proxy/app"
+)
+
+func main() {
+	os.Exit(cli.Run(app.NewProxyCommand()))
+}

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds the package archive Eggo's deploy file names in
+# install.package-source, the way Eggo lays one out (bin/, image/, file/),
+# from the Kubernetes and etcd binaries tests/kube/build.sh makes and the
+# images images.sh makes. Cached in ~/.cache/wasmco-nodes/packages keyed by
+# its inputs; prints the archive's path.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+kube=$(bash ../kube/build.sh)
+images=$(bash images.sh)
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/wasmco-nodes/packages"
+key=$( { echo "$kube" "$images"; cat package.sh; } | sha256sum | cut -c1-16)
+archive="$cache/$key/packages-amd64.tar.gz"
+
+if [ ! -f "$archive" ]; then
+	echo "packing the node archive into $archive" >&2
+	rm -rf "$cache/$key.partial"
+	stage="$cache/$key.partial/stage"
+	mkdir -p "$stage/bin" "$stage/image" "$stage/file"
+	for binary in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy; do
+		ln "$kube/$binary" "$stage/bin/$binary" 2>/dev/null || cp "$kube/$binary" "$stage/bin/$binary"
+	done
+	# etcd as its release runs it; tests/kube's own `etcd` is a test store.
+	cp "$kube/etcd-server" "$stage/bin/etcd"
+	cp "$images/busybox.tar" "$images/pause.tar" "$stage/image/"
+	# Fast compression: the archive is made once and unpacked on each node.
+	tar -C "$stage" -cf - bin image file | gzip -1 >"$cache/$key.partial/packages-amd64.tar.gz"
+	rm -rf "$stage"
+	find "$cache" -mindepth 1 -maxdepth 1 ! -name "$key.partial" -exec rm -rf {} +
+	mv "$cache/$key.partial" "$cache/$key"
+fi
+echo "$archive"
