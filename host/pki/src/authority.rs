@@ -68,6 +68,12 @@ impl ClusterPki {
         })
     }
 
+    /// `sa.pub`: the public half of the service-account key, which API
+    /// servers check tokens with.
+    pub fn service_account_public_key(&self) -> Result<String, PkiError> {
+        Ok(KeyPair::from_pem(&self.service_account_key)?.public_key_pem())
+    }
+
     /// A client certificate from the cluster CA: `CN=user, O=groups…`.
     pub fn client(&self, user: &str, groups: &[&str]) -> Result<KeyedCert, PkiError> {
         issue(&self.ca, user, groups, &[], Usage::Client)

@@ -28,5 +28,6 @@ pub use model::{
     RolePorts, ServiceCluster,
 };
 pub use parse::{parse, to_yaml};
+pub use syntax::parse_go_duration;
 pub use template::template;
 pub use whitelist::{DST_DIRS, DST_SUBDIRS, dst_allowed};

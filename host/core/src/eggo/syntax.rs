@@ -55,15 +55,30 @@ pub(super) fn cidr(text: &str) -> Result<(), String> {
 /// Go's `time.ParseDuration`: an optional sign, then one or more decimal
 /// numbers each with a unit (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`), or `0`.
 pub(super) fn go_duration(text: &str) -> Result<(), String> {
+    go_seconds(text).map(|_| ())
+}
+
+/// A Go duration that is not negative, such as a `shell` package's
+/// timeout.
+pub fn parse_go_duration(text: &str) -> Result<std::time::Duration, String> {
+    let seconds = go_seconds(text)?;
+    std::time::Duration::try_from_secs_f64(seconds)
+        .map_err(|_| format!("{text:?} is not a duration a step can wait for"))
+}
+
+/// The seconds a Go duration stands for, with its sign.
+fn go_seconds(text: &str) -> Result<f64, String> {
     let bad = || format!("{text:?} is not a Go duration (e.g. 30s, 1m30s, 120s)");
+    let sign = if text.starts_with('-') { -1.0 } else { 1.0 };
     let rest = text.strip_prefix(['+', '-']).unwrap_or(text);
     if rest == "0" {
-        return Ok(());
+        return Ok(0.0);
     }
     if rest.is_empty() {
         return Err(bad());
     }
     let mut rest = rest;
+    let mut seconds = 0.0;
     while !rest.is_empty() {
         let number = rest
             .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -72,15 +87,26 @@ pub(super) fn go_duration(text: &str) -> Result<(), String> {
         if digits.is_empty() || digits == "." || digits.matches('.').count() > 1 {
             return Err(bad());
         }
+        let value: f64 = digits.parse().map_err(|_| bad())?;
         rest = &rest[number..];
-        let unit = ["ns", "us", "µs", "μs", "ms", "s", "m", "h"]
-            .iter()
-            .filter(|unit| rest.starts_with(**unit))
-            .max_by_key(|unit| unit.len())
-            .ok_or_else(bad)?;
+        let (unit, scale) = [
+            ("ns", 1e-9),
+            ("us", 1e-6),
+            ("µs", 1e-6),
+            ("μs", 1e-6),
+            ("ms", 1e-3),
+            ("s", 1.0),
+            ("m", 60.0),
+            ("h", 3600.0),
+        ]
+        .into_iter()
+        .filter(|(unit, _)| rest.starts_with(*unit))
+        .max_by_key(|(unit, _)| unit.len())
+        .ok_or_else(bad)?;
+        seconds += value * scale;
         rest = &rest[unit.len()..];
     }
-    Ok(())
+    Ok(sign * seconds)
 }
 
 /// Go's `net.SplitHostPort`: `host:port` or `[v6-host]:port`; the port

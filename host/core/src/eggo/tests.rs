@@ -400,3 +400,20 @@ fn defaults_are_eggos() {
         "192.168.0.1:8443"
     );
 }
+
+#[test]
+fn go_durations_give_their_length() {
+    use std::time::Duration;
+    for (text, length) in [
+        ("30s", Duration::from_secs(30)),
+        ("1m30s", Duration::from_secs(90)),
+        ("1.5h", Duration::from_secs(5400)),
+        ("250ms", Duration::from_millis(250)),
+        ("0", Duration::ZERO),
+    ] {
+        assert_eq!(super::parse_go_duration(text), Ok(length), "{text}");
+    }
+    for text in ["-5s", "30", "s", "1x"] {
+        assert!(super::parse_go_duration(text).is_err(), "{text}");
+    }
+}
