@@ -1,0 +1,419 @@
+//! Running a deploy: one SSH session per machine, the phases in Eggo's
+//! order, machines of a phase side by side (a bounded number at once),
+//! progress reported after every step.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use wasmco_core::eggo::{DeployConfig, Schedule};
+use wasmco_nodes::{
+    Command, Copied, HostKeyPolicy, Login, NodeAddress, NodeError, NodeSession, SessionSettings,
+    on_each,
+};
+
+use crate::error::DeployError;
+use crate::material::ClusterMaterial;
+use crate::plan::{self, Archive, CONFIG_DIR, Plan, Step};
+use crate::state::{DeployState, Phase};
+use crate::topology::{Machine, Topology};
+
+/// Where the bootstrap objects are written on the first master.
+const BOOTSTRAP_MANIFEST: &str = "/etc/kubernetes/manifests/wasmco-bootstrap.yaml";
+
+/// What a deploy works from.
+#[derive(Debug, Clone)]
+pub struct Deployment {
+    /// The deploy file, defaults filled in.
+    pub config: DeployConfig,
+    /// Its machines.
+    pub topology: Topology,
+    /// The cluster's keys and tokens (kept by the caller).
+    pub material: ClusterMaterial,
+    /// The login on every machine.
+    pub login: Login,
+    /// The package archive per architecture, if the file has one.
+    pub archives: BTreeMap<String, Archive>,
+}
+
+/// How a deploy goes about it.
+#[derive(Debug, Clone)]
+pub struct DeploySettings {
+    /// SSH patience.
+    pub session: SessionSettings,
+    /// Machines worked on at once.
+    pub parallel: usize,
+    /// How long the API server and each Node get to become ready.
+    pub ready_timeout: Duration,
+}
+
+impl Default for DeploySettings {
+    fn default() -> Self {
+        Self {
+            session: SessionSettings::default(),
+            parallel: 8,
+            ready_timeout: Duration::from_secs(180),
+        }
+    }
+}
+
+/// Called with the whole state after every change, to keep and show it.
+pub type Report = Arc<dyn Fn(&DeployState) + Send + Sync>;
+
+/// Deploys the cluster, from `state` (a new one, or the one a stopped
+/// deploy left). Returns the final state; on error the state reported last
+/// says where it stopped.
+pub async fn deploy(
+    deployment: &Deployment,
+    settings: &DeploySettings,
+    state: DeployState,
+    report: Report,
+) -> Result<DeployState, DeployError> {
+    let run = Run {
+        deployment,
+        settings,
+        state: Mutex::new(state),
+        report,
+    };
+    let outcome = run.phases().await;
+    run.finish(outcome.as_ref().err());
+    outcome.map(|()| run.snapshot())
+}
+
+struct Run<'a> {
+    deployment: &'a Deployment,
+    settings: &'a DeploySettings,
+    state: Mutex<DeployState>,
+    report: Report,
+}
+
+impl Run<'_> {
+    fn plan(&self) -> Plan<'_> {
+        Plan {
+            config: &self.deployment.config,
+            topology: &self.deployment.topology,
+            material: &self.deployment.material,
+        }
+    }
+
+    async fn phases(&self) -> Result<(), DeployError> {
+        let topology = &self.deployment.topology;
+        let sessions = self.connect_all().await?;
+        let plan = self.plan();
+
+        self.on_machines(
+            Phase::Infrastructure,
+            topology.machines.iter(),
+            &sessions,
+            |machine| {
+                let archive = self.deployment.archives.get(&machine.arch);
+                plan::infrastructure(&plan, machine, archive)
+            },
+        )
+        .await?;
+        self.on_machines(
+            Phase::Prejoin,
+            topology.machines.iter(),
+            &sessions,
+            |machine| plan::hooks(&plan, machine, Schedule::Prejoin),
+        )
+        .await?;
+        self.on_machines(
+            Phase::Etcd,
+            topology.with(|roles| roles.etcd),
+            &sessions,
+            |machine| plan::etcd(&plan, machine),
+        )
+        .await?;
+
+        // The first master alone, until its API server answers; then the
+        // cluster-wide objects; then the other masters.
+        let Some(first) = topology.first_master() else {
+            return Err(DeployError::Refused(crate::refusals::refusals(
+                &self.deployment.config,
+            )));
+        };
+        self.on_machines(Phase::ControlPlane, [first], &sessions, |machine| {
+            let mut steps = plan::control_plane(&plan, machine);
+            steps.push(self.wait_for_api());
+            steps.push(Step::Put(wasmco_nodes::FileCopy {
+                path: BOOTSTRAP_MANIFEST.into(),
+                contents: plan::bootstrap_rbac(&plan).into_bytes(),
+                mode: 0o600,
+            }));
+            steps.push(kubectl(
+                "apply the bootstrap objects",
+                &format!("apply -f {BOOTSTRAP_MANIFEST}"),
+            ));
+            steps
+        })
+        .await?;
+        let others = topology
+            .with(|roles| roles.master)
+            .filter(|machine| machine.name != first.name);
+        self.on_machines(Phase::ControlPlane, others, &sessions, |machine| {
+            plan::control_plane(&plan, machine)
+        })
+        .await?;
+
+        self.on_machines(
+            Phase::Bootstrap,
+            topology.with(|roles| roles.worker),
+            &sessions,
+            |machine| plan::worker(&plan, machine),
+        )
+        .await?;
+        let workers: Vec<&Machine> = topology.with(|roles| roles.worker).collect();
+        self.on_machines(Phase::Bootstrap, [first], &sessions, |_| {
+            workers
+                .iter()
+                .map(|worker| self.wait_for_node(worker))
+                .collect()
+        })
+        .await?;
+
+        self.on_machines(Phase::Addons, [first], &sessions, |_| self.addons())
+            .await?;
+        self.on_machines(
+            Phase::Postjoin,
+            topology.machines.iter(),
+            &sessions,
+            |machine| plan::hooks(&plan, machine, Schedule::Postjoin),
+        )
+        .await?;
+        for (_, session) in sessions {
+            session.close().await;
+        }
+        Ok(())
+    }
+
+    /// One session per machine, all opened before anything changes, so an
+    /// unreachable machine or a wrong key stops the deploy before it began.
+    async fn connect_all(&self) -> Result<BTreeMap<String, NodeSession>, DeployError> {
+        let machines = &self.deployment.topology.machines;
+        let opened = on_each(machines, self.settings.parallel, |machine| async move {
+            let pinned = self.progress_of(&machine.name, |progress| progress.host_key.clone());
+            let policy = pinned.map_or(HostKeyPolicy::FirstContact, HostKeyPolicy::Pinned);
+            let address = NodeAddress {
+                name: machine.name.clone(),
+                host: machine.ip.to_string(),
+                port: machine.port,
+            };
+            let session = NodeSession::connect(
+                &address,
+                &self.deployment.login,
+                &policy,
+                &self.settings.session,
+            )
+            .await;
+            self.update(&machine.name, |progress| match &session {
+                Ok(session) => {
+                    progress.host_key = Some(session.host_key().to_owned());
+                    progress.error = None;
+                }
+                Err(error) => progress.error = Some(error.to_string()),
+            });
+            session.map(|session| (machine.name.clone(), session))
+        })
+        .await;
+        opened
+            .into_iter()
+            .collect::<Result<_, NodeError>>()
+            .map_err(|error| DeployError::Node {
+                phase: Phase::Infrastructure,
+                error,
+            })
+    }
+
+    /// Runs each machine's steps for `phase`, machines side by side.
+    async fn on_machines<'m, F>(
+        &self,
+        phase: Phase,
+        machines: impl IntoIterator<Item = &'m Machine>,
+        sessions: &BTreeMap<String, NodeSession>,
+        steps: F,
+    ) -> Result<(), DeployError>
+    where
+        F: Fn(&Machine) -> Vec<Step>,
+    {
+        self.with_state(|state| state.phase = Some(phase));
+        let work: Vec<(&Machine, Vec<Step>)> = machines
+            .into_iter()
+            .map(|machine| (machine, steps(machine)))
+            .collect();
+        let outcomes = on_each(
+            work,
+            self.settings.parallel,
+            |(machine, steps)| async move {
+                let session = &sessions[&machine.name];
+                let outcome = self.apply(phase, session, steps).await;
+                self.update(&machine.name, |progress| {
+                    progress.step = None;
+                    match &outcome {
+                        Ok(()) => {
+                            if !progress.done.contains(&phase) {
+                                progress.done.push(phase);
+                            }
+                            progress.error = None;
+                        }
+                        Err(error) => progress.error = Some(error.to_string()),
+                    }
+                });
+                outcome
+            },
+        )
+        .await;
+        outcomes
+            .into_iter()
+            .collect::<Result<(), NodeError>>()
+            .map_err(|error| DeployError::Node { phase, error })
+    }
+
+    /// Runs steps in order on one machine.
+    async fn apply(
+        &self,
+        phase: Phase,
+        session: &NodeSession,
+        steps: Vec<Step>,
+    ) -> Result<(), NodeError> {
+        let node = session.node().to_owned();
+        let mut written = false;
+        for step in steps {
+            self.update(&node, |progress| {
+                progress.phase = Some(phase);
+                progress.step = Some(step.name().to_owned());
+            });
+            match &step {
+                Step::Put(file) => written |= session.put(file).await? == Copied::Written,
+                Step::Upload { local, path } => {
+                    written |= session.upload(local, path, 0o644).await? == Copied::Written;
+                }
+                Step::Run(command) => {
+                    session.check(command).await?;
+                }
+                Step::Start(service) => {
+                    session.check(&start(service, written)).await?;
+                    written = false;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits on the first master until its API server is ready, as Eggo
+    /// waits (kubectl with the admin kubeconfig, once a second).
+    fn wait_for_api(&self) -> Step {
+        let seconds = self.settings.ready_timeout.as_secs();
+        Step::Run(Command::new(
+            "wait for the API server",
+            format!(
+                "export KUBECONFIG={CONFIG_DIR}/admin.conf; for i in $(seq {seconds}); do \
+                 kubectl get --raw /readyz >/dev/null 2>&1 && exit 0; sleep 1; done; \
+                 kubectl get --raw '/readyz?verbose' >&2; exit 1"
+            ),
+            self.settings.ready_timeout + Duration::from_secs(30),
+        ))
+    }
+
+    /// Waits on the first master until `worker`'s Node exists and is Ready.
+    fn wait_for_node(&self, worker: &Machine) -> Step {
+        let seconds = self.settings.ready_timeout.as_secs();
+        let name = &worker.name;
+        Step::Run(Command::new(
+            format!("wait for node {name} to be Ready"),
+            format!(
+                "export KUBECONFIG={CONFIG_DIR}/admin.conf; for i in $(seq {seconds}); do \
+                 kubectl get node {name} >/dev/null 2>&1 && break; sleep 1; done; \
+                 kubectl wait --for=condition=Ready node/{name} --timeout={seconds}s"
+            ),
+            self.settings.ready_timeout * 2 + Duration::from_secs(30),
+        ))
+    }
+
+    /// On the first master: master-workers tainted and labelled as Eggo
+    /// does, the file's `yaml` packages applied, the bootstrap token
+    /// deleted now that every kubelet has its own certificate.
+    fn addons(&self) -> Vec<Step> {
+        let mut steps = Vec::new();
+        for machine in self
+            .deployment
+            .topology
+            .with(|roles| roles.master && roles.worker)
+        {
+            let name = &machine.name;
+            steps.push(kubectl(
+                &format!("taint and label {name}"),
+                &format!(
+                    "taint nodes {name} node-role.kubernetes.io/master:NoSchedule --overwrite && \
+                     kubectl label node {name} node-role.kubernetes.io/master= \
+                     node-role.kubernetes.io/control-plane= --overwrite"
+                ),
+            ));
+        }
+        steps.extend(plan::yaml_addons(&self.plan()));
+        steps.push(kubectl(
+            "delete the bootstrap token",
+            &format!(
+                "-n kube-system delete secret bootstrap-token-{} --ignore-not-found",
+                self.deployment.material.bootstrap_token_id()
+            ),
+        ));
+        steps
+    }
+
+    fn progress_of<T>(&self, node: &str, read: impl FnOnce(&crate::state::NodeProgress) -> T) -> T {
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        read(&state.nodes.get(node).cloned().unwrap_or_default())
+    }
+
+    fn update(&self, node: &str, change: impl FnOnce(&mut crate::state::NodeProgress)) {
+        self.with_state(|state| change(state.nodes.entry(node.to_owned()).or_default()));
+    }
+
+    fn with_state(&self, change: impl FnOnce(&mut DeployState)) {
+        let snapshot = {
+            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+            change(&mut state);
+            state.clone()
+        };
+        (self.report)(&snapshot);
+    }
+
+    fn finish(&self, error: Option<&DeployError>) {
+        self.with_state(|state| {
+            state.finished = error.is_none();
+            state.error = error.map(ToString::to_string);
+        });
+    }
+
+    fn snapshot(&self) -> DeployState {
+        self.state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// Enables `service` and makes it run: restarted when one of its files was
+/// just written, else started (a no-op when it runs). A failure shows the
+/// end of its journal.
+fn start(service: &str, restart: bool) -> Command {
+    let verb = if restart { "restart" } else { "start" };
+    Command::new(
+        format!("{verb} {service}"),
+        format!(
+            "systemctl daemon-reload && systemctl enable -q {service} && systemctl {verb} {service} || \
+             {{ journalctl -u {service} --no-pager -n 20 >&2; exit 1; }}"
+        ),
+        Duration::from_secs(120),
+    )
+}
+
+/// kubectl with the first master's admin kubeconfig.
+fn kubectl(step: &str, arguments: &str) -> Step {
+    Step::Run(Command::new(
+        step,
+        format!("KUBECONFIG={CONFIG_DIR}/admin.conf kubectl {arguments}"),
+        Duration::from_secs(60),
+    ))
+}

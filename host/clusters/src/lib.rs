@@ -1,0 +1,23 @@
+//! Eggo's cluster lifecycle in wasmco: a Kubernetes cluster made on
+//! machines over SSH from Eggo's deploy file. The phases follow Eggo's
+//! design (infrastructure, etcd, the first control plane, the other nodes,
+//! addons); the certificates come from wasmco's PKI and stay in wasmco's
+//! store; every step is idempotent, so a deploy interrupted at any point is
+//! resumed by running it again.
+
+mod deploy;
+mod error;
+mod material;
+mod plan;
+mod refusals;
+mod state;
+mod topology;
+mod units;
+
+pub use deploy::{DeploySettings, Deployment, Report, deploy};
+pub use error::DeployError;
+pub use material::{ClusterMaterial, NodeMaterial};
+pub use plan::{Archive, PACKAGE_DIR, Plan, Step};
+pub use refusals::refusals;
+pub use state::{DeployState, NodeProgress, Phase};
+pub use topology::{Machine, Roles, Topology};

@@ -1,0 +1,235 @@
+//! Everything secret a cluster is made with, made once by wasmco and kept
+//! (sealed) so that a deploy resumed or run again puts the same files on
+//! the nodes and restarts nothing. Eggo makes the CAs on its own host and
+//! the leaf certificates with openssl on each node; here wasmco's PKI makes
+//! both, so nodes need no openssl and the store holds every key.
+
+use std::collections::BTreeMap;
+
+use base64::Engine;
+use serde::{Deserialize, Serialize};
+use wasmco_pki::{ClusterPki, KeyedCert, PkiError, Usage, issue};
+
+use crate::topology::{Machine, Topology};
+
+/// The API server's names inside the cluster (Eggo's list).
+const API_SERVER_NAMES: [&str; 5] = [
+    "kubernetes",
+    "kubernetes.default",
+    "kubernetes.default.svc",
+    "kubernetes.default.svc.cluster",
+    "kubernetes.default.svc.cluster.local",
+];
+
+/// A cluster's keys, certificates and tokens.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterMaterial {
+    /// The CAs and the service-account key.
+    pub pki: ClusterPki,
+    /// `sa.pub`, the public half of the PKI's service-account key.
+    pub service_account_public: String,
+    /// The API servers' client certificate for etcd.
+    pub apiserver_etcd_client: KeyedCert,
+    /// `admin.conf`'s certificate (`kubernetes-admin`, `system:masters`).
+    pub admin: KeyedCert,
+    /// The key the API servers encrypt Secrets at rest with (base64).
+    pub encryption_key: String,
+    /// The kubelets' bootstrap token (`id.secret`).
+    pub bootstrap_token: String,
+    /// Each machine's own certificates, by node name.
+    pub nodes: BTreeMap<String, NodeMaterial>,
+}
+
+/// One machine's certificates, for the roles it has.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeMaterial {
+    /// etcd's serving certificate.
+    pub etcd_server: Option<KeyedCert>,
+    /// etcd's peer certificate.
+    pub etcd_peer: Option<KeyedCert>,
+    /// The client certificate etcd's health check uses.
+    pub etcd_healthcheck: Option<KeyedCert>,
+    /// The API server's serving certificate.
+    pub apiserver: Option<KeyedCert>,
+    /// The API server's client certificate for kubelets.
+    pub apiserver_kubelet_client: Option<KeyedCert>,
+    /// The API server's client certificate for aggregated APIs.
+    pub front_proxy_client: Option<KeyedCert>,
+    /// The controller manager's client certificate.
+    pub controller_manager: Option<KeyedCert>,
+    /// The scheduler's client certificate.
+    pub scheduler: Option<KeyedCert>,
+    /// kube-proxy's client certificate.
+    pub kube_proxy: Option<KeyedCert>,
+}
+
+impl ClusterMaterial {
+    /// New material for `topology` around `pki` (the cluster's CAs, made or
+    /// imported by the caller). `extra_sans` are the file's
+    /// `apiserver-cert-sans`, names and addresses alike.
+    pub fn create(
+        topology: &Topology,
+        pki: ClusterPki,
+        extra_sans: &[String],
+    ) -> Result<ClusterMaterial, PkiError> {
+        let masters: Vec<&Machine> = topology.with(|roles| roles.master).collect();
+        let etcd_client_sans: Vec<String> = masters
+            .iter()
+            .flat_map(|master| [master.ip.to_string(), master.name.clone()])
+            .chain(["127.0.0.1".to_owned(), "localhost".to_owned()])
+            .collect();
+        let mut material = ClusterMaterial {
+            apiserver_etcd_client: issue(
+                &pki.etcd_ca,
+                "kube-apiserver-etcd-client",
+                &["system:masters"],
+                &etcd_client_sans,
+                Usage::Client,
+            )?,
+            admin: pki.client("kubernetes-admin", &["system:masters"])?,
+            service_account_public: pki.service_account_public_key()?,
+            encryption_key: base64::engine::general_purpose::STANDARD.encode(random_bytes::<32>()),
+            bootstrap_token: bootstrap_token(),
+            nodes: BTreeMap::new(),
+            pki,
+        };
+        for machine in &topology.machines {
+            let node = material.node_material(topology, machine, extra_sans)?;
+            material.nodes.insert(machine.name.clone(), node);
+        }
+        Ok(material)
+    }
+
+    /// Adds certificates for machines the topology has and the material not
+    /// yet (a machine added to the file); keeps everything already made.
+    pub fn cover(&mut self, topology: &Topology, extra_sans: &[String]) -> Result<bool, PkiError> {
+        let mut added = false;
+        for machine in &topology.machines {
+            if !self.nodes.contains_key(&machine.name) {
+                let node = self.node_material(topology, machine, extra_sans)?;
+                self.nodes.insert(machine.name.clone(), node);
+                added = true;
+            }
+        }
+        Ok(added)
+    }
+
+    fn node_material(
+        &self,
+        topology: &Topology,
+        machine: &Machine,
+        extra_sans: &[String],
+    ) -> Result<NodeMaterial, PkiError> {
+        let ca = &self.pki.ca;
+        let mut node = NodeMaterial::default();
+        if machine.roles.etcd {
+            let sans = vec![
+                "127.0.0.1".to_owned(),
+                machine.ip.to_string(),
+                "localhost".to_owned(),
+                machine.name.clone(),
+            ];
+            let etcd_ca = &self.pki.etcd_ca;
+            let name = &machine.name;
+            node.etcd_server = Some(issue(
+                etcd_ca,
+                &format!("{name}-server"),
+                &[],
+                &sans,
+                Usage::Both,
+            )?);
+            node.etcd_peer = Some(issue(
+                etcd_ca,
+                &format!("{name}-peer"),
+                &[],
+                &sans,
+                Usage::Both,
+            )?);
+            node.etcd_healthcheck = Some(issue(
+                etcd_ca,
+                &format!("{name}-healthcheck-client"),
+                &[],
+                &[],
+                Usage::Client,
+            )?);
+        }
+        if machine.roles.master {
+            let endpoint_host = topology
+                .endpoint
+                .rsplit_once(':')
+                .map_or(topology.endpoint.as_str(), |(host, _)| host);
+            let mut sans: Vec<String> =
+                ["127.0.0.1".to_owned(), topology.api_service_ip.to_string()]
+                    .into_iter()
+                    .chain([
+                        machine.ip.to_string(),
+                        machine.name.clone(),
+                        endpoint_host.to_owned(),
+                    ])
+                    .chain(API_SERVER_NAMES.iter().map(|name| (*name).to_owned()))
+                    .chain(extra_sans.iter().cloned())
+                    .collect();
+            sans.sort();
+            sans.dedup();
+            node.apiserver = Some(issue(
+                ca,
+                "kube-apiserver",
+                &["kubernetes"],
+                &sans,
+                Usage::Both,
+            )?);
+            node.apiserver_kubelet_client = Some(issue(
+                ca,
+                "kube-apiserver-kubelet-client",
+                &["system:masters"],
+                &[],
+                Usage::Client,
+            )?);
+            node.front_proxy_client = Some(issue(
+                &self.pki.front_proxy_ca,
+                "front-proxy-client",
+                &[],
+                &[],
+                Usage::Client,
+            )?);
+            node.controller_manager = Some(self.pki.client("system:kube-controller-manager", &[])?);
+            node.scheduler = Some(self.pki.client("system:kube-scheduler", &[])?);
+        }
+        if machine.pod_subnet.is_some() {
+            node.kube_proxy = Some(self.pki.client("system:kube-proxy", &[])?);
+        }
+        Ok(node)
+    }
+
+    /// The bootstrap token's id (before the dot).
+    pub fn bootstrap_token_id(&self) -> &str {
+        self.bootstrap_token
+            .split_once('.')
+            .map_or("", |(id, _)| id)
+    }
+}
+
+/// `[a-z0-9]{6}.[a-z0-9]{16}`, the form the API server takes.
+fn bootstrap_token() -> String {
+    const ALPHABET: &[u8] = b"abcdefghijklmnopqrstuvwxyz0123456789";
+    let bytes = random_bytes::<22>();
+    let mut token: String = bytes
+        .iter()
+        // 256 is not a multiple of 36; the bias (a few letters 1/36 more
+        // likely than others by 8/256) costs well under a bit of the
+        // token's 113.
+        .map(|byte| ALPHABET[usize::from(*byte) % ALPHABET.len()] as char)
+        .collect();
+    token.insert(6, '.');
+    token
+}
+
+fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    // The operating system's generator failing is not something a deploy
+    // can go on from.
+    getrandom::fill(&mut bytes).expect("the operating system's random generator");
+    bytes
+}

@@ -1,0 +1,19 @@
+//! What each phase puts on a machine and runs there, as a list of steps.
+//! Rendering is pure (no node, no clock), so a plan can be tested and
+//! compared; every step is safe to run again, which is what lets a deploy
+//! resume at the phase where it stopped.
+
+mod control_plane;
+mod etcd;
+mod infrastructure;
+mod network;
+mod packages;
+mod step;
+mod worker;
+
+pub use control_plane::{bootstrap_rbac, control_plane};
+pub use etcd::etcd;
+pub use infrastructure::{Archive, infrastructure};
+pub use packages::{PACKAGE_DIR, hooks, yaml_addons};
+pub use step::{CONFIG_DIR, Plan, Step};
+pub use worker::worker;

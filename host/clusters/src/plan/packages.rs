@@ -1,0 +1,201 @@
+//! Eggo's packages: the archive unpacked on each machine, then per role the
+//! `repo`/`pkg` packages through the machine's package manager, `bin`,
+//! `file` and `dir` copied to their `dst`, `image`s loaded into the
+//! runtime, `yaml`s applied, `shell`s run at their schedule.
+
+use std::time::Duration;
+
+use wasmco_core::eggo::{Package, PackageType, Schedule, parse_go_duration};
+use wasmco_nodes::Command;
+
+use super::step::{Plan, Step, quote, run};
+use crate::topology::{Machine, Roles};
+
+/// Where Eggo unpacks the archive when `dstpath` is empty.
+pub const PACKAGE_DIR: &str = "/root/.eggo/package";
+
+/// The packages of `roles`, as Eggo's install lists give them to each role.
+pub fn packages_for<'a>(plan: &Plan<'a>, roles: &Roles) -> Vec<&'a Package> {
+    let install = &plan.config.install;
+    let mut packages: Vec<&Package> = Vec::new();
+    if roles.etcd {
+        packages.extend(install.etcd.iter().chain(&install.addition.etcd));
+    }
+    if roles.master {
+        packages.extend(
+            install
+                .kubernetes_master
+                .iter()
+                .chain(&install.addition.master),
+        );
+    }
+    if roles.worker {
+        packages.extend(
+            install
+                .kubernetes_worker
+                .iter()
+                .chain(&install.container)
+                .chain(&install.network)
+                .chain(&install.image)
+                .chain(&install.addition.worker),
+        );
+    }
+    packages
+}
+
+/// The directory the archive is unpacked in on every machine.
+pub fn package_dir(plan: &Plan<'_>) -> String {
+    plan.config
+        .install
+        .package_source
+        .as_ref()
+        .map(|source| source.dstpath.trim_end_matches('/'))
+        .filter(|dir| !dir.is_empty())
+        .unwrap_or(PACKAGE_DIR)
+        .to_owned()
+}
+
+/// Installs `machine`'s `repo`, `pkg`, `bin`, `file` and `dir` packages,
+/// in Eggo's order. A copy replaces a file only when it differs, and
+/// through a rename, so a running binary is never written over.
+pub fn installs(plan: &Plan<'_>, machine: &Machine) -> Vec<Step> {
+    let dir = package_dir(plan);
+    let packages = packages_for(plan, &machine.roles);
+    let of = |kind: PackageType| {
+        packages
+            .iter()
+            .filter(move |package| package.kind == kind)
+            .flat_map(|package| package.names().map(move |name| (name, *package)))
+    };
+    let mut steps = Vec::new();
+    let repo: Vec<&str> = of(PackageType::Repo).map(|(name, _)| name).collect();
+    if !repo.is_empty() {
+        let names = quoted(&repo);
+        steps.push(run(
+            "install repo packages",
+            format!(
+                "if command -v apt-get >/dev/null; then DEBIAN_FRONTEND=noninteractive apt-get install -y {names}; \
+                 elif command -v yum >/dev/null; then yum install -y {names}; \
+                 else echo 'no apt-get or yum on this machine for: {names}' >&2; exit 1; fi"
+            ),
+        ));
+    }
+    let pkg: Vec<String> = of(PackageType::Pkg)
+        .map(|(name, _)| format!("{}*", quote(name)))
+        .collect();
+    if !pkg.is_empty() {
+        let names = pkg.join(" ");
+        steps.push(run(
+            "install pkg packages",
+            format!(
+                "cd {}/pkg && if command -v dpkg >/dev/null; then dpkg --force-all -i {names}; \
+                 else rpm -ivh --force --nodeps {names}; fi",
+                quote(&dir)
+            ),
+        ));
+    }
+    for kind in [PackageType::Bin, PackageType::File, PackageType::Dir] {
+        let from = match kind {
+            PackageType::Bin => "bin",
+            PackageType::File => "file",
+            _ => "dir",
+        };
+        for (name, package) in of(kind) {
+            let source = quote(&format!("{dir}/{from}/{name}"));
+            let target = quote(&format!("{}/{name}", package.dst.trim_end_matches('/')));
+            let script = if kind == PackageType::Dir {
+                format!(
+                    "mkdir -p {dst} && cp -r {source} {dst}/",
+                    dst = quote(&package.dst)
+                )
+            } else {
+                format!(
+                    "cmp -s {source} {target} || {{ mkdir -p {dst} && cp -f {source} {target}.wasmco-partial \
+                     && mv -f {target}.wasmco-partial {target}; }}",
+                    dst = quote(&package.dst)
+                )
+            };
+            steps.push(run(format!("install {name} into {}", package.dst), script));
+        }
+    }
+    steps
+}
+
+/// Loads `machine`'s `image` packages into containerd's Kubernetes
+/// namespace (Eggo: `ctr cri load`, which newer containerd no longer has).
+pub fn images(plan: &Plan<'_>, machine: &Machine) -> Vec<Step> {
+    let dir = package_dir(plan);
+    packages_for(plan, &machine.roles)
+        .into_iter()
+        .filter(|package| package.kind == PackageType::Image)
+        .flat_map(|package| package.names())
+        .map(|name| {
+            run(
+                format!("load image {name}"),
+                format!(
+                    "ctr -n k8s.io images import {}",
+                    quote(&format!("{dir}/image/{name}"))
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The masters' `yaml` packages, applied from the first master with its
+/// admin kubeconfig, as Eggo applies them (a URL is applied as given).
+pub fn yaml_addons(plan: &Plan<'_>) -> Vec<Step> {
+    let dir = package_dir(plan);
+    let master = Roles {
+        master: true,
+        ..Roles::default()
+    };
+    packages_for(plan, &master)
+        .into_iter()
+        .filter(|package| package.kind == PackageType::Yaml)
+        .flat_map(|package| package.names())
+        .map(|name| {
+            let source = if name.starts_with("http://") || name.starts_with("https://") {
+                name.to_owned()
+            } else {
+                format!("{dir}/file/{name}")
+            };
+            run(
+                format!("apply {name}"),
+                format!(
+                    "KUBECONFIG=/etc/kubernetes/admin.conf kubectl apply -f {}",
+                    quote(&source)
+                ),
+            )
+        })
+        .collect()
+}
+
+/// `machine`'s `shell` packages of `schedule`, each killed when its
+/// timeout passes (Eggo: `timeout -s SIGKILL`), the step then failed with
+/// the script named.
+pub fn hooks(plan: &Plan<'_>, machine: &Machine, schedule: Schedule) -> Vec<Step> {
+    let dir = package_dir(plan);
+    packages_for(plan, &machine.roles)
+        .into_iter()
+        .filter(|package| package.kind == PackageType::Shell && package.schedule == Some(schedule))
+        .flat_map(|package| package.names().map(move |name| (name, package)))
+        .map(|(name, package)| {
+            let timeout =
+                parse_go_duration(package.timeout_or_default()).unwrap_or(Duration::from_secs(30));
+            let script = quote(&format!("{dir}/file/{name}"));
+            Step::Run(Command::new(
+                format!("{schedule} hook {name}"),
+                format!("chmod +x {script} && {script}"),
+                timeout,
+            ))
+        })
+        .collect()
+}
+
+fn quoted(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|word| quote(word))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
