@@ -27,6 +27,11 @@ const ALLOWED: &[(&str, &[&str])] = &[
         "wasmco-rsync",
         &["wasmco-core", "wasmco-store", "wasmco-pki"],
     ),
+    ("wasmco-nodes", &["wasmco-core"]),
+    (
+        "wasmco-clusters",
+        &["wasmco-core", "wasmco-pki", "wasmco-nodes"],
+    ),
     (
         "wasmco-api",
         &[

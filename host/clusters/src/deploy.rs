@@ -18,6 +18,9 @@ use crate::plan::{self, Archive, CONFIG_DIR, Plan, Step};
 use crate::state::{DeployState, Phase};
 use crate::topology::{Machine, Topology};
 
+/// Each machine's session, by node name.
+type Sessions = BTreeMap<String, NodeSession>;
+
 /// Where the bootstrap objects are written on the first master.
 const BOOTSTRAP_MANIFEST: &str = "/etc/kubernetes/manifests/wasmco-bootstrap.yaml";
 
@@ -97,14 +100,31 @@ impl Run<'_> {
     }
 
     async fn phases(&self) -> Result<(), DeployError> {
-        let topology = &self.deployment.topology;
         let sessions = self.connect_all().await?;
-        let plan = self.plan();
+        // Refused before anything was touched; checked again here so a
+        // caller that skipped the refusals gets an error, not a panic.
+        let Some(first) = self.deployment.topology.first_master() else {
+            return Err(DeployError::Refused(crate::refusals::refusals(
+                &self.deployment.config,
+            )));
+        };
+        self.machines_up(&sessions).await?;
+        self.control_planes(&sessions, first).await?;
+        self.join_and_finish(&sessions, first).await?;
+        for (_, session) in sessions {
+            session.close().await;
+        }
+        Ok(())
+    }
 
+    /// Infrastructure and prejoin hooks everywhere, then etcd.
+    async fn machines_up(&self, sessions: &Sessions) -> Result<(), DeployError> {
+        let topology = &self.deployment.topology;
+        let plan = self.plan();
         self.on_machines(
             Phase::Infrastructure,
             topology.machines.iter(),
-            &sessions,
+            sessions,
             |machine| {
                 let archive = self.deployment.archives.get(&machine.arch);
                 plan::infrastructure(&plan, machine, archive)
@@ -114,26 +134,28 @@ impl Run<'_> {
         self.on_machines(
             Phase::Prejoin,
             topology.machines.iter(),
-            &sessions,
+            sessions,
             |machine| plan::hooks(&plan, machine, Schedule::Prejoin),
         )
         .await?;
         self.on_machines(
             Phase::Etcd,
             topology.with(|roles| roles.etcd),
-            &sessions,
+            sessions,
             |machine| plan::etcd(&plan, machine),
         )
-        .await?;
+        .await
+    }
 
-        // The first master alone, until its API server answers; then the
-        // cluster-wide objects; then the other masters.
-        let Some(first) = topology.first_master() else {
-            return Err(DeployError::Refused(crate::refusals::refusals(
-                &self.deployment.config,
-            )));
-        };
-        self.on_machines(Phase::ControlPlane, [first], &sessions, |machine| {
+    /// The first master alone, until its API server answers; then the
+    /// cluster-wide objects; then the other masters.
+    async fn control_planes(
+        &self,
+        sessions: &Sessions,
+        first: &Machine,
+    ) -> Result<(), DeployError> {
+        let plan = self.plan();
+        self.on_machines(Phase::ControlPlane, [first], sessions, |machine| {
             let mut steps = plan::control_plane(&plan, machine);
             steps.push(self.wait_for_api());
             steps.push(Step::Put(wasmco_nodes::FileCopy {
@@ -148,48 +170,55 @@ impl Run<'_> {
             steps
         })
         .await?;
-        let others = topology
+        let others = self
+            .deployment
+            .topology
             .with(|roles| roles.master)
             .filter(|machine| machine.name != first.name);
-        self.on_machines(Phase::ControlPlane, others, &sessions, |machine| {
+        self.on_machines(Phase::ControlPlane, others, sessions, |machine| {
             plan::control_plane(&plan, machine)
         })
-        .await?;
+        .await
+    }
 
+    /// The workers, until their Nodes are Ready; then addons and postjoin
+    /// hooks.
+    async fn join_and_finish(
+        &self,
+        sessions: &Sessions,
+        first: &Machine,
+    ) -> Result<(), DeployError> {
+        let topology = &self.deployment.topology;
+        let plan = self.plan();
+        let workers: Vec<&Machine> = topology.with(|roles| roles.worker).collect();
         self.on_machines(
             Phase::Bootstrap,
-            topology.with(|roles| roles.worker),
-            &sessions,
+            workers.iter().copied(),
+            sessions,
             |machine| plan::worker(&plan, machine),
         )
         .await?;
-        let workers: Vec<&Machine> = topology.with(|roles| roles.worker).collect();
-        self.on_machines(Phase::Bootstrap, [first], &sessions, |_| {
+        self.on_machines(Phase::Bootstrap, [first], sessions, |_| {
             workers
                 .iter()
                 .map(|worker| self.wait_for_node(worker))
                 .collect()
         })
         .await?;
-
-        self.on_machines(Phase::Addons, [first], &sessions, |_| self.addons())
+        self.on_machines(Phase::Addons, [first], sessions, |_| self.addons())
             .await?;
         self.on_machines(
             Phase::Postjoin,
             topology.machines.iter(),
-            &sessions,
+            sessions,
             |machine| plan::hooks(&plan, machine, Schedule::Postjoin),
         )
-        .await?;
-        for (_, session) in sessions {
-            session.close().await;
-        }
-        Ok(())
+        .await
     }
 
     /// One session per machine, all opened before anything changes, so an
     /// unreachable machine or a wrong key stops the deploy before it began.
-    async fn connect_all(&self) -> Result<BTreeMap<String, NodeSession>, DeployError> {
+    async fn connect_all(&self) -> Result<Sessions, DeployError> {
         let machines = &self.deployment.topology.machines;
         let opened = on_each(machines, self.settings.parallel, |machine| async move {
             let pinned = self.progress_of(&machine.name, |progress| progress.host_key.clone());
@@ -230,7 +259,7 @@ impl Run<'_> {
         &self,
         phase: Phase,
         machines: impl IntoIterator<Item = &'m Machine>,
-        sessions: &BTreeMap<String, NodeSession>,
+        sessions: &Sessions,
         steps: F,
     ) -> Result<(), DeployError>
     where

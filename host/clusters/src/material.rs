@@ -122,85 +122,108 @@ impl ClusterMaterial {
         machine: &Machine,
         extra_sans: &[String],
     ) -> Result<NodeMaterial, PkiError> {
-        let ca = &self.pki.ca;
         let mut node = NodeMaterial::default();
         if machine.roles.etcd {
-            let sans = vec![
-                "127.0.0.1".to_owned(),
-                machine.ip.to_string(),
-                "localhost".to_owned(),
-                machine.name.clone(),
-            ];
-            let etcd_ca = &self.pki.etcd_ca;
-            let name = &machine.name;
-            node.etcd_server = Some(issue(
-                etcd_ca,
-                &format!("{name}-server"),
-                &[],
-                &sans,
-                Usage::Both,
-            )?);
-            node.etcd_peer = Some(issue(
-                etcd_ca,
-                &format!("{name}-peer"),
-                &[],
-                &sans,
-                Usage::Both,
-            )?);
-            node.etcd_healthcheck = Some(issue(
-                etcd_ca,
-                &format!("{name}-healthcheck-client"),
-                &[],
-                &[],
-                Usage::Client,
-            )?);
+            self.etcd_certificates(machine, &mut node)?;
         }
         if machine.roles.master {
-            let endpoint_host = topology
-                .endpoint
-                .rsplit_once(':')
-                .map_or(topology.endpoint.as_str(), |(host, _)| host);
-            let mut sans: Vec<String> =
-                ["127.0.0.1".to_owned(), topology.api_service_ip.to_string()]
-                    .into_iter()
-                    .chain([
-                        machine.ip.to_string(),
-                        machine.name.clone(),
-                        endpoint_host.to_owned(),
-                    ])
-                    .chain(API_SERVER_NAMES.iter().map(|name| (*name).to_owned()))
-                    .chain(extra_sans.iter().cloned())
-                    .collect();
-            sans.sort();
-            sans.dedup();
-            node.apiserver = Some(issue(
-                ca,
-                "kube-apiserver",
-                &["kubernetes"],
-                &sans,
-                Usage::Both,
-            )?);
-            node.apiserver_kubelet_client = Some(issue(
-                ca,
-                "kube-apiserver-kubelet-client",
-                &["system:masters"],
-                &[],
-                Usage::Client,
-            )?);
-            node.front_proxy_client = Some(issue(
-                &self.pki.front_proxy_ca,
-                "front-proxy-client",
-                &[],
-                &[],
-                Usage::Client,
-            )?);
-            node.controller_manager = Some(self.pki.client("system:kube-controller-manager", &[])?);
-            node.scheduler = Some(self.pki.client("system:kube-scheduler", &[])?);
+            self.master_certificates(topology, machine, extra_sans, &mut node)?;
         }
         if machine.pod_subnet.is_some() {
             node.kube_proxy = Some(self.pki.client("system:kube-proxy", &[])?);
         }
         Ok(node)
+    }
+
+    /// etcd's server, peer and health-check certificates (Eggo's names and
+    /// SANs).
+    fn etcd_certificates(
+        &self,
+        machine: &Machine,
+        node: &mut NodeMaterial,
+    ) -> Result<(), PkiError> {
+        let sans = vec![
+            "127.0.0.1".to_owned(),
+            machine.ip.to_string(),
+            "localhost".to_owned(),
+            machine.name.clone(),
+        ];
+        let etcd_ca = &self.pki.etcd_ca;
+        let name = &machine.name;
+        node.etcd_server = Some(issue(
+            etcd_ca,
+            &format!("{name}-server"),
+            &[],
+            &sans,
+            Usage::Both,
+        )?);
+        node.etcd_peer = Some(issue(
+            etcd_ca,
+            &format!("{name}-peer"),
+            &[],
+            &sans,
+            Usage::Both,
+        )?);
+        node.etcd_healthcheck = Some(issue(
+            etcd_ca,
+            &format!("{name}-healthcheck-client"),
+            &[],
+            &[],
+            Usage::Client,
+        )?);
+        Ok(())
+    }
+
+    /// The API server's serving and client certificates and the controller
+    /// manager's and scheduler's client certificates.
+    fn master_certificates(
+        &self,
+        topology: &Topology,
+        machine: &Machine,
+        extra_sans: &[String],
+        node: &mut NodeMaterial,
+    ) -> Result<(), PkiError> {
+        let ca = &self.pki.ca;
+        let endpoint_host = topology
+            .endpoint
+            .rsplit_once(':')
+            .map_or(topology.endpoint.as_str(), |(host, _)| host);
+        let mut sans: Vec<String> = ["127.0.0.1".to_owned(), topology.api_service_ip.to_string()]
+            .into_iter()
+            .chain([
+                machine.ip.to_string(),
+                machine.name.clone(),
+                endpoint_host.to_owned(),
+            ])
+            .chain(API_SERVER_NAMES.iter().map(|name| (*name).to_owned()))
+            .chain(extra_sans.iter().cloned())
+            .collect();
+        sans.sort();
+        sans.dedup();
+        node.apiserver = Some(issue(
+            ca,
+            "kube-apiserver",
+            &["kubernetes"],
+            &sans,
+            Usage::Both,
+        )?);
+        node.apiserver_kubelet_client = Some(issue(
+            ca,
+            "kube-apiserver-kubelet-client",
+            &["system:masters"],
+            &[],
+            Usage::Client,
+        )?);
+        node.front_proxy_client = Some(issue(
+            &self.pki.front_proxy_ca,
+            "front-proxy-client",
+            &[],
+            &[],
+            Usage::Client,
+        )?);
+        node.controller_manager = Some(self.pki.client("system:kube-controller-manager", &[])?);
+        node.scheduler = Some(self.pki.client("system:kube-scheduler", &[])?);
+        Ok(())
     }
 
     /// The bootstrap token's id (before the dot).
