@@ -17,11 +17,13 @@ use std::time::{Duration, Instant};
 
 use lab::Lab;
 use wasmco_clusters::{
-    Archive, ClusterMaterial, DeploySettings, DeployState, Deployment, Phase, Topology, deploy,
-    refusals,
+    Archive, ClusterMaterial, DeployError, DeploySettings, DeployState, Deployment, Phase, Report,
+    Topology, deploy, refusals,
 };
 use wasmco_core::eggo::DeployConfig;
-use wasmco_nodes::{HostKeyPolicy, Login, NodeSession, Secret, SessionSettings};
+use wasmco_nodes::{
+    HostKeyPolicy, Login, NodeAddress, NodeError, NodeSession, Secret, SessionSettings,
+};
 
 fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -43,28 +45,23 @@ fn output_of(script: &Path) -> String {
     String::from_utf8_lossy(&ran.stdout).trim().to_owned()
 }
 
-/// The deploy file a user of Eggo would write for these machines.
-fn deploy_file(lab: &Lab, archive: &str, key: &Path) -> String {
-    let [master, first, second] = [&lab.nodes[0], &lab.nodes[1], &lab.nodes[2]];
+/// The deploy file a user of Eggo would write for these machines: the
+/// first is the master (and etcd), the others workers.
+fn deploy_file(machines: &[&NodeAddress], archive: &str, key: &Path) -> String {
+    let host = |machine: &NodeAddress| {
+        format!(
+            "- name: {}\n  ip: {}\n  port: {}\n  arch: amd64\n",
+            machine.name, machine.host, machine.port
+        )
+    };
+    let workers: String = machines[1..].iter().map(|machine| host(machine)).collect();
     format!(
         r#"cluster-id: lab-cluster
 username: root
 private-key-path: {key}
 masters:
-- name: {m}
-  ip: {mip}
-  port: 22
-  arch: amd64
-workers:
-- name: {w1}
-  ip: {w1ip}
-  port: 22
-  arch: amd64
-- name: {w2}
-  ip: {w2ip}
-  port: 22
-  arch: amd64
-runtime: containerd
+{master}workers:
+{workers}runtime: containerd
 pause-image: localhost/pause:local
 cni-bin-dir: /usr/lib/cni
 network:
@@ -101,13 +98,34 @@ install:
     type: image
 "#,
         key = key.display(),
-        m = master.name,
-        mip = master.host,
-        w1 = first.name,
-        w1ip = first.host,
-        w2 = second.name,
-        w2ip = second.host,
+        master = host(machines[0]),
     )
+}
+
+/// A deployment of `lab`'s machines from the file a user would write.
+fn lab_deployment(lab: &Lab, machines: &[&NodeAddress]) -> Deployment {
+    let archive = output_of(&script("package.sh"));
+    let text = deploy_file(machines, &archive, &lab.file("id_rsa"));
+    let config = wasmco_core::eggo::parse(&text).expect("the deploy file parses");
+    deployment(&config)
+}
+
+/// Keeps every state a deploy reports.
+fn recorder() -> (Arc<Mutex<Vec<DeployState>>>, Report) {
+    let reports = Arc::new(Mutex::new(Vec::<DeployState>::new()));
+    let seen = reports.clone();
+    let report: Report = Arc::new(move |state: &DeployState| {
+        seen.lock().unwrap().push(state.clone());
+    });
+    (reports, report)
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
 }
 
 fn deployment(config: &DeployConfig) -> Deployment {
@@ -145,8 +163,12 @@ fn deployment(config: &DeployConfig) -> Deployment {
 }
 
 async fn on_master(lab: &Lab, script: &str) -> String {
+    on_node(lab, 0, script).await
+}
+
+async fn on_node(lab: &Lab, node: usize, script: &str) -> String {
     let session = NodeSession::connect(
-        &lab.nodes[0],
+        &lab.nodes[node],
         &lab.key_login("id_ed25519"),
         &HostKeyPolicy::FirstContact,
         &SessionSettings::default(),
@@ -167,25 +189,13 @@ async fn on_master(lab: &Lab, script: &str) -> String {
 
 #[test]
 fn an_eggo_file_deploys_a_cluster_whose_pods_run() {
-    let archive = output_of(&script("package.sh"));
     let lab = Lab::up(3);
-    let key = lab.file("id_rsa");
-    let text = deploy_file(&lab, &archive, &key);
-    let config = wasmco_core::eggo::parse(&text).expect("the deploy file parses");
-    let deployment = deployment(&config);
-    let reports = Arc::new(Mutex::new(Vec::<DeployState>::new()));
-    let seen = reports.clone();
-    let report: wasmco_clusters::Report = Arc::new(move |state: &DeployState| {
-        seen.lock().unwrap().push(state.clone());
-    });
+    let machines: Vec<&NodeAddress> = lab.nodes.iter().collect();
+    let deployment = lab_deployment(&lab, &machines);
+    let (reports, report) = recorder();
     let settings = DeploySettings::default();
 
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
-        .block_on(async {
+    runtime().block_on(async {
             let started = Instant::now();
             let state = deploy(&deployment, &settings, DeployState::default(), report.clone())
                 .await
@@ -235,4 +245,98 @@ fn an_eggo_file_deploys_a_cluster_whose_pods_run() {
             assert!(again.finished);
             assert_eq!(on_master(&lab, since).await, before, "nothing restarted");
         });
+}
+
+#[test]
+fn a_refused_login_or_a_missing_machine_stops_the_deploy_before_it_touches_anything() {
+    let lab = Lab::up(2);
+    let machines: Vec<&NodeAddress> = lab.nodes.iter().collect();
+    let mut deployment = lab_deployment(&lab, &machines);
+    let settings = DeploySettings {
+        session: SessionSettings {
+            connect_timeout: Duration::from_secs(3),
+            ..SessionSettings::default()
+        },
+        ..DeploySettings::default()
+    };
+    runtime().block_on(async {
+        let right = deployment.login.clone();
+        deployment.login.secret = Secret::Password("not the password".into());
+        let (reports, report) = recorder();
+        let refused = deploy(&deployment, &settings, DeployState::default(), report)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&refused, DeployError::Node { phase: Phase::Infrastructure, error: NodeError::LoginRefused { node, .. } } if node == "node1" || node == "node2"),
+            "{refused:?}"
+        );
+        let last = reports.lock().unwrap().last().cloned().unwrap();
+        assert!(!last.finished);
+        assert!(last.error.as_deref().unwrap().starts_with("infrastructure: node node"), "{last:?}");
+        assert!(last.nodes["node1"].error.is_some(), "{last:?}");
+
+        // A worker at an address no machine answers.
+        deployment.login = right;
+        let mut ghost = deployment.topology.machines[1].clone();
+        ghost.name = "ghost".into();
+        ghost.ip = format!("{}.250", lab.nodes[0].host.rsplit_once('.').unwrap().0)
+            .parse()
+            .unwrap();
+        deployment.topology.machines.push(ghost);
+        let (_, report) = recorder();
+        let missing = deploy(&deployment, &settings, DeployState::default(), report)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&missing, DeployError::Node { phase: Phase::Infrastructure, error: NodeError::Unreachable { node, .. } } if node == "ghost"),
+            "{missing:?}"
+        );
+        assert!(missing.is_transient());
+        for node in 0..2 {
+            assert_eq!(
+                on_node(&lab, node, "ls /etc/kubernetes /root/.eggo 2>/dev/null | wc -l").await.trim(),
+                "0",
+                "nothing was put on {}",
+                lab.nodes[node].name
+            );
+        }
+    });
+}
+
+#[test]
+fn a_deploy_stopped_halfway_resumes_where_it_stopped() {
+    let lab = Lab::up(2);
+    let machines: Vec<&NodeAddress> = lab.nodes.iter().collect();
+    let deployment = lab_deployment(&lab, &machines);
+    let settings = DeploySettings::default();
+    runtime().block_on(async {
+        // Stopped (its future dropped, as when wasmco is killed) once the
+        // control plane is being made.
+        let (reports, report) = recorder();
+        let reached = Arc::new(tokio::sync::Notify::new());
+        let signal = reached.clone();
+        let watching: Report = Arc::new(move |state: &DeployState| {
+            report(state);
+            if state.phase == Some(Phase::ControlPlane) {
+                signal.notify_one();
+            }
+        });
+        tokio::select! {
+            outcome = deploy(&deployment, &settings, DeployState::default(), watching) => {
+                panic!("the deploy finished before it was stopped: {outcome:?}")
+            }
+            () = reached.notified() => {}
+        }
+        let stopped = reports.lock().unwrap().last().cloned().unwrap();
+        assert!(!stopped.finished);
+        assert!(stopped.nodes["node1"].done.contains(&Phase::Etcd), "{stopped:?}");
+
+        let (_, report) = recorder();
+        let resumed = deploy(&deployment, &settings, stopped, report)
+            .await
+            .unwrap_or_else(|error| panic!("the resumed deploy failed: {error}"));
+        assert!(resumed.finished);
+        let ready = on_master(&lab, "kubectl get node node2 -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}'").await;
+        assert_eq!(ready, "True");
+    });
 }
