@@ -108,8 +108,15 @@ impl Run<'_> {
                 &self.deployment.config,
             )));
         };
-        self.machines_up(&sessions).await?;
-        self.control_planes(&sessions, first).await?;
+        // Two paths side by side, as Eggo queues each machine's tasks: the
+        // control plane's machines make etcd and the API servers while the
+        // workers get their runtime and network, which needs no cluster.
+        let (control, workers) = tokio::join!(
+            self.control_path(&sessions, first),
+            self.worker_path(&sessions)
+        );
+        control?;
+        workers?;
         self.join_and_finish(&sessions, first).await?;
         for (_, session) in sessions {
             session.close().await;
@@ -117,44 +124,21 @@ impl Run<'_> {
         Ok(())
     }
 
-    /// Infrastructure and prejoin hooks everywhere, then etcd.
-    async fn machines_up(&self, sessions: &Sessions) -> Result<(), DeployError> {
-        let topology = &self.deployment.topology;
+    /// Infrastructure and prejoin hooks on the masters and etcd machines,
+    /// then etcd; the first master alone until its API server answers, the
+    /// cluster-wide objects, then the other masters.
+    async fn control_path(&self, sessions: &Sessions, first: &Machine) -> Result<(), DeployError> {
         let plan = self.plan();
-        self.on_machines(
-            Phase::Infrastructure,
-            topology.machines.iter(),
-            sessions,
-            |machine| {
-                let archive = self.deployment.archives.get(&machine.arch);
-                plan::infrastructure(&plan, machine, archive)
-            },
-        )
-        .await?;
-        self.on_machines(
-            Phase::Prejoin,
-            topology.machines.iter(),
-            sessions,
-            |machine| plan::hooks(&plan, machine, Schedule::Prejoin),
-        )
-        .await?;
+        let topology = &self.deployment.topology;
+        let machines = topology.with(|roles| roles.master || roles.etcd);
+        self.machines_up(sessions, machines.collect()).await?;
         self.on_machines(
             Phase::Etcd,
             topology.with(|roles| roles.etcd),
             sessions,
             |machine| plan::etcd(&plan, machine),
         )
-        .await
-    }
-
-    /// The first master alone, until its API server answers; then the
-    /// cluster-wide objects; then the other masters.
-    async fn control_planes(
-        &self,
-        sessions: &Sessions,
-        first: &Machine,
-    ) -> Result<(), DeployError> {
-        let plan = self.plan();
+        .await?;
         self.on_machines(Phase::ControlPlane, [first], sessions, |machine| {
             let mut steps = plan::control_plane(&plan, machine);
             steps.push(self.wait_for_api());
@@ -170,9 +154,7 @@ impl Run<'_> {
             steps
         })
         .await?;
-        let others = self
-            .deployment
-            .topology
+        let others = topology
             .with(|roles| roles.master)
             .filter(|machine| machine.name != first.name);
         self.on_machines(Phase::ControlPlane, others, sessions, |machine| {
@@ -181,8 +163,50 @@ impl Run<'_> {
         .await
     }
 
-    /// The workers, until their Nodes are Ready; then addons and postjoin
-    /// hooks.
+    /// Infrastructure and prejoin hooks on the other machines (workers),
+    /// then everything a worker needs before its kubelet starts.
+    async fn worker_path(&self, sessions: &Sessions) -> Result<(), DeployError> {
+        let plan = self.plan();
+        let topology = &self.deployment.topology;
+        let machines = topology.with(|roles| !roles.master && !roles.etcd);
+        self.machines_up(sessions, machines.collect()).await?;
+        self.on_machines(
+            Phase::Bootstrap,
+            topology.with(|roles| roles.worker),
+            sessions,
+            |machine| plan::worker_prepare(&plan, machine),
+        )
+        .await
+    }
+
+    /// Infrastructure, then prejoin hooks, on `machines`.
+    async fn machines_up(
+        &self,
+        sessions: &Sessions,
+        machines: Vec<&Machine>,
+    ) -> Result<(), DeployError> {
+        let plan = self.plan();
+        self.on_machines(
+            Phase::Infrastructure,
+            machines.iter().copied(),
+            sessions,
+            |machine| {
+                let archive = self.deployment.archives.get(&machine.arch);
+                plan::infrastructure(&plan, machine, archive)
+            },
+        )
+        .await?;
+        self.on_machines(
+            Phase::Prejoin,
+            machines.iter().copied(),
+            sessions,
+            |machine| plan::hooks(&plan, machine, Schedule::Prejoin),
+        )
+        .await
+    }
+
+    /// The kubelets, until their Nodes are Ready; then addons and postjoin
+    /// hooks everywhere.
     async fn join_and_finish(
         &self,
         sessions: &Sessions,
@@ -195,7 +219,7 @@ impl Run<'_> {
             Phase::Bootstrap,
             workers.iter().copied(),
             sessions,
-            |machine| plan::worker(&plan, machine),
+            |machine| plan::worker_start(&plan, machine),
         )
         .await?;
         self.on_machines(Phase::Bootstrap, [first], sessions, |_| {

@@ -43,12 +43,30 @@ enum Source<'a> {
     Local(&'a Path),
 }
 
-/// The SHA-256 of a local file, read in pieces.
-fn digest_of(path: &Path) -> std::io::Result<String> {
-    let mut file = std::fs::File::open(path)?;
-    let mut hasher = Sha256::new();
-    std::io::copy(&mut file, &mut hasher)?;
-    Ok(hex::encode(hasher.finalize()))
+/// A file on wasmco's machine to copy to nodes, with its SHA-256.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalFile {
+    /// Its path here.
+    pub path: std::path::PathBuf,
+    /// Its SHA-256, hex.
+    pub digest: String,
+}
+
+impl LocalFile {
+    /// Reads `path` once, in pieces, for its digest.
+    pub fn read(path: &Path) -> Result<LocalFile, NodeError> {
+        let unreadable = |source| NodeError::Local {
+            path: path.display().to_string(),
+            source,
+        };
+        let mut file = std::fs::File::open(path).map_err(unreadable)?;
+        let mut hasher = Sha256::new();
+        std::io::copy(&mut file, &mut hasher).map_err(unreadable)?;
+        Ok(LocalFile {
+            path: path.to_owned(),
+            digest: hex::encode(hasher.finalize()),
+        })
+    }
 }
 
 /// What a copy did.
@@ -77,18 +95,17 @@ impl NodeSession {
     }
 
     /// [`put`](Self::put) for a file on wasmco's machine, streamed rather
-    /// than read whole (a package archive is hundreds of megabytes).
-    pub async fn upload(&self, local: &Path, path: &str, mode: u32) -> Result<Copied, NodeError> {
-        let unreadable = |source| NodeError::Local {
-            path: local.display().to_string(),
-            source,
-        };
-        let owned = local.to_owned();
-        let digest = tokio::task::spawn_blocking(move || digest_of(&owned))
+    /// than read whole (a package archive is hundreds of megabytes);
+    /// `digest` is its [`LocalFile::digest`], worked out once for every
+    /// machine it goes to.
+    pub async fn upload(
+        &self,
+        local: &LocalFile,
+        path: &str,
+        mode: u32,
+    ) -> Result<Copied, NodeError> {
+        self.place(path, &local.digest, mode, Source::Local(&local.path))
             .await
-            .map_err(|joined| unreadable(std::io::Error::other(joined)))?
-            .map_err(unreadable)?;
-        self.place(path, &digest, mode, Source::Local(local)).await
     }
 
     async fn place(

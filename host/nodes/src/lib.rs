@@ -17,7 +17,7 @@ mod session;
 
 pub use command::{Command, Output};
 pub use error::NodeError;
-pub use files::{Copied, FileCopy};
+pub use files::{Copied, FileCopy, LocalFile};
 pub use host_key::HostKeyPolicy;
 pub use login::{Login, Secret};
 pub use parallel::on_each;

@@ -2,9 +2,10 @@
 //! `/etc/hosts`, packet forwarding, the package archive unpacked, its
 //! packages installed, the firewall opened for its roles.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use wasmco_core::eggo::Protocol;
+use wasmco_nodes::{LocalFile, NodeError};
 
 use super::packages::{installs, package_dir};
 use super::step::{Plan, Step, UNIT_DIR, put, quote, run};
@@ -19,10 +20,22 @@ const ETCD_PORTS: [u16; 3] = [2379, 2380, 2381];
 /// The package archive on wasmco's machine, for one architecture.
 #[derive(Debug, Clone)]
 pub struct Archive {
-    /// Its path here.
-    pub local: PathBuf,
+    /// The file here, with its digest.
+    pub local: LocalFile,
     /// Its file name on the machines.
     pub name: String,
+}
+
+impl Archive {
+    /// The archive at `path` (read once for its digest).
+    pub fn read(path: &Path) -> Result<Archive, NodeError> {
+        let local = LocalFile::read(path)?;
+        let name = path
+            .file_name()
+            .map(|name| name.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "packages.tar.gz".to_owned());
+        Ok(Archive { local, name })
+    }
 }
 
 /// The infrastructure steps for `machine`; `archive` is the package source
@@ -57,12 +70,14 @@ pub fn infrastructure(plan: &Plan<'_>, machine: &Machine, archive: Option<&Archi
             local: archive.local.clone(),
             path: format!("{dir}/{}", archive.name),
         });
+        // Unpacked again only when the archive changed: the marker holds
+        // the digest of the archive last unpacked.
+        let digest = &archive.local.digest;
         steps.push(run(
             "unpack the package archive",
             format!(
-                "cd {dir} && sum=$(sha256sum {name} | cut -c1-64) && \
-                 [ \"$(cat .wasmco-unpacked 2>/dev/null)\" = \"$sum\" ] || \
-                 {{ tar -xzf {name} && echo \"$sum\" > .wasmco-unpacked; }}",
+                "cd {dir} && [ \"$(cat .wasmco-unpacked 2>/dev/null)\" = {digest} ] || \
+                 {{ tar -xzf {name} && echo {digest} > .wasmco-unpacked; }}",
                 dir = quote(&dir)
             ),
         ));

@@ -16,4 +16,4 @@ pub use etcd::etcd;
 pub use infrastructure::{Archive, infrastructure};
 pub use packages::{PACKAGE_DIR, hooks, yaml_addons};
 pub use step::{CONFIG_DIR, Plan, Step};
-pub use worker::worker;
+pub use worker::{worker_prepare, worker_start};

@@ -28,7 +28,7 @@ pub enum Step {
     /// already), streamed: the package archive.
     Upload {
         /// The file here.
-        local: std::path::PathBuf,
+        local: wasmco_nodes::LocalFile,
         /// Where it goes on the machine.
         path: String,
     },

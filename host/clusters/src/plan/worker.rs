@@ -15,16 +15,24 @@ const CONTAINERD_ENDPOINT: &str = "unix:///run/containerd/containerd.sock";
 /// outside its `dst` allow-list; here they stay under `/etc/kubernetes`.
 const CONTAINERD_CONFIG: &str = "/etc/kubernetes/containerd.toml";
 
-/// The steps that make `node` run pods.
-pub fn worker(plan: &Plan<'_>, node: &Machine) -> Vec<Step> {
+/// What a machine that runs pods needs before the cluster exists: the
+/// container runtime with its images, and the pod network. A deploy does
+/// this while the control plane is being made.
+pub fn worker_prepare(plan: &Plan<'_>, node: &Machine) -> Vec<Step> {
+    let mut steps = containerd(plan);
+    steps.extend(images(plan, node));
+    steps.extend(super::network::bridge(plan, node));
+    steps
+}
+
+/// The kubelet and kube-proxy, which need the API server: each service
+/// after its own files, so a changed file restarts the service reading it.
+pub fn worker_start(plan: &Plan<'_>, node: &Machine) -> Vec<Step> {
     let mut steps = vec![put(
         format!("{PKI_DIR}/ca.crt"),
         plan.material.pki.ca.certificate.clone(),
         0o644,
     )];
-    steps.extend(containerd(plan));
-    steps.extend(images(plan, node));
-    steps.extend(super::network::bridge(plan, node));
     steps.push(put(
         format!("{CONFIG_DIR}/kubelet-bootstrap.kubeconfig"),
         bootstrap_kubeconfig(plan),

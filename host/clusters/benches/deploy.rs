@@ -1,0 +1,97 @@
+//! How long a cluster deploy takes on machines made on this host
+//! (tests/nodes/lab.sh), the binaries and images already built and packed:
+//! one master and two workers until every Node is Ready (target: 3
+//! minutes), and one master with four workers against one master with
+//! one (target: 1.5x), the workers being set up side by side.
+//!
+//! `cargo bench -p wasmco-clusters --bench deploy` (as root, like the tests).
+
+// The tests' lab and deploy file; the bench uses only some of it.
+#[allow(dead_code)]
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use support::lab::Lab;
+use support::{lab_deployment, runtime};
+use wasmco_clusters::{DeploySettings, DeployState, Phase, Report, deploy};
+use wasmco_nodes::NodeAddress;
+
+/// Deploys a master and `workers` workers on a fresh lab; the time from
+/// the first SSH connection to every Node Ready. Prints when each phase
+/// began.
+fn deploy_time(workers: usize) -> Duration {
+    let lab = Lab::up(1 + workers);
+    let machines: Vec<&NodeAddress> = lab.nodes.iter().collect();
+    let deployment = lab_deployment(&lab, &machines);
+    let started = Instant::now();
+    let phases = Arc::new(Mutex::new(Vec::<(Phase, Duration)>::new()));
+    let seen = phases.clone();
+    let report: Report = Arc::new(move |state: &DeployState| {
+        let mut phases = seen.lock().unwrap();
+        if let Some(phase) = state.phase
+            && phases.last().is_none_or(|(last, _)| *last != phase)
+        {
+            phases.push((phase, started.elapsed()));
+        }
+    });
+    let elapsed = runtime().block_on(async {
+        deploy(
+            &deployment,
+            &DeploySettings::default(),
+            DeployState::default(),
+            report,
+        )
+        .await
+        .unwrap_or_else(|error| panic!("the deploy of {workers} workers failed: {error}"));
+        started.elapsed()
+    });
+    let began: Vec<String> = phases
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|(phase, at)| format!("{phase} {:.1}s", at.as_secs_f64()))
+        .collect();
+    println!(
+        "  {workers} worker(s), phases began at: {}",
+        began.join(", ")
+    );
+    elapsed
+}
+
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|line| line.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "?".into())
+}
+
+fn main() {
+    // `cargo test --benches` runs this with --bench absent: nothing to time.
+    if !std::env::args().any(|argument| argument == "--bench") {
+        return;
+    }
+    println!("load average before: {}", load());
+    let three = deploy_time(2);
+    println!(
+        "deploy, 1 master + 2 workers to all Ready: {:.1} s (target <= 180 s) {}",
+        three.as_secs_f64(),
+        verdict(three.as_secs_f64() <= 180.0)
+    );
+    let one = deploy_time(1);
+    let four = deploy_time(4);
+    let ratio = four.as_secs_f64() / one.as_secs_f64();
+    println!(
+        "deploy, 1 master + 1 worker: {:.1} s; + 4 workers: {:.1} s; 4 workers / 1 worker: {ratio:.2}x (target <= 1.5x) {}",
+        one.as_secs_f64(),
+        four.as_secs_f64(),
+        verdict(ratio <= 1.5)
+    );
+    println!("load average after: {}", load());
+}
+
+fn verdict(met: bool) -> &'static str {
+    if met { "met" } else { "NOT MET" }
+}

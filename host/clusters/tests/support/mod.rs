@@ -1,0 +1,183 @@
+//! What the deploy tests and the deploy benchmark share: the lab, the
+//! package archive, and the deploy file a user of Eggo would write for the
+//! lab's machines.
+
+// The lab fixture the node task manager's tests use; not every helper is
+// needed everywhere.
+#[allow(dead_code)]
+#[path = "../../../nodes/tests/lab/mod.rs"]
+pub mod lab;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use lab::Lab;
+use wasmco_clusters::{
+    Archive, ClusterMaterial, DeployState, Deployment, Report, Topology, refusals,
+};
+use wasmco_core::eggo::DeployConfig;
+use wasmco_nodes::{HostKeyPolicy, Login, NodeAddress, NodeSession, Secret, SessionSettings};
+
+pub fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/nodes")
+        .join(name)
+}
+
+pub fn output_of(script: &Path) -> String {
+    let ran = Command::new("bash")
+        .arg(script)
+        .output()
+        .expect("bash runs");
+    assert!(
+        ran.status.success(),
+        "{} failed: {}",
+        script.display(),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    String::from_utf8_lossy(&ran.stdout).trim().to_owned()
+}
+
+/// The deploy file a user of Eggo would write for these machines: the
+/// first is the master (and etcd), the others workers.
+pub fn deploy_file(machines: &[&NodeAddress], archive: &str, key: &Path) -> String {
+    let host = |machine: &NodeAddress| {
+        format!(
+            "- name: {}\n  ip: {}\n  port: {}\n  arch: amd64\n",
+            machine.name, machine.host, machine.port
+        )
+    };
+    let workers: String = machines[1..].iter().map(|machine| host(machine)).collect();
+    format!(
+        r#"cluster-id: lab-cluster
+username: root
+private-key-path: {key}
+masters:
+{master}workers:
+{workers}runtime: containerd
+pause-image: localhost/pause:local
+cni-bin-dir: /usr/lib/cni
+network:
+  podcidr: 10.244.0.0/16
+  plugin: bridge
+config-extra-args:
+- name: kubelet
+  extra-args:
+    # These machines may not lower a process's OOM score.
+    --oom-score-adj: "0"
+- name: kube-proxy
+  extra-args:
+    # conntrack's table size is the host's, not a machine's, here.
+    --conntrack-max-per-core: "0"
+install:
+  package-source:
+    type: tar.gz
+    srcpath:
+      amd64: {archive}
+  etcd:
+  - name: etcd
+    type: bin
+    dst: /usr/bin
+  kubernetes-master:
+  - name: kube-apiserver,kube-controller-manager,kube-scheduler,kubectl
+    type: bin
+    dst: /usr/bin
+  kubernetes-worker:
+  - name: kubelet,kube-proxy
+    type: bin
+    dst: /usr/bin
+  image:
+  - name: pause.tar,busybox.tar
+    type: image
+"#,
+        key = key.display(),
+        master = host(machines[0]),
+    )
+}
+
+/// A deployment of `lab`'s machines from the file a user would write.
+pub fn lab_deployment(lab: &Lab, machines: &[&NodeAddress]) -> Deployment {
+    let archive = output_of(&script("package.sh"));
+    let text = deploy_file(machines, &archive, &lab.file("id_rsa"));
+    let config = wasmco_core::eggo::parse(&text).expect("the deploy file parses");
+    deployment(&config)
+}
+
+/// Keeps every state a deploy reports.
+pub fn recorder() -> (Arc<Mutex<Vec<DeployState>>>, Report) {
+    let reports = Arc::new(Mutex::new(Vec::<DeployState>::new()));
+    let seen = reports.clone();
+    let report: Report = Arc::new(move |state: &DeployState| {
+        seen.lock().unwrap().push(state.clone());
+    });
+    (reports, report)
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
+pub fn deployment(config: &DeployConfig) -> Deployment {
+    let config = config.with_defaults();
+    assert_eq!(config.check(), Vec::new(), "Eggo's own checks");
+    assert_eq!(refusals(&config), Vec::new(), "wasmco's refusals");
+    let topology = Topology::of(&config).expect("a topology");
+    let pki = wasmco_pki::ClusterPki::create(&topology.cluster).expect("a CA");
+    let material = ClusterMaterial::create(&topology, pki, &[]).expect("certificates");
+    let source = config
+        .install
+        .package_source
+        .clone()
+        .expect("a package source");
+    let archives = source
+        .srcpath
+        .iter()
+        .map(|(arch, path)| {
+            let archive = Archive::read(Path::new(path)).expect("the package archive");
+            (arch.clone(), archive)
+        })
+        .collect::<BTreeMap<_, _>>();
+    let key = std::fs::read_to_string(&config.private_key_path).expect("the key file");
+    Deployment {
+        login: Login {
+            user: config.username.clone(),
+            secret: Secret::PrivateKey(key),
+        },
+        config,
+        topology,
+        material,
+        archives,
+    }
+}
+
+pub async fn on_master(lab: &Lab, script: &str) -> String {
+    on_node(lab, 0, script).await
+}
+
+pub async fn on_node(lab: &Lab, node: usize, script: &str) -> String {
+    let session = NodeSession::connect(
+        &lab.nodes[node],
+        &lab.key_login("id_ed25519"),
+        &HostKeyPolicy::FirstContact,
+        &SessionSettings::default(),
+    )
+    .await
+    .expect("a session on the master");
+    let output = session
+        .check(&wasmco_nodes::Command::new(
+            "inspect",
+            format!("export KUBECONFIG=/etc/kubernetes/admin.conf; {script}"),
+            Duration::from_secs(180),
+        ))
+        .await
+        .expect("the command succeeds");
+    session.close().await;
+    output.stdout
+}
