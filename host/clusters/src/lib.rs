@@ -14,6 +14,9 @@ mod state;
 mod topology;
 mod units;
 
+#[cfg(test)]
+mod tests;
+
 pub use deploy::{DeploySettings, Deployment, Report, deploy};
 pub use error::DeployError;
 pub use material::{ClusterMaterial, NodeMaterial};

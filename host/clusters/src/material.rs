@@ -21,8 +21,9 @@ const API_SERVER_NAMES: [&str; 5] = [
     "kubernetes.default.svc.cluster.local",
 ];
 
-/// A cluster's keys, certificates and tokens.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// A cluster's keys, certificates and tokens. Its Debug form leaves the
+/// secrets out.
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterMaterial {
     /// The CAs and the service-account key.
@@ -63,6 +64,17 @@ pub struct NodeMaterial {
     pub scheduler: Option<KeyedCert>,
     /// kube-proxy's client certificate.
     pub kube_proxy: Option<KeyedCert>,
+}
+
+impl std::fmt::Debug for ClusterMaterial {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterMaterial")
+            .field("pki", &self.pki)
+            .field("nodes", &self.nodes.keys().collect::<Vec<_>>())
+            .field("encryption_key", &"(sealed)")
+            .field("bootstrap_token", &"(sealed)")
+            .finish_non_exhaustive()
+    }
 }
 
 impl ClusterMaterial {

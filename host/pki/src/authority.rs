@@ -10,8 +10,9 @@ use crate::client_kubeconfig::kubeconfig;
 use crate::error::{PkiError, invalid};
 use crate::issue::{issue, new_ca};
 
-/// One cluster's authorities; kept sealed, only certificates leave.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// One cluster's authorities; kept sealed, only certificates leave (its
+/// Debug form leaves the keys out).
+#[derive(Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterPki {
     /// The cluster CA (`ca.crt`/`ca.key`).
@@ -22,6 +23,17 @@ pub struct ClusterPki {
     pub etcd_ca: KeyedCert,
     /// `sa.key` (private) and `sa.pub`.
     pub service_account_key: String,
+}
+
+impl std::fmt::Debug for ClusterPki {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterPki")
+            .field("ca", &self.ca)
+            .field("front_proxy_ca", &self.front_proxy_ca)
+            .field("etcd_ca", &self.etcd_ca)
+            .field("service_account_key", &"(sealed)")
+            .finish()
+    }
 }
 
 impl ClusterPki {

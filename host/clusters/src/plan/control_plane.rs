@@ -9,6 +9,9 @@ use crate::units::{Unit, flags};
 
 /// The steps that make `master` run the control plane.
 pub fn control_plane(plan: &Plan<'_>, master: &Machine) -> Vec<Step> {
+    if !master.roles.master {
+        return Vec::new();
+    }
     let Some(own) = plan.material.nodes.get(&master.name) else {
         return Vec::new();
     };

@@ -13,6 +13,9 @@ const ENV_FILE: &str = "/etc/kubernetes/etcd.conf";
 
 /// The steps that make `member` an etcd member of a new cluster.
 pub fn etcd(plan: &Plan<'_>, member: &Machine) -> Vec<Step> {
+    if !member.roles.etcd {
+        return Vec::new();
+    }
     let Some(material) = plan.material.nodes.get(&member.name) else {
         return Vec::new();
     };

@@ -19,6 +19,9 @@ const CONTAINERD_CONFIG: &str = "/etc/kubernetes/containerd.toml";
 /// container runtime with its images, and the pod network. A deploy does
 /// this while the control plane is being made.
 pub fn worker_prepare(plan: &Plan<'_>, node: &Machine) -> Vec<Step> {
+    if !node.roles.worker {
+        return Vec::new();
+    }
     let mut steps = containerd(plan);
     steps.extend(images(plan, node));
     steps.extend(super::network::bridge(plan, node));
@@ -28,6 +31,9 @@ pub fn worker_prepare(plan: &Plan<'_>, node: &Machine) -> Vec<Step> {
 /// The kubelet and kube-proxy, which need the API server: each service
 /// after its own files, so a changed file restarts the service reading it.
 pub fn worker_start(plan: &Plan<'_>, node: &Machine) -> Vec<Step> {
+    if !node.roles.worker {
+        return Vec::new();
+    }
     let mut steps = vec![put(
         format!("{PKI_DIR}/ca.crt"),
         plan.material.pki.ca.certificate.clone(),
