@@ -39,6 +39,21 @@ pub struct Deployment {
     pub archives: BTreeMap<String, Archive>,
 }
 
+impl Deployment {
+    /// `admin.kubeconfig` for wasmco's side: the cluster's endpoint, its CA,
+    /// the `kubernetes-admin` certificate (`system:masters`). What the
+    /// cluster is registered with once it is up.
+    pub fn admin_kubeconfig(&self) -> String {
+        wasmco_pki::kubeconfig(
+            &self.topology.cluster,
+            &format!("https://{}", self.topology.endpoint),
+            &self.material.pki.ca.certificate,
+            "kubernetes-admin",
+            &self.material.admin,
+        )
+    }
+}
+
 /// How a deploy goes about it.
 #[derive(Debug, Clone)]
 pub struct DeploySettings {

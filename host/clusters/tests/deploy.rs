@@ -62,6 +62,27 @@ fn an_eggo_file_deploys_a_cluster_whose_pods_run() {
                 assert!(line.starts_with("node2 10.244.") || line.starts_with("node3 10.244."), "{line}");
             }
 
+            // The admin kubeconfig it would be registered with reaches the
+            // cluster from wasmco's side, through the policy rsync applies.
+            let policy = wasmco_pki::kubeconfig::KubeconfigPolicy::default();
+            let kubeconfig = policy
+                .check(deployment.admin_kubeconfig().as_bytes())
+                .expect("the admin kubeconfig passes the policy");
+            let client = kube::Client::try_from(
+                kubeconfig.client_config(&policy).await.expect("a client config"),
+            )
+            .expect("a client");
+            let nodes: kube::Api<k8s_openapi::api::core::v1::Node> = kube::Api::all(client);
+            let names: Vec<String> = nodes
+                .list(&Default::default())
+                .await
+                .expect("the nodes, listed from wasmco")
+                .items
+                .into_iter()
+                .filter_map(|node| node.metadata.name)
+                .collect();
+            assert_eq!(names, ["node2", "node3"]);
+
             // Running the same file again changes nothing: no service restarts.
             let since = "systemctl show -p ActiveEnterTimestampMonotonic --value kube-apiserver etcd kube-controller-manager kube-scheduler";
             let before = on_master(&lab, since).await;
