@@ -45,6 +45,18 @@ fn config() -> DeployConfig {
     parse(FILE).expect("the file parses").with_defaults()
 }
 
+/// Runs `check` on the plan of [`FILE`].
+fn with_plan(check: impl FnOnce(&Plan<'_>)) {
+    let config = config();
+    let topology = Topology::of(&config).expect("a topology");
+    let material = material(&topology);
+    check(&Plan {
+        config: &config,
+        topology: &topology,
+        material: &material,
+    });
+}
+
 fn material(topology: &Topology) -> ClusterMaterial {
     let pki = ClusterPki::create(&topology.cluster).expect("a CA");
     ClusterMaterial::create(topology, pki, &["api.example.com".to_owned()]).expect("material")
@@ -142,124 +154,106 @@ fn all_steps(plan: &Plan<'_>) -> Vec<(String, Step)> {
 
 #[test]
 fn every_file_a_deploy_writes_is_inside_eggos_allow_list() {
-    let config = config();
-    let topology = Topology::of(&config).unwrap();
-    let material = material(&topology);
-    let plan = Plan {
-        config: &config,
-        topology: &topology,
-        material: &material,
-    };
-    let steps = all_steps(&plan);
-    assert!(steps.len() > 60, "{}", steps.len());
-    for (machine, step) in &steps {
-        let path = match step {
-            Step::Put(file) => &file.path,
-            Step::Upload { path, .. } => path,
-            _ => continue,
-        };
-        let (dir, name) = path.rsplit_once('/').unwrap();
-        assert!(dst_allowed(dir, name), "{machine}: {path}");
-    }
-    // Keys are readable by their owner only.
-    for (_, step) in &steps {
-        if let Step::Put(file) = step
-            && (file.path.ends_with(".key")
-                || file.path.ends_with(".conf")
-                || file.path.ends_with(".kubeconfig"))
-        {
-            assert_eq!(file.mode, 0o600, "{}", file.path);
+    with_plan(|plan| {
+        let steps = all_steps(plan);
+        assert!(steps.len() > 60, "{}", steps.len());
+        for (machine, step) in &steps {
+            let path = match step {
+                Step::Put(file) => &file.path,
+                Step::Upload { path, .. } => path,
+                _ => continue,
+            };
+            let (dir, name) = path.rsplit_once('/').unwrap();
+            assert!(dst_allowed(dir, name), "{machine}: {path}");
         }
-    }
+        // Keys are readable by their owner only.
+        for (_, step) in &steps {
+            if let Step::Put(file) = step
+                && (file.path.ends_with(".key")
+                    || file.path.ends_with(".conf")
+                    || file.path.ends_with(".kubeconfig"))
+            {
+                assert_eq!(file.mode, 0o600, "{}", file.path);
+            }
+        }
+    });
 }
 
 #[test]
 fn roles_decide_what_each_machine_gets() {
-    let config = config();
-    let topology = Topology::of(&config).unwrap();
-    let material = material(&topology);
-    let plan = Plan {
-        config: &config,
-        topology: &topology,
-        material: &material,
-    };
-    let services = |name: &str| -> Vec<String> {
-        all_steps(&plan)
-            .into_iter()
-            .filter(|(machine, _)| machine == name)
-            .filter_map(|(_, step)| match step {
-                Step::Start(service) => Some(service),
-                _ => None,
-            })
-            .collect()
-    };
-    assert_eq!(
-        services("m1"),
-        [
-            "wasmco-kernel",
-            "etcd",
-            "kube-apiserver",
-            "kube-controller-manager",
-            "kube-scheduler"
-        ]
-    );
-    assert_eq!(
-        services("w1"),
-        [
-            "wasmco-kernel",
-            "containerd",
-            "wasmco-pod-routes",
-            "kubelet",
-            "kube-proxy"
-        ]
-    );
-    assert_eq!(services("e3"), ["wasmco-kernel", "etcd"]);
+    with_plan(|plan| {
+        let services = |name: &str| -> Vec<String> {
+            all_steps(plan)
+                .into_iter()
+                .filter(|(machine, _)| machine == name)
+                .filter_map(|(_, step)| match step {
+                    Step::Start(service) => Some(service),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(
+            services("m1"),
+            [
+                "wasmco-kernel",
+                "etcd",
+                "kube-apiserver",
+                "kube-controller-manager",
+                "kube-scheduler"
+            ]
+        );
+        assert_eq!(
+            services("w1"),
+            [
+                "wasmco-kernel",
+                "containerd",
+                "wasmco-pod-routes",
+                "kubelet",
+                "kube-proxy"
+            ]
+        );
+        assert_eq!(services("e3"), ["wasmco-kernel", "etcd"]);
+    });
 }
 
 #[test]
 fn etcd_and_the_api_server_are_configured_from_the_file() {
-    let config = config();
-    let topology = Topology::of(&config).unwrap();
-    let material = material(&topology);
-    let plan = Plan {
-        config: &config,
-        topology: &topology,
-        material: &material,
-    };
-    let file = |machine: &str, path: &str| -> String {
-        all_steps(&plan)
-            .into_iter()
-            .find_map(|(name, step)| match step {
-                Step::Put(file) if name == machine && file.path == path => {
-                    Some(String::from_utf8(file.contents).unwrap())
-                }
-                _ => None,
-            })
-            .unwrap_or_else(|| panic!("{machine} gets {path}"))
-    };
-    let etcd = file("e3", "/etc/kubernetes/etcd.conf");
-    assert!(etcd.contains(
-        "ETCD_INITIAL_CLUSTER=m1=https://192.0.2.1:2380,e1=https://192.0.2.21:2380,e3=https://192.0.2.23:2380\n"
-    ), "{etcd}");
-    assert!(
-        etcd.contains("ETCD_QUOTA_BACKEND_BYTES=8589934592\n"),
-        "{etcd}"
-    );
-    let apiserver = file("m2", "/usr/lib/systemd/system/kube-apiserver.service");
-    for flag in [
-        "--advertise-address=192.0.2.2",
-        "--etcd-servers=https://192.0.2.1:2379,https://192.0.2.21:2379,https://192.0.2.23:2379",
-        "--service-cluster-ip-range=10.32.0.0/16",
-        "--v=4",
-        "--audit-log-path=/var/log/audit.log",
-    ] {
-        assert!(apiserver.contains(flag), "{flag} in {apiserver}");
-    }
-    let routes = file("w1", "/usr/lib/systemd/system/wasmco-pod-routes.service");
-    assert!(
-        routes.contains("ip route replace 10.244.0.0/24 via 192.0.2.2"),
-        "{routes}"
-    );
+    with_plan(|plan| {
+        let file = |machine: &str, path: &str| -> String {
+            all_steps(plan)
+                .into_iter()
+                .find_map(|(name, step)| match step {
+                    Step::Put(file) if name == machine && file.path == path => {
+                        Some(String::from_utf8(file.contents).unwrap())
+                    }
+                    _ => None,
+                })
+                .unwrap_or_else(|| panic!("{machine} gets {path}"))
+        };
+        let etcd = file("e3", "/etc/kubernetes/etcd.conf");
+        assert!(etcd.contains(
+            "ETCD_INITIAL_CLUSTER=m1=https://192.0.2.1:2380,e1=https://192.0.2.21:2380,e3=https://192.0.2.23:2380\n"
+        ), "{etcd}");
+        assert!(
+            etcd.contains("ETCD_QUOTA_BACKEND_BYTES=8589934592\n"),
+            "{etcd}"
+        );
+        let apiserver = file("m2", "/usr/lib/systemd/system/kube-apiserver.service");
+        for flag in [
+            "--advertise-address=192.0.2.2",
+            "--etcd-servers=https://192.0.2.1:2379,https://192.0.2.21:2379,https://192.0.2.23:2379",
+            "--service-cluster-ip-range=10.32.0.0/16",
+            "--v=4",
+            "--audit-log-path=/var/log/audit.log",
+        ] {
+            assert!(apiserver.contains(flag), "{flag} in {apiserver}");
+        }
+        let routes = file("w1", "/usr/lib/systemd/system/wasmco-pod-routes.service");
+        assert!(
+            routes.contains("ip route replace 10.244.0.0/24 via 192.0.2.2"),
+            "{routes}"
+        );
+    });
 }
 
 #[test]

@@ -3,7 +3,9 @@
 //! the three services with Eggo's flags (less those the Kubernetes it
 //! installs no longer has).
 
-use super::step::{CONFIG_DIR, PKI_DIR, Plan, Step, keyed, kubeconfig_file, put, service, socket};
+use super::step::{
+    CONFIG_DIR, PKI_DIR, Plan, Step, keyed, keyed_all, kubeconfig_file, put, service, socket,
+};
 use crate::topology::Machine;
 use crate::units::{Unit, flags};
 
@@ -38,15 +40,11 @@ pub fn control_plane(plan: &Plan<'_>, master: &Machine) -> Vec<Step> {
         plan.material.service_account_public.clone(),
         0o644,
     ));
-    for (name, cert) in [
+    steps.extend(keyed_all(&[
         ("apiserver", &own.apiserver),
         ("apiserver-kubelet-client", &own.apiserver_kubelet_client),
         ("front-proxy-client", &own.front_proxy_client),
-    ] {
-        if let Some(cert) = cert {
-            steps.extend(keyed(name, cert));
-        }
-    }
+    ]));
     steps.push(put(
         format!("{CONFIG_DIR}/encryption-config.yaml"),
         encryption_config(&plan.material.encryption_key),

@@ -1,7 +1,7 @@
 //! An etcd member, as Eggo sets one up: TLS for clients and peers from the
 //! cluster's etcd CA, settings in an environment file, a notify unit.
 
-use super::step::{PKI_DIR, Plan, Step, keyed, put, run, service, socket};
+use super::step::{PKI_DIR, Plan, Step, keyed_all, put, run, service, socket};
 use crate::topology::Machine;
 use crate::units::Unit;
 
@@ -24,15 +24,11 @@ pub fn etcd(plan: &Plan<'_>, member: &Machine) -> Vec<Step> {
         plan.material.pki.etcd_ca.certificate.clone(),
         0o644,
     )];
-    for (name, cert) in [
+    steps.extend(keyed_all(&[
         ("etcd/server", &material.etcd_server),
         ("etcd/peer", &material.etcd_peer),
         ("etcd/healthcheck-client", &material.etcd_healthcheck),
-    ] {
-        if let Some(cert) = cert {
-            steps.extend(keyed(name, cert));
-        }
-    }
+    ]));
     steps.push(put(ENV_FILE, environment(plan, member), 0o600));
     steps.push(run(
         "make etcd's data directory",

@@ -105,6 +105,15 @@ pub(super) fn run(step: impl Into<String>, script: impl Into<String>) -> Step {
     Step::Run(Command::new(step, script, STEP_TIMEOUT))
 }
 
+/// Each certificate the machine has, as [`keyed`] files.
+pub(super) fn keyed_all(certificates: &[(&str, &Option<wasmco_pki::KeyedCert>)]) -> Vec<Step> {
+    certificates
+        .iter()
+        .filter_map(|(name, cert)| cert.as_ref().map(|cert| keyed(name, cert)))
+        .flatten()
+        .collect()
+}
+
 /// A certificate and key under the PKI directory as `name.crt`/`name.key`.
 pub(super) fn keyed(name: &str, cert: &wasmco_pki::KeyedCert) -> [Step; 2] {
     [
