@@ -143,8 +143,12 @@ pivot_root . tmp
 umount -l /tmp
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
 cd /
-# container= tells systemd it has no hardware to manage.
-exec env -i container=wasmco-lab \
+# container= tells systemd it has no hardware to manage. Nothing in a node
+# may load kernel modules, set the clock, reboot or poke at raw I/O: those
+# reach the host, so the capabilities are gone from the bounding set (the
+# modprobe of a deploy then fails, as on a machine without the module).
+exec setpriv --bounding-set=-sys_module,-sys_rawio,-sys_time,-sys_boot \
+  env -i container=wasmco-lab \
   PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   /lib/systemd/systemd --unit=multi-user.target
 '

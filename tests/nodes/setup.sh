@@ -46,6 +46,10 @@ install() {
 }
 
 [[ $EUID -eq 0 ]] || { echo "setup.sh: must run as root" >&2; exit 1; }
+# Tests run this from several threads at once: one install at a time, so
+# neither dpkg's lock nor another run's removal of the policy gets in the way.
+exec 9>/run/wasmco-lab-setup.lock
+flock 9
 mapfile -t todo < <(missing)
 if ((${#todo[@]})); then
   echo "setup.sh: installing ${todo[*]}" >&2

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use sha2::{Digest, Sha256};
 use wasmco_core::eggo::{DeployConfig, Schedule};
 use wasmco_nodes::{
-    Command, Copied, HostKeyPolicy, Login, NodeAddress, NodeError, NodeSession, SessionSettings,
-    on_each,
+    Command, HostKeyPolicy, Login, NodeAddress, NodeError, NodeSession, SessionSettings, on_each,
 };
 
 use crate::error::DeployError;
@@ -21,8 +21,9 @@ use crate::topology::{Machine, Topology};
 /// Each machine's session, by node name.
 type Sessions = BTreeMap<String, NodeSession>;
 
-/// Where the bootstrap objects are written on the first master.
-const BOOTSTRAP_MANIFEST: &str = "/etc/kubernetes/manifests/wasmco-bootstrap.yaml";
+/// Where the bootstrap objects (the token among them) are written on the
+/// first master, just long enough to be applied.
+const BOOTSTRAP_MANIFEST: &str = "/etc/kubernetes/wasmco-bootstrap.yaml";
 
 /// What a deploy works from.
 #[derive(Debug, Clone)]
@@ -87,6 +88,14 @@ pub async fn deploy(
     state: DeployState,
     report: Report,
 ) -> Result<DeployState, DeployError> {
+    // The file is checked here too, not only by the caller: node names and
+    // package names go into commands, and Eggo's rules are what make them
+    // safe there.
+    let mut problems = deployment.config.check();
+    problems.extend(crate::refusals::refusals(&deployment.config));
+    if !problems.is_empty() {
+        return Err(DeployError::Refused(problems));
+    }
     let run = Run {
         deployment,
         settings,
@@ -126,12 +135,11 @@ impl Run<'_> {
         // Two paths side by side, as Eggo queues each machine's tasks: the
         // control plane's machines make etcd and the API servers while the
         // workers get their runtime and network, which needs no cluster.
-        let (control, workers) = tokio::join!(
+        // The first failure stops the other path too.
+        tokio::try_join!(
             self.control_path(&sessions, first),
             self.worker_path(&sessions)
-        );
-        control?;
-        workers?;
+        )?;
         self.join_and_finish(&sessions, first).await?;
         for (_, session) in sessions {
             session.close().await;
@@ -164,7 +172,7 @@ impl Run<'_> {
             }));
             steps.push(kubectl(
                 "apply the bootstrap objects",
-                &format!("apply -f {BOOTSTRAP_MANIFEST}"),
+                &format!("apply -f {BOOTSTRAP_MANIFEST} && rm -f {BOOTSTRAP_MANIFEST}"),
             ));
             steps
         })
@@ -183,14 +191,16 @@ impl Run<'_> {
     async fn worker_path(&self, sessions: &Sessions) -> Result<(), DeployError> {
         let plan = self.plan();
         let topology = &self.deployment.topology;
-        let machines = topology.with(|roles| !roles.master && !roles.etcd);
-        self.machines_up(sessions, machines.collect()).await?;
-        self.on_machines(
-            Phase::Bootstrap,
-            topology.with(|roles| roles.worker),
-            sessions,
-            |machine| plan::worker_prepare(&plan, machine),
-        )
+        // Only machines with no part in the control plane: a master or etcd
+        // machine that also runs pods gets its runtime after the control
+        // path has set it up (join_and_finish), never while it does.
+        let machines: Vec<&Machine> = topology
+            .with(|roles| !roles.master && !roles.etcd)
+            .collect();
+        self.machines_up(sessions, machines.clone()).await?;
+        self.on_machines(Phase::Bootstrap, machines, sessions, |machine| {
+            plan::worker_prepare(&plan, machine)
+        })
         .await
     }
 
@@ -337,7 +347,10 @@ impl Run<'_> {
             .map_err(|error| DeployError::Node { phase, error })
     }
 
-    /// Runs steps in order on one machine.
+    /// Runs steps in order on one machine. Every file put and archive
+    /// uploaded is folded into a digest; a service's digest when it is
+    /// started is what decides, on the machine, whether it restarts (see
+    /// [`start`]).
     async fn apply(
         &self,
         phase: Phase,
@@ -345,23 +358,32 @@ impl Run<'_> {
         steps: Vec<Step>,
     ) -> Result<(), NodeError> {
         let node = session.node().to_owned();
-        let mut written = false;
+        let mut inputs = Sha256::new();
         for step in steps {
             self.update(&node, |progress| {
                 progress.phase = Some(phase);
                 progress.step = Some(step.name().to_owned());
             });
             match &step {
-                Step::Put(file) => written |= session.put(file).await? == Copied::Written,
+                Step::Put(file) => {
+                    session.put(file).await?;
+                    inputs.update(file.path.as_bytes());
+                    inputs.update(file.mode.to_be_bytes());
+                    inputs.update(Sha256::digest(&file.contents));
+                }
                 Step::Upload { local, path } => {
-                    written |= session.upload(local, path, 0o644).await? == Copied::Written;
+                    session.upload(local, path, 0o644).await?;
+                    inputs.update(path.as_bytes());
+                    inputs.update(local.digest.as_bytes());
                 }
                 Step::Run(command) => {
                     session.check(command).await?;
                 }
-                Step::Start(service) => {
-                    session.check(&start(service, written)).await?;
-                    written = false;
+                Step::Start { service, program } => {
+                    let digest = hex::encode(inputs.clone().finalize());
+                    session
+                        .check(&start(service, program.as_deref(), &digest))
+                        .await?;
                 }
             }
         }
@@ -462,15 +484,26 @@ impl Run<'_> {
     }
 }
 
-/// Enables `service` and makes it run: restarted when one of its files was
-/// just written, else started (a no-op when it runs). A failure shows the
-/// end of its journal.
-fn start(service: &str, restart: bool) -> Command {
-    let verb = if restart { "restart" } else { "start" };
+/// Where a machine keeps what each service was last restarted with.
+const STAMPS: &str = "/etc/kubernetes/.wasmco";
+
+/// Enables `service` and makes it run. It is restarted when the inputs it
+/// was last restarted with (`digest`, and its program's digest) differ
+/// from now, and the stamp is written only after the restart succeeded,
+/// so a deploy stopped between writing a file and restarting still
+/// restarts when run again; else it is started, a no-op when it runs. A
+/// failure shows the end of its journal.
+fn start(service: &str, program: Option<&str>, digest: &str) -> Command {
+    let program_digest = program.map_or(String::new(), |program| {
+        format!("$(sha256sum {program} 2>/dev/null | cut -c1-64)")
+    });
     Command::new(
-        format!("{verb} {service}"),
+        format!("start {service}"),
         format!(
-            "systemctl daemon-reload && systemctl enable -q {service} && systemctl {verb} {service} || \
+            "stamp={STAMPS}/{service}.applied; want=\"{digest}{program_digest}\"; \
+             systemctl daemon-reload && systemctl enable -q {service} && \
+             if [ \"$(cat $stamp 2>/dev/null)\" = \"$want\" ]; then systemctl start {service}; \
+             else systemctl restart {service} && mkdir -p {STAMPS} && echo \"$want\" > $stamp; fi || \
              {{ journalctl -u {service} --no-pager -n 20 >&2; exit 1; }}"
         ),
         Duration::from_secs(120),

@@ -2,7 +2,7 @@
 //! field named, never quietly ignored.
 
 use wasmco_core::FieldError;
-use wasmco_core::eggo::{CorednsType, DeployConfig};
+use wasmco_core::eggo::{CorednsType, DeployConfig, Package};
 
 /// The fields of `config` (defaults filled in) wasmco cannot honour.
 pub fn refusals(config: &DeployConfig) -> Vec<FieldError> {
@@ -47,5 +47,70 @@ pub fn refusals(config: &DeployConfig) -> Vec<FieldError> {
     if config.masters.is_empty() {
         refuse("masters", "a cluster needs at least one master");
     }
+    for (field, reason) in package_problems(config) {
+        refused.push(FieldError::new(field, reason));
+    }
     refused
+}
+
+/// Package names go into shell commands and paths: a name is one plain
+/// file name. Copies under `/tmp`, which anyone may write, are refused:
+/// root would follow what another user planted there.
+fn package_problems(config: &DeployConfig) -> Vec<(String, String)> {
+    let install = &config.install;
+    let lists: [(&str, &[Package]); 12] = [
+        ("install.etcd", &install.etcd),
+        ("install.kubernetes-master", &install.kubernetes_master),
+        ("install.kubernetes-worker", &install.kubernetes_worker),
+        ("install.container", &install.container),
+        ("install.network", &install.network),
+        ("install.loadbalance", &install.loadbalance),
+        ("install.image", &install.image),
+        ("install.dns", &install.dns),
+        ("install.addition.master", &install.addition.master),
+        ("install.addition.worker", &install.addition.worker),
+        ("install.addition.etcd", &install.addition.etcd),
+        (
+            "install.addition.loadbalance",
+            &install.addition.loadbalance,
+        ),
+    ];
+    let mut problems = Vec::new();
+    for (list, packages) in lists {
+        for (index, package) in packages.iter().enumerate() {
+            let at = format!("{list}[{index}]");
+            let url = |name: &str| name.starts_with("http://") || name.starts_with("https://");
+            if let Some(name) = package.names().find(|name| !url(name) && !plain_name(name)) {
+                problems.push((
+                    format!("{at}.name"),
+                    format!("{name:?} is not a plain file name (letters, digits, '.', '_', '+', '-'; not starting with '-' or '.')"),
+                ));
+            }
+            if package.dst == "/tmp" || package.dst.starts_with("/tmp/") {
+                problems.push((
+                    format!("{at}.dst"),
+                    "anyone may write under /tmp; copy packages elsewhere".to_owned(),
+                ));
+            }
+        }
+    }
+    let dstpath = install
+        .package_source
+        .as_ref()
+        .map_or("", |source| source.dstpath.as_str());
+    if dstpath == "/tmp" || dstpath.starts_with("/tmp/") {
+        problems.push((
+            "install.package-source.dstpath".to_owned(),
+            "anyone may write under /tmp; unpack the archive elsewhere".to_owned(),
+        ));
+    }
+    problems
+}
+
+fn plain_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(['-', '.'])
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
 }

@@ -29,7 +29,7 @@ config-extra-args:
 - name: kube-apiserver
   extra-args: {--v: "4", --audit-log-path: /var/log/audit.log}
 - name: etcd
-  extra-args: {ETCD_QUOTA_BACKEND_BYTES: "8589934592"}
+  extra-args: {--quota-backend-bytes: "8589934592"}
 install:
   package-source: {type: tar.gz, srcpath: {amd64: /tmp/packages.tar.gz}}
   kubernetes-master:
@@ -187,7 +187,7 @@ fn roles_decide_what_each_machine_gets() {
                 .into_iter()
                 .filter(|(machine, _)| machine == name)
                 .filter_map(|(_, step)| match step {
-                    Step::Start(service) => Some(service),
+                    Step::Start { service, .. } => Some(service),
                     _ => None,
                 })
                 .collect()

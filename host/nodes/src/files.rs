@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
+use russh_sftp::protocol::OpenFlags;
 use sha2::{Digest, Sha256};
 use tokio::io::AsyncWriteExt;
 use wasmco_core::eggo::dst_allowed;
@@ -132,10 +133,17 @@ impl NodeSession {
             return Ok(Copied::Unchanged);
         }
 
+        // The partial file is made empty and owner-only before a byte of it
+        // is sent (SFTP would create it 0644), and a stale one, or a link
+        // someone put there, is removed first.
         let partial = format!("{dir}/.{name}.wasmco-partial");
         self.check(&Command::new(
             format!("make {dir}"),
-            format!("mkdir -p -- {}", quote(dir)),
+            format!(
+                "mkdir -p -- {dir} && umask 077 && rm -f -- {partial} && : > {partial}",
+                dir = quote(dir),
+                partial = quote(&partial)
+            ),
             FILE_STEP,
         ))
         .await?;
@@ -143,7 +151,7 @@ impl NodeSession {
         self.check(&Command::new(
             format!("install {path}"),
             format!(
-                "chmod {mode} -- {partial} && mv -f -- {partial} {quoted}",
+                "chmod {mode} -- {partial} && mv -fT -- {partial} {quoted}",
                 partial = quote(&partial)
             ),
             FILE_STEP,
@@ -174,7 +182,10 @@ impl NodeSession {
             path: path.to_owned(),
             source: Box::new(source),
         };
-        let mut remote = sftp.create(path).await.map_err(failed)?;
+        let mut remote = sftp
+            .open_with_flags(path, OpenFlags::WRITE | OpenFlags::TRUNCATE)
+            .await
+            .map_err(failed)?;
         let written = async {
             match source {
                 Source::Bytes(contents) => remote.write_all(contents).await?,

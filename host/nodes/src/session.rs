@@ -186,13 +186,19 @@ impl NodeSession {
     /// only a deadline passed or a broken session is an error.
     pub async fn run(&self, command: &Command) -> Result<Output, NodeError> {
         tracing::debug!(node = %self.node, step = %command.step, "running");
-        let patience = command.timeout + self.settings.grace * 2;
+        let patience = command.timeout.saturating_add(self.settings.grace * 2);
         let started = Instant::now();
         let ended = timeout(patience, self.exec(command))
             .await
             .map_err(|_| self.timed_out(command))?;
         match ended {
-            Ok(output) if Command::timed_out(output.status) => Err(self.timed_out(command)),
+            // 124 and 137 are also what a script can end with by itself;
+            // only after the deadline are they the node's `timeout`.
+            Ok(output)
+                if Command::timed_out(output.status) && started.elapsed() >= command.timeout =>
+            {
+                Err(self.timed_out(command))
+            }
             // The node's `timeout` kills the step's whole process group,
             // itself included, when the grace after SIGTERM has passed.
             Err(NodeError::Killed { .. }) if started.elapsed() >= command.timeout => {

@@ -111,8 +111,14 @@ fn environment(plan: &Plan<'_>, member: &Machine) -> String {
     if member.arch != "amd64" {
         variables.insert("ETCD_UNSUPPORTED_ARCH".to_owned(), member.arch.clone());
     }
-    for (key, value) in plan.extra_args("etcd").into_iter().flatten() {
-        variables.insert(key.clone(), value.clone());
+    // Eggo's checker wants extra arguments as flags (`--quota-backend-bytes`);
+    // etcd reads each flag from its ETCD_ variable too.
+    for (flag, value) in plan.extra_args("etcd").into_iter().flatten() {
+        let name = flag
+            .trim_start_matches('-')
+            .replace('-', "_")
+            .to_uppercase();
+        variables.insert(format!("ETCD_{name}"), value.clone());
     }
     variables
         .into_iter()

@@ -62,7 +62,7 @@ pub fn infrastructure(plan: &Plan<'_>, machine: &Machine, archive: Option<&Archi
         Unit::oneshot("Packet forwarding for Kubernetes", kernel),
         0o644,
     ));
-    steps.push(Step::Start("wasmco-kernel".into()));
+    steps.push(Step::start("wasmco-kernel", None));
     if let Some(archive) = archive {
         let dir = package_dir(plan);
         let name = quote(&archive.name);
@@ -76,8 +76,9 @@ pub fn infrastructure(plan: &Plan<'_>, machine: &Machine, archive: Option<&Archi
         steps.push(run(
             "unpack the package archive",
             format!(
-                "cd {dir} && [ \"$(cat .wasmco-unpacked 2>/dev/null)\" = {digest} ] || \
-                 {{ tar -xzf {name} && echo {digest} > .wasmco-unpacked; }}",
+                "cd {dir} || exit 1; [ \"$(cat .wasmco-unpacked 2>/dev/null)\" = {digest} ] && exit 0; \
+                 tar --no-same-owner -xzf {name} && echo {digest} > .wasmco-unpacked.partial && \
+                 mv -f .wasmco-unpacked.partial .wasmco-unpacked",
                 dir = quote(&dir)
             ),
         ));

@@ -50,7 +50,7 @@ pub fn bridge(plan: &Plan<'_>, node: &Machine) -> Vec<Step> {
             Unit::oneshot("Routes to the other machines' pods", &routes.join(" && ")),
             0o644,
         ));
-        steps.push(Step::Start("wasmco-pod-routes".into()));
+        steps.push(Step::start("wasmco-pod-routes", None));
     }
     steps
 }

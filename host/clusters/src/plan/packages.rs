@@ -76,7 +76,7 @@ pub fn installs(plan: &Plan<'_>, machine: &Machine) -> Vec<Step> {
             format!(
                 "if command -v apt-get >/dev/null; then DEBIAN_FRONTEND=noninteractive apt-get install -y {names}; \
                  elif command -v yum >/dev/null; then yum install -y {names}; \
-                 else echo 'no apt-get or yum on this machine for: {names}' >&2; exit 1; fi"
+                 else echo no apt-get or yum on this machine for: {names} >&2; exit 1; fi"
             ),
         ));
     }

@@ -34,20 +34,33 @@ pub enum Step {
     },
     /// A command run (it must succeed).
     Run(Command),
-    /// A service enabled and running: restarted when a file was written
-    /// since the last service this machine's phase started, so a changed
-    /// flag or certificate takes effect; else started if it is not running.
-    Start(String),
+    /// A service enabled and running. It is restarted when what it was
+    /// last restarted with changed: the files put before it in the same
+    /// list, or its program; else started, which leaves a running one be.
+    Start {
+        /// The unit's name, without `.service`.
+        service: String,
+        /// Its program, whose digest counts as one of its inputs.
+        program: Option<String>,
+    },
 }
 
 impl Step {
+    /// The step that makes `service` run `program`.
+    pub fn start(service: &str, program: Option<&str>) -> Step {
+        Step::Start {
+            service: service.to_owned(),
+            program: program.map(str::to_owned),
+        }
+    }
+
     /// The step's name, for progress.
     pub fn name(&self) -> &str {
         match self {
             Step::Put(file) => &file.path,
             Step::Upload { path, .. } => path,
             Step::Run(command) => &command.step,
-            Step::Start(service) => service,
+            Step::Start { service, .. } => service,
         }
     }
 }
@@ -130,7 +143,7 @@ pub(super) fn keyed(name: &str, cert: &wasmco_pki::KeyedCert) -> [Step; 2] {
 pub(super) fn service(name: &str, unit: &crate::units::Unit) -> [Step; 2] {
     [
         put(format!("{UNIT_DIR}/{name}.service"), unit.render(), 0o644),
-        Step::Start(name.to_owned()),
+        Step::start(name, unit.program.split_whitespace().next()),
     ]
 }
 

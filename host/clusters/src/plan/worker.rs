@@ -107,9 +107,15 @@ fn containerd(plan: &Plan<'_>) -> Vec<Step> {
          [{cri}.cni]\n  bin_dir = {bin_dir:?}\n  conf_dir = \"/etc/cni/net.d\"\n",
         pause = config.pause_image,
     );
-    for mirror in &config.registry_mirrors {
+    if !config.registry_mirrors.is_empty() {
+        let endpoints: Vec<String> = config
+            .registry_mirrors
+            .iter()
+            .map(|mirror| format!("{mirror:?}"))
+            .collect();
         toml.push_str(&format!(
-            "\n[{cri}.registry.mirrors.\"docker.io\"]\n  endpoint = [{mirror:?}]\n"
+            "\n[{cri}.registry.mirrors.\"docker.io\"]\n  endpoint = [{}]\n",
+            endpoints.join(", ")
         ));
     }
     for registry in &config.insecure_registries {
@@ -138,7 +144,7 @@ fn containerd(plan: &Plan<'_>) -> Vec<Step> {
             unit.render(),
             0o644,
         ),
-        Step::Start("containerd".into()),
+        Step::start("containerd", Some("/usr/bin/containerd")),
     ]
 }
 

@@ -10,8 +10,9 @@ use super::install::Install;
 use super::serde_shapes::{empty_as_none, is_default, is_false, is_zero, nullable};
 
 /// Eggo's deploy file. An empty string, list or block means "not set": Eggo
-/// then uses its own default (see [`DeployConfig::with_defaults`]).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+/// then uses its own default (see [`DeployConfig::with_defaults`]). Its
+/// Debug form leaves the password out.
+#[derive(Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields, rename_all = "kebab-case")]
 pub struct DeployConfig {
     /// The cluster's name (an RFC 1123 subdomain).
@@ -105,6 +106,28 @@ pub struct DeployConfig {
     /// What gets installed where.
     #[serde(deserialize_with = "nullable", skip_serializing_if = "is_default")]
     pub install: Install,
+}
+
+impl std::fmt::Debug for DeployConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let password = if self.password.is_empty() {
+            ""
+        } else {
+            "(sealed)"
+        };
+        f.debug_struct("DeployConfig")
+            .field("cluster_id", &self.cluster_id)
+            .field("username", &self.username)
+            .field("password", &password)
+            .field("private_key_path", &self.private_key_path)
+            .field("masters", &self.masters)
+            .field("workers", &self.workers)
+            .field("etcds", &self.etcds)
+            .field("apiserver_endpoint", &self.apiserver_endpoint)
+            .field("runtime", &self.runtime)
+            .field("install", &self.install)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The `service` block. Eggo's Go type has no YAML tags here, so its keys

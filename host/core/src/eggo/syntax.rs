@@ -106,6 +106,10 @@ fn go_seconds(text: &str) -> Result<f64, String> {
         seconds += value * scale;
         rest = &rest[unit.len()..];
     }
+    // Go counts in int64 nanoseconds, about 292 years.
+    if seconds > i64::MAX as f64 / 1e9 {
+        return Err(format!("{text:?} is longer than a Go duration can be"));
+    }
     Ok(sign * seconds)
 }
 
