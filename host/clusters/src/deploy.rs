@@ -9,12 +9,13 @@ use std::time::Duration;
 use sha2::{Digest, Sha256};
 use wasmco_core::eggo::{DeployConfig, Schedule};
 use wasmco_nodes::{
-    Command, HostKeyPolicy, Login, NodeAddress, NodeError, NodeSession, SessionSettings, on_each,
+    HostKeyPolicy, Login, NodeAddress, NodeError, NodeSession, SessionSettings, on_each,
 };
 
+use crate::commands;
 use crate::error::DeployError;
 use crate::material::ClusterMaterial;
-use crate::plan::{self, Archive, CONFIG_DIR, Plan, Step};
+use crate::plan::{self, Archive, Plan, Step};
 use crate::state::{DeployState, Phase};
 use crate::topology::{Machine, Topology};
 
@@ -164,13 +165,13 @@ impl Run<'_> {
         .await?;
         self.on_machines(Phase::ControlPlane, [first], sessions, |machine| {
             let mut steps = plan::control_plane(&plan, machine);
-            steps.push(self.wait_for_api());
+            steps.push(commands::wait_for_api(self.settings.ready_timeout));
             steps.push(Step::Put(wasmco_nodes::FileCopy {
                 path: BOOTSTRAP_MANIFEST.into(),
                 contents: plan::bootstrap_rbac(&plan).into_bytes(),
                 mode: 0o600,
             }));
-            steps.push(kubectl(
+            steps.push(commands::kubectl(
                 "apply the bootstrap objects",
                 &format!("apply -f {BOOTSTRAP_MANIFEST} && rm -f {BOOTSTRAP_MANIFEST}"),
             ));
@@ -250,12 +251,14 @@ impl Run<'_> {
         self.on_machines(Phase::Bootstrap, [first], sessions, |_| {
             workers
                 .iter()
-                .map(|worker| self.wait_for_node(worker))
+                .map(|worker| commands::wait_for_node(worker, self.settings.ready_timeout))
                 .collect()
         })
         .await?;
-        self.on_machines(Phase::Addons, [first], sessions, |_| self.addons())
-            .await?;
+        self.on_machines(Phase::Addons, [first], sessions, |_| {
+            commands::addons(&self.plan())
+        })
+        .await?;
         self.on_machines(
             Phase::Postjoin,
             topology.machines.iter(),
@@ -382,73 +385,12 @@ impl Run<'_> {
                 Step::Start { service, program } => {
                     let digest = hex::encode(inputs.clone().finalize());
                     session
-                        .check(&start(service, program.as_deref(), &digest))
+                        .check(&commands::start(service, program.as_deref(), &digest))
                         .await?;
                 }
             }
         }
         Ok(())
-    }
-
-    /// Waits on the first master until its API server is ready, as Eggo
-    /// waits (kubectl with the admin kubeconfig, once a second).
-    fn wait_for_api(&self) -> Step {
-        let seconds = self.settings.ready_timeout.as_secs();
-        Step::Run(Command::new(
-            "wait for the API server",
-            format!(
-                "export KUBECONFIG={CONFIG_DIR}/admin.conf; for i in $(seq {seconds}); do \
-                 kubectl get --raw /readyz >/dev/null 2>&1 && exit 0; sleep 1; done; \
-                 kubectl get --raw '/readyz?verbose' >&2; exit 1"
-            ),
-            self.settings.ready_timeout + Duration::from_secs(30),
-        ))
-    }
-
-    /// Waits on the first master until `worker`'s Node exists and is Ready.
-    fn wait_for_node(&self, worker: &Machine) -> Step {
-        let seconds = self.settings.ready_timeout.as_secs();
-        let name = &worker.name;
-        Step::Run(Command::new(
-            format!("wait for node {name} to be Ready"),
-            format!(
-                "export KUBECONFIG={CONFIG_DIR}/admin.conf; for i in $(seq {seconds}); do \
-                 kubectl get node {name} >/dev/null 2>&1 && break; sleep 1; done; \
-                 kubectl wait --for=condition=Ready node/{name} --timeout={seconds}s"
-            ),
-            self.settings.ready_timeout * 2 + Duration::from_secs(30),
-        ))
-    }
-
-    /// On the first master: master-workers tainted and labelled as Eggo
-    /// does, the file's `yaml` packages applied, the bootstrap token
-    /// deleted now that every kubelet has its own certificate.
-    fn addons(&self) -> Vec<Step> {
-        let mut steps = Vec::new();
-        for machine in self
-            .deployment
-            .topology
-            .with(|roles| roles.master && roles.worker)
-        {
-            let name = &machine.name;
-            steps.push(kubectl(
-                &format!("taint and label {name}"),
-                &format!(
-                    "taint nodes {name} node-role.kubernetes.io/master:NoSchedule --overwrite && \
-                     kubectl label node {name} node-role.kubernetes.io/master= \
-                     node-role.kubernetes.io/control-plane= --overwrite"
-                ),
-            ));
-        }
-        steps.extend(plan::yaml_addons(&self.plan()));
-        steps.push(kubectl(
-            "delete the bootstrap token",
-            &format!(
-                "-n kube-system delete secret bootstrap-token-{} --ignore-not-found",
-                self.deployment.material.bootstrap_token_id()
-            ),
-        ));
-        steps
     }
 
     fn progress_of<T>(&self, node: &str, read: impl FnOnce(&crate::state::NodeProgress) -> T) -> T {
@@ -482,39 +424,4 @@ impl Run<'_> {
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
     }
-}
-
-/// Where a machine keeps what each service was last restarted with.
-const STAMPS: &str = "/etc/kubernetes/.wasmco";
-
-/// Enables `service` and makes it run. It is restarted when the inputs it
-/// was last restarted with (`digest`, and its program's digest) differ
-/// from now, and the stamp is written only after the restart succeeded,
-/// so a deploy stopped between writing a file and restarting still
-/// restarts when run again; else it is started, a no-op when it runs. A
-/// failure shows the end of its journal.
-fn start(service: &str, program: Option<&str>, digest: &str) -> Command {
-    let program_digest = program.map_or(String::new(), |program| {
-        format!("$(sha256sum {program} 2>/dev/null | cut -c1-64)")
-    });
-    Command::new(
-        format!("start {service}"),
-        format!(
-            "stamp={STAMPS}/{service}.applied; want=\"{digest}{program_digest}\"; \
-             systemctl daemon-reload && systemctl enable -q {service} && \
-             if [ \"$(cat $stamp 2>/dev/null)\" = \"$want\" ]; then systemctl start {service}; \
-             else systemctl restart {service} && mkdir -p {STAMPS} && echo \"$want\" > $stamp; fi || \
-             {{ journalctl -u {service} --no-pager -n 20 >&2; exit 1; }}"
-        ),
-        Duration::from_secs(120),
-    )
-}
-
-/// kubectl with the first master's admin kubeconfig.
-fn kubectl(step: &str, arguments: &str) -> Step {
-    Step::Run(Command::new(
-        step,
-        format!("KUBECONFIG={CONFIG_DIR}/admin.conf kubectl {arguments}"),
-        Duration::from_secs(60),
-    ))
 }

@@ -5,6 +5,7 @@
 //! store; every step is idempotent, so a deploy interrupted at any point is
 //! resumed by running it again.
 
+mod commands;
 mod deploy;
 mod error;
 mod material;

@@ -1,0 +1,103 @@
+//! The commands a deploy runs on the first master and around services:
+//! waits as Eggo waits (kubectl with the admin kubeconfig), the addons'
+//! kubectl calls, and the start that restarts a service only when what it
+//! runs with changed.
+
+use std::time::Duration;
+
+use wasmco_nodes::Command;
+
+use crate::plan::{self, CONFIG_DIR, Plan, Step};
+use crate::topology::Machine;
+
+/// Waits on the first master until its API server is ready, as Eggo
+/// waits (kubectl with the admin kubeconfig, once a second).
+pub fn wait_for_api(ready_timeout: Duration) -> Step {
+    let seconds = ready_timeout.as_secs();
+    Step::Run(Command::new(
+        "wait for the API server",
+        format!(
+            "export KUBECONFIG={CONFIG_DIR}/admin.conf; for i in $(seq {seconds}); do \
+             kubectl get --raw /readyz >/dev/null 2>&1 && exit 0; sleep 1; done; \
+             kubectl get --raw '/readyz?verbose' >&2; exit 1"
+        ),
+        ready_timeout + Duration::from_secs(30),
+    ))
+}
+
+/// Waits on the first master until `worker`'s Node exists and is Ready.
+pub fn wait_for_node(worker: &Machine, ready_timeout: Duration) -> Step {
+    let seconds = ready_timeout.as_secs();
+    let name = &worker.name;
+    Step::Run(Command::new(
+        format!("wait for node {name} to be Ready"),
+        format!(
+            "export KUBECONFIG={CONFIG_DIR}/admin.conf; for i in $(seq {seconds}); do \
+             kubectl get node {name} >/dev/null 2>&1 && break; sleep 1; done; \
+             kubectl wait --for=condition=Ready node/{name} --timeout={seconds}s"
+        ),
+        ready_timeout * 2 + Duration::from_secs(30),
+    ))
+}
+
+/// On the first master: master-workers tainted and labelled as Eggo
+/// does, the file's `yaml` packages applied, the bootstrap token
+/// deleted now that every kubelet has its own certificate.
+pub fn addons(plan: &Plan<'_>) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for machine in plan.topology.with(|roles| roles.master && roles.worker) {
+        let name = &machine.name;
+        steps.push(kubectl(
+            &format!("taint and label {name}"),
+            &format!(
+                "taint nodes {name} node-role.kubernetes.io/master:NoSchedule --overwrite && \
+                 kubectl label node {name} node-role.kubernetes.io/master= \
+                 node-role.kubernetes.io/control-plane= --overwrite"
+            ),
+        ));
+    }
+    steps.extend(plan::yaml_addons(plan));
+    steps.push(kubectl(
+        "delete the bootstrap token",
+        &format!(
+            "-n kube-system delete secret bootstrap-token-{} --ignore-not-found",
+            plan.material.bootstrap_token_id()
+        ),
+    ));
+    steps
+}
+
+/// Where a machine keeps what each service was last restarted with.
+const STAMPS: &str = "/etc/kubernetes/.wasmco";
+
+/// Enables `service` and makes it run. It is restarted when the inputs it
+/// was last restarted with (`digest`, and its program's digest) differ
+/// from now, and the stamp is written only after the restart succeeded,
+/// so a deploy stopped between writing a file and restarting still
+/// restarts when run again; else it is started, a no-op when it runs. A
+/// failure shows the end of its journal.
+pub fn start(service: &str, program: Option<&str>, digest: &str) -> Command {
+    let program_digest = program.map_or(String::new(), |program| {
+        format!("$(sha256sum {program} 2>/dev/null | cut -c1-64)")
+    });
+    Command::new(
+        format!("start {service}"),
+        format!(
+            "stamp={STAMPS}/{service}.applied; want=\"{digest}{program_digest}\"; \
+             systemctl daemon-reload && systemctl enable -q {service} && \
+             if [ \"$(cat $stamp 2>/dev/null)\" = \"$want\" ]; then systemctl start {service}; \
+             else systemctl restart {service} && mkdir -p {STAMPS} && echo \"$want\" > $stamp; fi || \
+             {{ journalctl -u {service} --no-pager -n 20 >&2; exit 1; }}"
+        ),
+        Duration::from_secs(120),
+    )
+}
+
+/// kubectl with the first master's admin kubeconfig.
+pub fn kubectl(step: &str, arguments: &str) -> Step {
+    Step::Run(Command::new(
+        step,
+        format!("KUBECONFIG={CONFIG_DIR}/admin.conf kubectl {arguments}"),
+        Duration::from_secs(60),
+    ))
+}
