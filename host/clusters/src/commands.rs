@@ -93,11 +93,12 @@ pub fn start(service: &str, program: Option<&str>, digest: &str) -> Command {
     )
 }
 
-/// kubectl with the first master's admin kubeconfig.
+/// kubectl with the first master's admin kubeconfig; exported, so a
+/// second kubectl later in `arguments` (`… && kubectl label …`) has it too.
 pub fn kubectl(step: &str, arguments: &str) -> Step {
     Step::Run(Command::new(
         step,
-        format!("KUBECONFIG={CONFIG_DIR}/admin.conf kubectl {arguments}"),
+        format!("export KUBECONFIG={CONFIG_DIR}/admin.conf; kubectl {arguments}"),
         Duration::from_secs(60),
     ))
 }
