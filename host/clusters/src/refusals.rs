@@ -2,7 +2,7 @@
 //! field named, never quietly ignored.
 
 use wasmco_core::FieldError;
-use wasmco_core::eggo::{CorednsType, DeployConfig, Package};
+use wasmco_core::eggo::{CorednsType, DeployConfig};
 
 /// The fields of `config` (defaults filled in) wasmco cannot honour.
 pub fn refusals(config: &DeployConfig) -> Vec<FieldError> {
@@ -58,27 +58,10 @@ pub fn refusals(config: &DeployConfig) -> Vec<FieldError> {
 /// root would follow what another user planted there.
 fn package_problems(config: &DeployConfig) -> Vec<(String, String)> {
     let install = &config.install;
-    let lists: [(&str, &[Package]); 12] = [
-        ("install.etcd", &install.etcd),
-        ("install.kubernetes-master", &install.kubernetes_master),
-        ("install.kubernetes-worker", &install.kubernetes_worker),
-        ("install.container", &install.container),
-        ("install.network", &install.network),
-        ("install.loadbalance", &install.loadbalance),
-        ("install.image", &install.image),
-        ("install.dns", &install.dns),
-        ("install.addition.master", &install.addition.master),
-        ("install.addition.worker", &install.addition.worker),
-        ("install.addition.etcd", &install.addition.etcd),
-        (
-            "install.addition.loadbalance",
-            &install.addition.loadbalance,
-        ),
-    ];
     let mut problems = Vec::new();
-    for (list, packages) in lists {
+    for (list, packages) in install.lists() {
         for (index, package) in packages.iter().enumerate() {
-            let at = format!("{list}[{index}]");
+            let at = format!("install.{list}[{index}]");
             let url = |name: &str| name.starts_with("http://") || name.starts_with("https://");
             if let Some(name) = package.names().find(|name| !url(name) && !plain_name(name)) {
                 problems.push((

@@ -49,6 +49,27 @@ pub struct Install {
     pub addition: RolePackages,
 }
 
+impl Install {
+    /// Every package list with its key under `install` (`etcd`,
+    /// `addition.master`, …), in the file's order.
+    pub fn lists(&self) -> [(&'static str, &[Package]); 12] {
+        [
+            ("etcd", &self.etcd),
+            ("kubernetes-master", &self.kubernetes_master),
+            ("kubernetes-worker", &self.kubernetes_worker),
+            ("container", &self.container),
+            ("network", &self.network),
+            ("loadbalance", &self.loadbalance),
+            ("image", &self.image),
+            ("dns", &self.dns),
+            ("addition.master", &self.addition.master),
+            ("addition.worker", &self.addition.worker),
+            ("addition.etcd", &self.addition.etcd),
+            ("addition.loadbalance", &self.addition.loadbalance),
+        ]
+    }
+}
+
 /// The archive of packages, per architecture.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

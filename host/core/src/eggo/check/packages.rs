@@ -20,21 +20,7 @@ pub(super) fn check_install(config: &DeployConfig, problems: &mut Problems) {
     if let Some(source) = &install.package_source {
         check_source(source, &architectures(config), problems);
     }
-    let lists: [(&str, &[Package]); 12] = [
-        ("etcd", &install.etcd),
-        ("kubernetes-master", &install.kubernetes_master),
-        ("kubernetes-worker", &install.kubernetes_worker),
-        ("container", &install.container),
-        ("network", &install.network),
-        ("loadbalance", &install.loadbalance),
-        ("image", &install.image),
-        ("dns", &install.dns),
-        ("addition.master", &install.addition.master),
-        ("addition.worker", &install.addition.worker),
-        ("addition.etcd", &install.addition.etcd),
-        ("addition.loadbalance", &install.addition.loadbalance),
-    ];
-    for (key, packages) in lists {
+    for (key, packages) in install.lists() {
         for (i, package) in packages.iter().enumerate() {
             check_package(&format!("install.{key}[{i}]"), package, problems);
         }
