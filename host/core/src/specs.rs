@@ -9,6 +9,7 @@ use crate::kinds::Kind;
 mod app;
 mod ca_cert;
 mod checking;
+mod cluster_deployment;
 mod controller;
 mod dig;
 mod kv_pairs;
@@ -23,6 +24,7 @@ pub use ca_cert::{
 };
 pub use checking::read_spec;
 use checking::{Scope, checked};
+pub use cluster_deployment::ClusterDeploymentSpec;
 pub use controller::ControllerSpec;
 pub use dig::{DigIntentSpec, DigSpec, GENERIC_PLACEMENT_KEY, OverrideValues, UNSET_INTENT_NAME};
 pub use kv_pairs::KvPairSpec;
@@ -88,6 +90,7 @@ pub fn check_spec(
             read_spec::<crate::network::ProviderNetworkSpec>(spec)?.check()?;
             Ok(Vec::new())
         }
+        Kind::ClusterDeployment => checked::<ClusterDeploymentSpec>(spec, &scope),
         Kind::ClusterProvider
         | Kind::Cluster
         | Kind::ClusterLabel

@@ -64,6 +64,10 @@ pub enum Kind {
     ClusterNetwork,
     /// `…/clusters/{cluster}/provider-networks/{providerNetwork}`.
     ClusterProviderNetwork,
+    /// `/cluster-providers/{clusterProvider}/cluster-deployments/{clusterDeployment}`
+    /// (multipart, with an Eggo deploy file): a cluster wasmco makes on
+    /// machines over SSH and then registers under the provider.
+    ClusterDeployment,
     /// `/projects/{project}/tenancy-policies/{tenancyPolicy}`: what the
     /// admin lets the project's deployments put on the clusters.
     TenancyPolicy,
@@ -78,13 +82,14 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, parents before children.
-    pub const ALL: [Kind; 31] = [
+    pub const ALL: [Kind; 32] = [
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
         Kind::ClusterKvPair,
         Kind::ClusterNetwork,
         Kind::ClusterProviderNetwork,
+        Kind::ClusterDeployment,
         Kind::CaCert,
         Kind::CaCertClusterGroup,
         Kind::Controller,
@@ -124,9 +129,10 @@ impl Kind {
         matches!(self, Kind::ClusterKvPair | Kind::LogicalCloudKvPair)
     }
 
-    /// Its file holds credentials (a cluster's kubeconfig): sealed at rest.
+    /// Its file holds credentials (a cluster's kubeconfig, a deploy file's
+    /// logins): sealed at rest.
     pub fn file_is_secret(self) -> bool {
-        self == Kind::Cluster
+        matches!(self, Kind::Cluster | Kind::ClusterDeployment)
     }
 
     /// The composite app is named by name and version (two path segments).

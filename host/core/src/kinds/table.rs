@@ -24,6 +24,8 @@ pub enum FileKind {
     Manifests,
     /// An app profile: YAML overrides.
     Profile,
+    /// Eggo's deploy file (YAML), with the SSH key it logs in with.
+    DeployFile,
 }
 
 /// What the table says about one kind.
@@ -284,6 +286,16 @@ impl Kind {
                 "providerNetwork",
                 Document,
                 true,
+                JSON_LIMIT
+            ),
+            Kind::ClusterDeployment => kind!(
+                "cluster deployment",
+                "cluster-deployment",
+                Some(Kind::ClusterProvider),
+                "cluster-deployments",
+                "clusterDeployment",
+                Multipart(FileKind::DeployFile),
+                false,
                 JSON_LIMIT
             ),
             Kind::LogicalCloudKvPair => kind!(

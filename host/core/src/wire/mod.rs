@@ -4,6 +4,7 @@
 //! these types), and the transition tables of the actions that change a
 //! deployment's state.
 
+pub mod cluster_deploy;
 pub mod deployment;
 pub mod lifecycle;
 pub mod status;
@@ -11,6 +12,10 @@ pub mod status;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use cluster_deploy::{
+    ClusterDeploymentAction, ClusterDeploymentState, ClusterDeploymentStatus, DeployProgress,
+    NodeProgress, Phase,
+};
 pub use deployment::{
     AppDependency, AppStatus, ClusterState, ClusterStatus, ContextApp, ContextBody, ContextCluster,
     DeploymentState, DeploymentStatus, Gvk, History, Link, ResourceEntry, Subject,
