@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use support::lab::Lab;
 use support::{lab_deployment, runtime};
-use wasmco_clusters::{DeploySettings, DeployState, Phase, Report, deploy};
+use wasmco_clusters::{DeployProgress, DeploySettings, Phase, Report, deploy};
 use wasmco_nodes::NodeAddress;
 
 /// Deploys a master and `workers` workers on a fresh lab; the time from
@@ -29,7 +29,7 @@ fn deploy_time(workers: usize) -> Duration {
     let started = Instant::now();
     let phases = Arc::new(Mutex::new(Vec::<(Phase, Duration)>::new()));
     let seen = phases.clone();
-    let report: Report = Arc::new(move |state: &DeployState| {
+    let report: Report = Arc::new(move |state: &DeployProgress| {
         let mut phases = seen.lock().unwrap();
         if let Some(phase) = state.phase
             && phases.last().is_none_or(|(last, _)| *last != phase)
@@ -41,7 +41,7 @@ fn deploy_time(workers: usize) -> Duration {
         deploy(
             &deployment,
             &DeploySettings::default(),
-            DeployState::default(),
+            DeployProgress::default(),
             report,
         )
         .await

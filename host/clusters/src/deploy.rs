@@ -16,8 +16,8 @@ use crate::commands;
 use crate::error::DeployError;
 use crate::material::ClusterMaterial;
 use crate::plan::{self, Archive, Plan, Step};
-use crate::state::{DeployState, Phase};
 use crate::topology::{Machine, Topology};
+use wasmco_core::wire::{DeployProgress, NodeProgress, Phase};
 
 /// Each machine's session, by node name.
 type Sessions = BTreeMap<String, NodeSession>;
@@ -78,7 +78,7 @@ impl Default for DeploySettings {
 }
 
 /// Called with the whole state after every change, to keep and show it.
-pub type Report = Arc<dyn Fn(&DeployState) + Send + Sync>;
+pub type Report = Arc<dyn Fn(&DeployProgress) + Send + Sync>;
 
 /// Deploys the cluster, from `state` (a new one, or the one a stopped
 /// deploy left). Returns the final state; on error the state reported last
@@ -86,9 +86,9 @@ pub type Report = Arc<dyn Fn(&DeployState) + Send + Sync>;
 pub async fn deploy(
     deployment: &Deployment,
     settings: &DeploySettings,
-    state: DeployState,
+    state: DeployProgress,
     report: Report,
-) -> Result<DeployState, DeployError> {
+) -> Result<DeployProgress, DeployError> {
     // The file is checked here too, not only by the caller: node names and
     // package names go into commands, and Eggo's rules are what make them
     // safe there.
@@ -111,7 +111,7 @@ pub async fn deploy(
 struct Run<'a> {
     deployment: &'a Deployment,
     settings: &'a DeploySettings,
-    state: Mutex<DeployState>,
+    state: Mutex<DeployProgress>,
     report: Report,
 }
 
@@ -393,16 +393,16 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn progress_of<T>(&self, node: &str, read: impl FnOnce(&crate::state::NodeProgress) -> T) -> T {
+    fn progress_of<T>(&self, node: &str, read: impl FnOnce(&NodeProgress) -> T) -> T {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         read(&state.nodes.get(node).cloned().unwrap_or_default())
     }
 
-    fn update(&self, node: &str, change: impl FnOnce(&mut crate::state::NodeProgress)) {
+    fn update(&self, node: &str, change: impl FnOnce(&mut NodeProgress)) {
         self.with_state(|state| change(state.nodes.entry(node.to_owned()).or_default()));
     }
 
-    fn with_state(&self, change: impl FnOnce(&mut DeployState)) {
+    fn with_state(&self, change: impl FnOnce(&mut DeployProgress)) {
         let snapshot = {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             change(&mut state);
@@ -418,7 +418,7 @@ impl Run<'_> {
         });
     }
 
-    fn snapshot(&self) -> DeployState {
+    fn snapshot(&self) -> DeployProgress {
         self.state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

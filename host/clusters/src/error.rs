@@ -4,7 +4,7 @@ use wasmco_core::FieldError;
 use wasmco_nodes::NodeError;
 use wasmco_pki::PkiError;
 
-use crate::state::Phase;
+use wasmco_core::wire::Phase;
 
 /// A deploy that did not finish.
 #[derive(Debug, thiserror::Error)]
@@ -19,6 +19,14 @@ pub enum DeployError {
         /// The phase it failed in.
         phase: Phase,
         /// What happened on the machine.
+        error: NodeError,
+    },
+    /// The package archive the file names could not be read here.
+    #[error("install.package-source.srcpath.{arch}: {error}")]
+    Archive {
+        /// The architecture it is the archive of.
+        arch: String,
+        /// Why it could not be read.
         error: NodeError,
     },
     /// The cluster's certificates could not be made.

@@ -10,8 +10,8 @@ mod deploy;
 mod error;
 mod material;
 mod plan;
+mod prepare;
 mod refusals;
-mod state;
 mod topology;
 mod units;
 
@@ -22,6 +22,6 @@ pub use deploy::{DeploySettings, Deployment, Report, deploy};
 pub use error::DeployError;
 pub use material::{ClusterMaterial, NodeMaterial};
 pub use plan::{Archive, PACKAGE_DIR, Plan, Step};
-pub use refusals::refusals;
-pub use state::{DeployState, NodeProgress, Phase};
+pub use refusals::{refusals, template};
 pub use topology::{Machine, Roles, Topology};
+pub use wasmco_core::wire::{DeployProgress, NodeProgress, Phase};

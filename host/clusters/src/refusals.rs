@@ -97,3 +97,18 @@ fn plain_name(name: &str) -> bool {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "._+-".contains(c))
 }
+
+/// Eggo's template (`eggo template`) with what wasmco refuses changed to
+/// what it deploys: containerd, no load balancer, CoreDNS as a pod, the
+/// bridge pod network; Eggo's keys and layout otherwise.
+pub fn template() -> DeployConfig {
+    let mut config = wasmco_core::eggo::template();
+    config.runtime = "containerd".to_owned();
+    config.runtime_endpoint = "unix:///run/containerd/containerd.sock".to_owned();
+    config.loadbalance = Default::default();
+    config.apiserver_endpoint = String::new();
+    config.service.dns.corednstype = Some(CorednsType::Pod);
+    config.network.plugin = "bridge".to_owned();
+    config.open_ports = Default::default();
+    config
+}

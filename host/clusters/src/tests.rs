@@ -285,3 +285,13 @@ fn the_material_keeps_its_secrets_out_of_debug_and_covers_new_machines() {
     );
     assert!(!material.cover(&topology, &[]).unwrap());
 }
+
+#[test]
+fn the_template_is_one_wasmco_deploys() {
+    let template = crate::refusals::template().with_defaults();
+    assert_eq!(template.check(), Vec::new(), "Eggo's checks");
+    assert_eq!(crate::refusals(&template), Vec::new(), "wasmco's refusals");
+    let text = wasmco_core::eggo::to_yaml(&crate::refusals::template()).expect("YAML");
+    let back = wasmco_core::eggo::parse(&text).expect("it parses back");
+    assert_eq!(back.runtime, "containerd");
+}

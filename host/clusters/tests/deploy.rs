@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use support::lab::Lab;
 use support::{lab_deployment, on_master, on_node, recorder, runtime};
-use wasmco_clusters::{DeployError, DeploySettings, DeployState, Phase, Report, deploy};
+use wasmco_clusters::{DeployError, DeployProgress, DeploySettings, Phase, Report, deploy};
 use wasmco_nodes::{NodeAddress, NodeError, Secret, SessionSettings};
 
 #[test]
@@ -23,7 +23,7 @@ fn an_eggo_file_deploys_a_cluster_whose_pods_run() {
 
     runtime().block_on(async {
             let started = Instant::now();
-            let state = deploy(&deployment, &settings, DeployState::default(), report.clone())
+            let state = deploy(&deployment, &settings, DeployProgress::default(), report.clone())
                 .await
                 .unwrap_or_else(|error| panic!("the deploy failed: {error}"));
             eprintln!("deployed in {:?}", started.elapsed());
@@ -110,7 +110,7 @@ fn a_refused_login_or_a_missing_machine_stops_the_deploy_before_it_touches_anyth
         let right = deployment.login.clone();
         deployment.login.secret = Secret::Password("not the password".into());
         let (reports, report) = recorder();
-        let refused = deploy(&deployment, &settings, DeployState::default(), report)
+        let refused = deploy(&deployment, &settings, DeployProgress::default(), report)
             .await
             .unwrap_err();
         assert!(
@@ -131,7 +131,7 @@ fn a_refused_login_or_a_missing_machine_stops_the_deploy_before_it_touches_anyth
             .unwrap();
         deployment.topology.machines.push(ghost);
         let (_, report) = recorder();
-        let missing = deploy(&deployment, &settings, DeployState::default(), report)
+        let missing = deploy(&deployment, &settings, DeployProgress::default(), report)
             .await
             .unwrap_err();
         assert!(
@@ -162,14 +162,14 @@ fn a_deploy_stopped_halfway_resumes_where_it_stopped() {
         let (reports, report) = recorder();
         let reached = Arc::new(tokio::sync::Notify::new());
         let signal = reached.clone();
-        let watching: Report = Arc::new(move |state: &DeployState| {
+        let watching: Report = Arc::new(move |state: &DeployProgress| {
             report(state);
             if state.phase == Some(Phase::ControlPlane) {
                 signal.notify_one();
             }
         });
         tokio::select! {
-            outcome = deploy(&deployment, &settings, DeployState::default(), watching) => {
+            outcome = deploy(&deployment, &settings, DeployProgress::default(), watching) => {
                 panic!("the deploy finished before it was stopped: {outcome:?}")
             }
             () = reached.notified() => {}

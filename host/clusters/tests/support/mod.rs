@@ -8,18 +8,15 @@
 #[path = "../../../nodes/tests/lab/mod.rs"]
 pub mod lab;
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use lab::Lab;
-use wasmco_clusters::{
-    Archive, ClusterMaterial, DeployState, Deployment, Report, Topology, refusals,
-};
+use wasmco_clusters::{DeployProgress, Deployment, Report, refusals};
 use wasmco_core::eggo::DeployConfig;
-use wasmco_nodes::{HostKeyPolicy, Login, NodeAddress, NodeSession, Secret, SessionSettings};
+use wasmco_nodes::{HostKeyPolicy, NodeAddress, NodeSession, Secret, SessionSettings};
 
 pub fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -107,10 +104,10 @@ pub fn lab_deployment(lab: &Lab, machines: &[&NodeAddress]) -> Deployment {
 }
 
 /// Keeps every state a deploy reports.
-pub fn recorder() -> (Arc<Mutex<Vec<DeployState>>>, Report) {
-    let reports = Arc::new(Mutex::new(Vec::<DeployState>::new()));
+pub fn recorder() -> (Arc<Mutex<Vec<DeployProgress>>>, Report) {
+    let reports = Arc::new(Mutex::new(Vec::<DeployProgress>::new()));
     let seen = reports.clone();
-    let report: Report = Arc::new(move |state: &DeployState| {
+    let report: Report = Arc::new(move |state: &DeployProgress| {
         seen.lock().unwrap().push(state.clone());
     });
     (reports, report)
@@ -125,36 +122,18 @@ pub fn runtime() -> tokio::runtime::Runtime {
 }
 
 pub fn deployment(config: &DeployConfig) -> Deployment {
-    let config = config.with_defaults();
-    assert_eq!(config.check(), Vec::new(), "Eggo's own checks");
-    assert_eq!(refusals(&config), Vec::new(), "wasmco's refusals");
-    let topology = Topology::of(&config).expect("a topology");
-    let pki = wasmco_pki::ClusterPki::create(&topology.cluster).expect("a CA");
-    let material = ClusterMaterial::create(&topology, pki, &[]).expect("certificates");
-    let source = config
-        .install
-        .package_source
-        .clone()
-        .expect("a package source");
-    let archives = source
-        .srcpath
-        .iter()
-        .map(|(arch, path)| {
-            let archive = Archive::read(Path::new(path)).expect("the package archive");
-            (arch.clone(), archive)
-        })
-        .collect::<BTreeMap<_, _>>();
+    assert_eq!(
+        config.with_defaults().check(),
+        Vec::new(),
+        "Eggo's own checks"
+    );
+    assert_eq!(
+        refusals(&config.with_defaults()),
+        Vec::new(),
+        "wasmco's refusals"
+    );
     let key = std::fs::read_to_string(&config.private_key_path).expect("the key file");
-    Deployment {
-        login: Login {
-            user: config.username.clone(),
-            secret: Secret::PrivateKey(key),
-        },
-        config,
-        topology,
-        material,
-        archives,
-    }
+    Deployment::prepare(config, Secret::PrivateKey(key), None).expect("a deployment")
 }
 
 pub async fn on_master(lab: &Lab, script: &str) -> String {
