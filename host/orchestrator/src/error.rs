@@ -2,6 +2,7 @@
 //! (DIG, logical cloud, network set, caCert), so that the API maps each
 //! variant to one status whatever was acted on.
 
+use wasmco_core::FieldError;
 use wasmco_core::wire::Refused;
 use wasmco_core::wire::lifecycle::one_of;
 use wasmco_runtime::CallError;
@@ -45,6 +46,12 @@ pub enum OrchestratorError {
     /// The context store failed.
     #[error(transparent)]
     Context(#[from] ContextError),
+    /// A field of what was stored cannot be used; nothing was changed.
+    #[error("{}: {}", .0.field, .0.reason)]
+    Field(FieldError),
+    /// A cluster deploy stopped.
+    #[error(transparent)]
+    ClusterDeploy(#[from] wasmco_clusters::DeployError),
     /// The host is too busy to do it now (every chart render slot taken);
     /// nothing was changed, and trying again shortly may succeed.
     #[error("{0}")]

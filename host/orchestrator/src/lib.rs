@@ -10,6 +10,7 @@
 
 pub mod budget;
 mod ca_certs;
+mod cluster_deploy;
 pub mod cluster_pki;
 mod clusters;
 mod dig;
@@ -30,6 +31,7 @@ mod status;
 mod target;
 mod tenancy;
 
+pub use cluster_deploy::{ClusterDeploymentRef, ClusterDeployments, DeployUpload};
 pub use error::OrchestratorError;
 pub use follow_ups::FollowUps;
 pub use locks::DeclarationLock;

@@ -17,6 +17,7 @@ use wasmco_store::db::{DbError, ResourceDb, ResourceId};
 use wasmco_store::hosts::HostGroup;
 
 use crate::ca_certs::CaCerts;
+use crate::cluster_deploy::ClusterDeployments;
 use crate::dig::{Build, Digs, Sources};
 use crate::error::OrchestratorError;
 use crate::intents::{Catalog, IntentCatalog};
@@ -46,6 +47,8 @@ pub struct Orchestrator {
     metrics: OrchestratorMetrics,
     /// The intent kinds the stored controllers declare.
     intents: Arc<IntentCatalog>,
+    /// This host's id, when hosts share the store.
+    host: Option<String>,
 }
 
 impl Orchestrator {
@@ -72,14 +75,26 @@ impl Orchestrator {
             kubeconfigs,
             metrics: OrchestratorMetrics::default(),
             intents: Arc::default(),
+            host: None,
         }
     }
 
     /// Serialises each target's actions across `hosts` too, not only
     /// within this process.
     pub fn with_hosts(mut self, hosts: Arc<dyn HostGroup>) -> Self {
+        self.host = Some(hosts.me().id.clone());
         self.shared.actions = Arc::new(TargetLocks::across(hosts));
         self
+    }
+
+    /// The clusters wasmco makes on machines (Eggo's deploy).
+    pub fn cluster_deployments(&self) -> ClusterDeployments {
+        ClusterDeployments {
+            shared: self.shared.clone(),
+            policy: self.kubeconfigs.clone(),
+            host: self.host.clone(),
+            settings: wasmco_clusters::DeploySettings::default(),
+        }
     }
 
     fn digs(&self) -> Digs<'_> {
