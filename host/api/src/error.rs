@@ -138,7 +138,11 @@ impl From<OrchestratorError> for ApiError {
             OrchestratorError::State { .. }
             | OrchestratorError::Deployed(_)
             | OrchestratorError::Conflict(_) => ApiError::new(StatusCode::CONFLICT, e.to_string()),
+            OrchestratorError::Field(field) => {
+                ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, field.field, field.reason)
+            }
             OrchestratorError::Input(_)
+            | OrchestratorError::ClusterDeploy(_)
             | OrchestratorError::Controller(_)
             | OrchestratorError::Tenancy(_) => {
                 ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.to_string())

@@ -2,6 +2,7 @@
 
 pub mod auth;
 mod ca_certs;
+mod cluster_deployments;
 mod clusters;
 mod deployments;
 mod error;

@@ -8,6 +8,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 
 mod ca_certs;
+mod cluster_deployments;
 mod clusters;
 mod digs;
 mod host;
@@ -23,6 +24,7 @@ pub(crate) fn routes(state: AppState) -> Router {
         .merge(logical_clouds::routes())
         .merge(ca_certs::routes())
         .merge(clusters::routes())
+        .merge(cluster_deployments::routes())
         .fallback(|method: Method, uri: Uri| async move { ApiError::no_route(&method, uri.path()) })
         .method_not_allowed_fallback(|method: Method, uri: Uri| async move {
             ApiError::new(

@@ -6,6 +6,7 @@ use serde_json::{Value, json};
 use wasmco_core::{BodyShape, FileKind, Kind};
 
 use super::ca_certs::document_ca_certs;
+use super::cluster_deployments::document_cluster_deployments;
 use super::clusters::document_pki;
 use super::declared::document_declared;
 use super::deployments::document_deployments;
@@ -33,6 +34,7 @@ pub fn document() -> Value {
     document_pki(&mut paths);
     document_logical_clouds(&mut paths);
     document_ca_certs(&mut paths);
+    document_cluster_deployments(&mut paths);
     paths.insert(
         "/healthz".into(),
         json!({"get": {"summary": "liveness", "responses": {"200": {"description": "alive"}}}}),
@@ -142,16 +144,22 @@ fn request_body(kind: Kind) -> Value {
                     "Kubernetes manifests: multi-document YAML or a .tgz of YAML files"
                 }
                 FileKind::Profile => "the profile's overrides (YAML)",
+                FileKind::DeployFile => "Eggo's deploy file (YAML), unchanged",
             };
+            let mut properties = json!({
+                "metadata": merge(&document, "the document (metadata and spec), as JSON"),
+                "file": {"type": "string", "format": "binary", "description": description}
+            });
+            if file == FileKind::DeployFile {
+                properties["privateKey"] = json!({"type": "string", "format": "binary",
+                    "description": "the SSH private key the deploy file's private-key-path names"});
+            }
             json!({"required": true, "content": {"multipart/form-data": {
             "schema": {
                 "type": "object",
                 "additionalProperties": false,
                 "required": ["metadata", "file"],
-                "properties": {
-                    "metadata": merge(&document, "the document (metadata and spec), as JSON"),
-                    "file": {"type": "string", "format": "binary", "description": description}
-                }},
+                "properties": properties},
             "encoding": {"metadata": {"contentType": "application/json"}}}}})
         }
     }

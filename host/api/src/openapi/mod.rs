@@ -2,6 +2,7 @@
 //! the router, so a route cannot exist undocumented.
 
 mod ca_certs;
+mod cluster_deployments;
 mod clusters;
 mod declared;
 mod deployments;

@@ -20,8 +20,8 @@ use wasmco_core::network::{NetworkSpec, ProviderNetworkSpec};
 pub use wasmco_core::specs::NAME_PATTERN;
 use wasmco_core::specs::{
     AppIntentSpec, AppProfileSpec, CaCertClusterGroupSpec, CaCertLogicalCloudSpec, CaCertSpec,
-    ClusterReferenceSpec, CompositeAppSpec, ControllerSpec, DependencySpec, DigIntentSpec, DigSpec,
-    KvPairSpec, LogicalCloudSpec, QuotaSpec, UserPermissionSpec,
+    ClusterDeploymentSpec, ClusterReferenceSpec, CompositeAppSpec, ControllerSpec, DependencySpec,
+    DigIntentSpec, DigSpec, KvPairSpec, LogicalCloudSpec, QuotaSpec, UserPermissionSpec,
 };
 use wasmco_core::tenancy::TenancyPolicySpec;
 
@@ -99,6 +99,7 @@ fn schema(kind: Kind, generator: &mut SchemaGenerator) -> Value {
         Kind::ClusterLabel => free(),
         Kind::ClusterKvPair | Kind::LogicalCloudKvPair => of(generator.subschema_for::<KvPairSpec>()),
         Kind::Controller => of(generator.subschema_for::<ControllerSpec>()),
+        Kind::ClusterDeployment => of(generator.subschema_for::<ClusterDeploymentSpec>()),
         Kind::CompositeApp => of(generator.subschema_for::<CompositeAppSpec>()),
         Kind::AppDependency => of(generator.subschema_for::<DependencySpec>()),
         Kind::AppProfile => of(generator.subschema_for::<AppProfileSpec>()),

@@ -45,6 +45,12 @@ pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Res
         // As a logical cloud: a deployed stage must be terminated first.
         state.orchestrator.release_ca_cert(&cert)?;
     }
+    if let Some(deployment) = wasmco_orchestrator::ClusterDeploymentRef::of(&id) {
+        state
+            .orchestrator
+            .cluster_deployments()
+            .check_idle(&deployment)?;
+    }
     if kind == Kind::Cluster {
         state
             .orchestrator

@@ -40,7 +40,12 @@ pub(super) fn parse_incoming(
             })
         }
         (BodyShape::Multipart(file_kind), Some(boundary)) => {
-            let Parts { metadata, file, .. } = parse_multipart(raw.bytes, boundary)?;
+            let Parts {
+                metadata,
+                file,
+                private_key,
+                ..
+            } = parse_multipart(raw.bytes, boundary)?;
             let metadata = metadata.ok_or_else(|| {
                 ApiError::field(
                     StatusCode::BAD_REQUEST,
@@ -56,6 +61,17 @@ pub(super) fn parse_incoming(
                     "the multipart request needs a `file` part",
                 ));
             }
+            let file = match file_kind {
+                FileKind::DeployFile => deploy_upload(file, private_key)?,
+                _ if private_key.is_some() => {
+                    return Err(ApiError::field(
+                        StatusCode::BAD_REQUEST,
+                        "privateKey",
+                        "only a cluster deployment takes a `privateKey` part",
+                    ));
+                }
+                _ => file,
+            };
             checked_document(kind, parent, document, file.map(|f| (file_kind, f)))
         }
         (BodyShape::Multipart(FileKind::Component), None) => {
@@ -132,7 +148,36 @@ fn check_file(kind: FileKind, bytes: &[u8]) -> Result<(), FieldError> {
         FileKind::Profile => wasmco_core::files::check_profile(bytes),
         // Compiled and checked against its world in `prepare`, which knows the kind.
         FileKind::Component => Ok(()),
+        // Checked in `prepare`, with wasmco's refusals and the server's files.
+        FileKind::DeployFile => Ok(()),
     }
+}
+
+/// A cluster deployment's deploy file and key, as the one sealed file it
+/// is stored as.
+fn deploy_upload(
+    file: Option<Vec<u8>>,
+    private_key: Option<Vec<u8>>,
+) -> Result<Option<Vec<u8>>, ApiError> {
+    let text = |part: &str, bytes: Vec<u8>| {
+        String::from_utf8(bytes)
+            .map_err(|_| ApiError::field(StatusCode::BAD_REQUEST, part, "must be UTF-8 text"))
+    };
+    let Some(file) = file else {
+        if private_key.is_some() {
+            return Err(ApiError::field(
+                StatusCode::BAD_REQUEST,
+                "file",
+                "a `privateKey` part comes with the deploy file it logs in for",
+            ));
+        }
+        return Ok(None);
+    };
+    let upload = wasmco_orchestrator::DeployUpload {
+        deploy_file: text("file", file)?,
+        private_key: private_key.map(|key| text("privateKey", key)).transpose()?,
+    };
+    Ok(Some(upload.to_bytes()))
 }
 
 /// A controller registered as EMCO registers its services, by host and

@@ -9,6 +9,9 @@ use crate::error::ApiError;
 pub(crate) struct Parts {
     pub metadata: Option<Vec<u8>>,
     pub file: Option<Vec<u8>>,
+    /// A cluster deployment's `privateKey` part: the key its deploy file's
+    /// `private-key-path` names.
+    pub private_key: Option<Vec<u8>>,
     /// `files` parts (EMCO's several-file uploads), by file name, in order.
     pub files: Vec<(String, Vec<u8>)>,
 }
@@ -47,6 +50,7 @@ pub(crate) fn parse_multipart_parts(
             let slot = match name.as_str() {
                 "metadata" => &mut parts.metadata,
                 "file" => &mut parts.file,
+                "privateKey" => &mut parts.private_key,
                 other => {
                     return Err(ApiError::field(
                         StatusCode::BAD_REQUEST,

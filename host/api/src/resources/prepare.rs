@@ -45,6 +45,7 @@ pub(super) fn prepare(
             state.orchestrator.check_cloud_edit(&lc, &spec)?;
             Ok((body, None))
         }
+        Kind::ClusterDeployment => Ok((with_deploy_summary(body, file)?, None)),
         Kind::CaCert | Kind::ProjectCaCert => {
             if let Some(cert) = crate::ca_certs::cert_of(id.kind, &id.path) {
                 state.orchestrator.check_ca_cert_edit(&cert)?;
@@ -70,6 +71,26 @@ fn with_kubeconfig_verdict(
             };
             ApiError::field(StatusCode::BAD_REQUEST, field, e.reason)
         })?;
+    Ok(body)
+}
+
+/// A cluster deployment's body with what its deploy file lays out (never
+/// its logins), once the file passes Eggo's checks and wasmco's refusals.
+fn with_deploy_summary(mut body: Value, file: Option<&[u8]>) -> Result<Value, ApiError> {
+    let refused =
+        |e: FieldError| ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, e.field, e.reason);
+    let upload =
+        wasmco_orchestrator::DeployUpload::from_bytes(file.unwrap_or_default()).map_err(refused)?;
+    let (config, _) = upload.checked().map_err(refused)?;
+    let names = |hosts: &[wasmco_core::eggo::HostConfig]| -> Vec<String> {
+        hosts.iter().map(|host| host.name.clone()).collect()
+    };
+    body["status"] = json!({
+        "clusterId": config.cluster_id,
+        "masters": names(&config.masters),
+        "workers": names(&config.workers),
+        "etcds": names(&config.etcds),
+    });
     Ok(body)
 }
 

@@ -89,10 +89,22 @@ pub async fn update(
             // A missing resource is a 404 before any work on the file (a
             // controller's component would otherwise be compiled first).
             worker.db.get_raw(&id)?;
+            if let Some(deployment) = wasmco_orchestrator::ClusterDeploymentRef::of(&id) {
+                worker
+                    .orchestrator
+                    .cluster_deployments()
+                    .check_idle(&deployment)?;
+            }
             let file = match incoming.file {
                 Some(file) => Some(file),
                 // Kept, and checked again: the policy may have changed since.
-                None if matches!(kind, Kind::Controller | Kind::Cluster) => worker.db.file(&id)?,
+                None if matches!(
+                    kind,
+                    Kind::Controller | Kind::Cluster | Kind::ClusterDeployment
+                ) =>
+                {
+                    worker.db.file(&id)?
+                }
                 None => None,
             };
             let (body, controller) = prepare(&worker, &id, incoming.body, file.as_deref())?;

@@ -1,0 +1,37 @@
+//! A cluster deployment's `deploy` action and its status.
+
+use serde_json::{Value, json};
+
+use wasmco_core::Kind;
+use wasmco_core::wire::{ClusterDeploymentAction, ClusterDeploymentStatus};
+
+use super::parts::{error_responses, merge, parameters};
+use super::wire;
+
+pub(super) fn document_cluster_deployments(paths: &mut serde_json::Map<String, Value>) {
+    let errors = error_responses();
+    let item = Kind::ClusterDeployment.item_route();
+    for action in ClusterDeploymentAction::ALL {
+        let route = format!("{item}/{}", action.route());
+        let summary = match action {
+            ClusterDeploymentAction::Deploy => {
+                "make the cluster on its machines over SSH (or resume a stopped deploy, or converge a deployed one), then register it under the provider; answers at once"
+            }
+        };
+        paths.insert(route.clone(), json!({"post": {
+            "summary": summary,
+            "parameters": parameters(&route),
+            "responses": {"202": wire::answers::<ClusterDeploymentStatus>("the run started; its status"),
+                          "404": errors["404"],
+                          "409": merge(&errors["409"], "a deploy of it is under way, or its cluster's name is taken"),
+                          "422": merge(&errors["422"], "its deploy file no longer passes (a package archive gone from the host)")}}}));
+    }
+    let route = format!("{item}/{}", crate::cluster_deployments::STATUS_ROUTE);
+    paths.insert(
+        route.clone(),
+        json!({"get": {
+        "summary": "the deployment's state, and each machine's phase, step under way and last error",
+        "parameters": parameters(&route),
+        "responses": {"200": wire::answers::<ClusterDeploymentStatus>("the status"), "404": errors["404"]}}}),
+    );
+}
