@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use commands::{
-    Connect, compile, controller, dev, dig, documents, get, helm, scenario, serve, token,
+    Connect, cluster, compile, controller, dev, dig, documents, get, helm, scenario, serve, token,
     virtual_cluster,
 };
 use wasmco::telemetry::{self, LogFormat};
@@ -83,6 +83,11 @@ enum Command {
         #[command(subcommand)]
         command: controller::ControllerCommand,
     },
+    /// Make clusters on machines from Eggo's deploy files (admin only).
+    Cluster {
+        #[command(subcommand)]
+        command: cluster::ClusterCommand,
+    },
     /// Issue, list and revoke scoped API tokens (admin only).
     Token {
         #[command(subcommand)]
@@ -126,6 +131,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Apply(args) => documents::apply(connect, args),
         Command::Delete(args) => documents::delete(connect, args),
         Command::Get(args) => get::run(connect, args),
+        Command::Cluster { command } => cluster::run(connect, command),
         Command::Approve(args) => dig::act(connect, &args, DigAction::Approve),
         Command::Instantiate(args) => dig::act(connect, &args, DigAction::Instantiate),
         Command::Terminate(args) => dig::act(connect, &args, DigAction::Terminate),

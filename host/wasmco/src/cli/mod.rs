@@ -4,6 +4,7 @@
 pub mod apply;
 pub mod client;
 pub mod controller;
+pub mod deploys;
 pub mod dev;
 pub mod emcoctl;
 mod error;

@@ -1,6 +1,7 @@
 //! The verbs of the `wasmco` binary, each a module with its own clap
 //! arguments and its own `run`; `main` only parses and dispatches.
 
+pub mod cluster;
 pub mod compile;
 mod connect;
 pub mod controller;

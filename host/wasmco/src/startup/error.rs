@@ -35,6 +35,9 @@ pub enum ServeError {
     /// Deployments could not be taken up again.
     #[error("cannot resume deployments")]
     Resume(#[source] wasmco_rsync::RsyncError),
+    /// The cluster deploys a stopped host was running could not be resumed.
+    #[error("cannot resume cluster deploys")]
+    ResumeDeploys(#[source] wasmco_orchestrator::OrchestratorError),
     /// The server stopped with an error.
     #[error("server failed")]
     Io(#[from] std::io::Error),

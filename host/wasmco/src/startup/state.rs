@@ -86,6 +86,7 @@ pub fn open_state(
     let follow_ups = wasmco_orchestrator::FollowUps::start(&orchestrator);
     if let Some(rsync) = &rsync {
         resume(rsync, &mut registry)?;
+        resume_deploys(&orchestrator)?;
     }
     check_kubeconfigs(&db, &kubeconfigs)?;
     let admin_token: Arc<str> = open_admin_token(data_dir)?.into();
@@ -107,6 +108,18 @@ pub fn open_state(
         metrics,
         follow_ups,
     })
+}
+
+/// A cluster deploy this host was running when it stopped goes on.
+fn resume_deploys(orchestrator: &Orchestrator) -> Result<(), ServeError> {
+    let resumed = orchestrator
+        .cluster_deployments()
+        .resume()
+        .map_err(ServeError::ResumeDeploys)?;
+    if resumed > 0 {
+        tracing::info!(resumed, "cluster deploys resumed");
+    }
+    Ok(())
 }
 
 /// A store, and the hosts sharing it.

@@ -1,0 +1,192 @@
+//! `wasmco cluster`: clusters made on machines from Eggo's deploy file
+//! (`deploy -f`, `status`, `template`), through the REST API.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use serde_json::json;
+
+use wasmco::cli::client::{ApiClient, Upload};
+use wasmco::cli::deploys;
+use wasmco_core::wire::{ClusterDeploymentAction, ClusterDeploymentState, ClusterDeploymentStatus};
+
+use super::connect::Connect;
+
+/// The cluster verbs.
+#[derive(clap::Subcommand)]
+pub enum ClusterCommand {
+    /// Make a cluster from an Eggo deploy file (as `eggo deploy -f`): the
+    /// file and its SSH key are uploaded, the deploy runs on the server,
+    /// and its progress is shown until it ends.
+    Deploy(DeployArgs),
+    /// Show a cluster deployment's state: each machine's phase, the step
+    /// under way and the last error.
+    Status(StatusArgs),
+    /// Write a deploy file to start from: Eggo's template, with what wasmco
+    /// does not deploy changed to what it does.
+    Template(TemplateArgs),
+}
+
+/// `wasmco cluster deploy`.
+#[derive(clap::Args)]
+pub struct DeployArgs {
+    /// Eggo's deploy file.
+    #[arg(short = 'f', long = "file")]
+    file: PathBuf,
+    /// The cluster provider it is made under (created when missing).
+    #[arg(long, default_value = "eggo")]
+    provider: String,
+    /// The deployment's name (and the cluster's, under the provider):
+    /// the file's `cluster-id` when absent.
+    #[arg(long)]
+    name: Option<String>,
+    /// A label the cluster is registered with (repeatable).
+    #[arg(long = "label")]
+    labels: Vec<String>,
+    /// Start the deploy and return.
+    #[arg(long)]
+    no_wait: bool,
+    /// Give up waiting after this long (the deploy goes on on the server).
+    #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
+    timeout: Duration,
+}
+
+/// `wasmco cluster status`.
+#[derive(clap::Args)]
+pub struct StatusArgs {
+    /// The deployment's name.
+    name: String,
+    /// Its cluster provider.
+    #[arg(long, default_value = "eggo")]
+    provider: String,
+    /// Follow it until its run ends.
+    #[arg(long, short = 'w')]
+    watch: bool,
+    /// Give up following after this long.
+    #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
+    timeout: Duration,
+}
+
+/// `wasmco cluster template`.
+#[derive(clap::Args)]
+pub struct TemplateArgs {
+    /// Where to write it (standard output when absent).
+    #[arg(short = 'f', long = "file")]
+    file: Option<PathBuf>,
+}
+
+pub fn run(connect: &Connect, command: ClusterCommand) -> anyhow::Result<()> {
+    match command {
+        ClusterCommand::Deploy(args) => deploy(connect, args),
+        ClusterCommand::Status(args) => {
+            let client = connect.client()?;
+            let path = deploys::item(&args.provider, &args.name);
+            follow(&client, &path, args.watch, args.timeout)
+        }
+        ClusterCommand::Template(args) => {
+            let text = wasmco_core::eggo::to_yaml(&wasmco_clusters::template())
+                .map_err(|e| anyhow::anyhow!("{}: {}", e.field, e.reason))?;
+            match args.file {
+                Some(path) => std::fs::write(&path, text)
+                    .with_context(|| format!("cannot write {}", path.display())),
+                None => Ok(std::io::stdout().write_all(text.as_bytes())?),
+            }
+        }
+    }
+}
+
+fn deploy(connect: &Connect, args: DeployArgs) -> anyhow::Result<()> {
+    let text = std::fs::read_to_string(&args.file)
+        .with_context(|| format!("cannot read {}", args.file.display()))?;
+    let config = wasmco_core::eggo::parse(&text)
+        .map_err(|e| anyhow::anyhow!("{}: {}: {}", args.file.display(), e.field, e.reason))?;
+    let name = args
+        .name
+        .unwrap_or_else(|| config.with_defaults().cluster_id);
+    let mut files = vec![Upload {
+        part: "file",
+        file_name: file_name(&args.file),
+        bytes: text.into_bytes(),
+    }];
+    if config.password.is_empty() && !config.private_key_path.is_empty() {
+        // Read here, where Eggo reads it: the server reads no key from its disk.
+        let key = Path::new(&config.private_key_path);
+        let bytes = std::fs::read(key).with_context(|| {
+            format!(
+                "cannot read private-key-path {} named by {}",
+                key.display(),
+                args.file.display()
+            )
+        })?;
+        files.push(Upload {
+            part: "privateKey",
+            file_name: file_name(key),
+            bytes,
+        });
+    }
+    let client = connect.client()?;
+    deploys::ensure_provider(&client, &args.provider)?;
+    let body = json!({
+        "metadata": {"name": name},
+        "spec": {"labels": args.labels},
+    });
+    let collection = deploys::collection(&args.provider);
+    let item = deploys::item(&args.provider, &name);
+    client.create_or_replace(&collection, &item, &body, true, files)?;
+    let action = ClusterDeploymentAction::Deploy;
+    let started: ClusterDeploymentStatus = client.post_as(
+        &format!("{item}/{}", action.route()),
+        &serde_json::Value::Null,
+    )?;
+    println!(
+        "deploying cluster {} under provider {} ({} machines); `wasmco cluster status {}` follows it",
+        started.cluster,
+        started.cluster_provider,
+        started.progress.nodes.len(),
+        started.name
+    );
+    if args.no_wait {
+        return Ok(());
+    }
+    follow(&client, &item, true, args.timeout)
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Shows the deployment at `item`; with `watch`, until its run ends: bars
+/// on a terminal, a line per change elsewhere. A failed run is an error.
+fn follow(client: &ApiClient, item: &str, watch: bool, timeout: Duration) -> anyhow::Result<()> {
+    let status_path = format!("{item}/status");
+    let deadline = Instant::now() + timeout;
+    let mut view = deploys::View::new(std::io::stderr().is_terminal() && watch);
+    loop {
+        let status: ClusterDeploymentStatus = client.get_as(&status_path)?;
+        view.show(&status);
+        let running = status.state == ClusterDeploymentState::Deploying;
+        if !watch || !running {
+            view.finish(&status, &mut std::io::stdout().lock())?;
+            if status.state == ClusterDeploymentState::Failed {
+                anyhow::bail!(
+                    "the deploy of {} failed: {}",
+                    status.name,
+                    status
+                        .progress
+                        .error
+                        .as_deref()
+                        .unwrap_or("no error recorded")
+                );
+            }
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            anyhow::bail!("still deploying after {timeout:?}; it goes on on the server");
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
