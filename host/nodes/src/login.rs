@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use crate::error::NodeError;
+
 /// A user and the secret that proves it.
 #[derive(Clone)]
 pub struct Login {
@@ -29,6 +31,16 @@ impl Secret {
             Self::Password(_) => "password",
             Self::PrivateKey(_) => "private key",
         }
+    }
+
+    /// Refuses a private key that cannot log in (not a key, or encrypted)
+    /// before any machine is dialled.
+    pub fn check(&self) -> Result<(), NodeError> {
+        if let Self::PrivateKey(pem) = self {
+            russh::keys::decode_secret_key(pem, None)
+                .map_err(|error| NodeError::BadKey(Box::new(error)))?;
+        }
+        Ok(())
     }
 }
 

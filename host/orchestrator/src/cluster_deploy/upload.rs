@@ -79,7 +79,13 @@ impl DeployUpload {
             return Ok(Secret::Password(config.password.clone()));
         }
         match &self.private_key {
-            Some(key) => Ok(Secret::PrivateKey(key.clone())),
+            Some(key) => {
+                let secret = Secret::PrivateKey(key.clone());
+                secret
+                    .check()
+                    .map_err(|error| FieldError::new("privateKey", error.to_string()))?;
+                Ok(secret)
+            }
             None if !config.private_key_path.is_empty() => Err(FieldError::new(
                 "privateKey",
                 format!(
