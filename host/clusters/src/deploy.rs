@@ -272,7 +272,14 @@ impl Run<'_> {
     /// unreachable machine or a wrong key stops the deploy before it began.
     async fn connect_all(&self) -> Result<Sessions, DeployError> {
         let machines = &self.deployment.topology.machines;
+        self.with_state(|state| {
+            state.phase.get_or_insert(Phase::Infrastructure);
+        });
         let opened = on_each(machines, self.settings.parallel, |machine| async move {
+            self.update(&machine.name, |progress| {
+                progress.phase.get_or_insert(Phase::Infrastructure);
+                progress.step = Some("connect over SSH".to_owned());
+            });
             let pinned = self.progress_of(&machine.name, |progress| progress.host_key.clone());
             let policy = pinned.map_or(HostKeyPolicy::FirstContact, HostKeyPolicy::Pinned);
             let address = NodeAddress {
@@ -289,6 +296,7 @@ impl Run<'_> {
             .await;
             self.update(&machine.name, |progress| match &session {
                 Ok(session) => {
+                    progress.step = None;
                     progress.host_key = Some(session.host_key().to_owned());
                     progress.error = None;
                 }
