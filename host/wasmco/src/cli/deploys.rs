@@ -14,7 +14,7 @@ use super::client::{ApiClient, ClientError};
 
 /// The provider's deployments.
 pub fn collection(provider: &str) -> String {
-    format!("cluster-providers/{provider}/cluster-deployments")
+    format!("/v2/cluster-providers/{provider}/cluster-deployments")
 }
 
 /// One deployment.
@@ -24,11 +24,11 @@ pub fn item(provider: &str, name: &str) -> String {
 
 /// Creates the cluster provider unless it is there.
 pub fn ensure_provider(client: &ApiClient, provider: &str) -> Result<(), ClientError> {
-    match client.get(&format!("cluster-providers/{provider}")) {
+    match client.get(&format!("/v2/cluster-providers/{provider}")) {
         Ok(_) => Ok(()),
         Err(error) if error.status() == Some(StatusCode::NOT_FOUND) => client
             .post(
-                "cluster-providers",
+                "/v2/cluster-providers",
                 &json!({"metadata": {"name": provider, "description": "clusters wasmco makes"}}),
             )
             .map(drop),
