@@ -1,7 +1,8 @@
 //! `GET /v2/overview`: what the status page shows, in one answer: every
 //! DIG with its state, history and a grid of apps × clusters; every cluster
 //! with its labels, health and the DIGs placed on it; every controller with
-//! its registration and its recent calls.
+//! its registration and its recent calls; every cluster deployment with
+//! each machine's phase, step and last error.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -10,8 +11,9 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use wasmco_core::{ClusterRef, Kind};
-use wasmco_orchestrator::{DigRef, SyncedContext};
+use wasmco_orchestrator::{ClusterDeploymentRef, DigRef, OrchestratorError, SyncedContext};
 use wasmco_store::appcontext::{Connectivity, DeployState, Deployed, DigState, Readiness};
+use wasmco_store::db::DbError;
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -27,13 +29,8 @@ fn gather(state: &AppState) -> Result<Value, ApiError> {
     let mut digs = Vec::new();
     for (id, _) in state.db.list_under(Kind::DeploymentIntentGroup, &[])? {
         let dig = DigRef::from_path(&id.path);
-        let (dig_state, synced) = match state.orchestrator.status(&dig) {
-            Ok(status) => status,
-            // Deleted between the list and the read.
-            Err(wasmco_orchestrator::OrchestratorError::Db(
-                wasmco_store::db::DbError::NotFound(_),
-            )) => continue,
-            Err(error) => return Err(error.into()),
+        let Some((dig_state, synced)) = still_there(state.orchestrator.status(&dig))? else {
+            continue;
         };
         let grid = synced.as_ref().map(Grid::of).unwrap_or_default();
         if matches!(
@@ -50,6 +47,7 @@ fn gather(state: &AppState) -> Result<Value, ApiError> {
         "digs": digs,
         "clusters": clusters(state, &placed)?,
         "controllers": controllers(state)?,
+        "clusterDeployments": cluster_deployments(state)?,
     }))
 }
 
@@ -215,6 +213,32 @@ fn clusters(
         clusters.push(entry);
     }
     Ok(clusters)
+}
+
+/// Every cluster deployment's status, as `…/cluster-deployments/{d}/status`
+/// answers it.
+fn cluster_deployments(state: &AppState) -> Result<Vec<Value>, ApiError> {
+    let deployments = state.orchestrator.cluster_deployments();
+    let mut statuses = Vec::new();
+    for (id, _) in state.db.list_under(Kind::ClusterDeployment, &[])? {
+        let Some(target) = ClusterDeploymentRef::of(&id) else {
+            continue;
+        };
+        if let Some(status) = still_there(deployments.status(&target))? {
+            statuses.push(json!(status));
+        }
+    }
+    Ok(statuses)
+}
+
+/// A read of something listed a moment ago: `None` when it was deleted in
+/// between.
+fn still_there<T>(read: Result<T, OrchestratorError>) -> Result<Option<T>, ApiError> {
+    match read {
+        Ok(value) => Ok(Some(value)),
+        Err(OrchestratorError::Db(DbError::NotFound(_))) => Ok(None),
+        Err(error) => Err(error.into()),
+    }
 }
 
 fn controllers(state: &AppState) -> Result<Vec<Value>, ApiError> {

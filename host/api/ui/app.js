@@ -80,7 +80,7 @@ async function poll() {
     $("sign-out").hidden = false;
     showTab(tab);
     drawDeployments(overview.digs);
-    drawClusters(overview.clusters);
+    drawClusters(overview.clusters, overview.clusterDeployments || []);
     drawControllers(overview.controllers);
     $("updated").textContent = `updated ${new Date().toLocaleTimeString()}`;
     if (openDetail) openDetail();
@@ -173,11 +173,13 @@ function showCell(dig, app, cluster) {
   openDetail();
 }
 
-function drawClusters(clusters) {
+function drawClusters(clusters, deployments) {
   const section = $("clusters");
+  const made = deployments.length ? drawDeploymentsOfClusters(deployments) : [];
   if (clusters.length === 0) {
     return section.replaceChildren(el("div", { class: "empty" }, el("h2", {}, "No clusters registered"),
-      el("p", {}, "Register a cluster provider, then each cluster with its kubeconfig (an emcoctl file through wasmco apply, or POST …/cluster-providers/{provider}/clusters). wasmco dev registers three virtual clusters itself.")));
+      el("p", {}, "Register a cluster provider, then each cluster with its kubeconfig (an emcoctl file through wasmco apply, or POST …/cluster-providers/{provider}/clusters), or make one on machines from an Eggo deploy file: wasmco cluster deploy -f deploy.yaml. wasmco dev registers three virtual clusters itself.")),
+      ...made);
   }
   section.replaceChildren(el("table", { id: "cluster-table" },
     el("tr", {}, ["cluster", "reachability", "since", "version", "labels", "deployments", "last error"].map((h) => el("th", {}, h))),
@@ -191,7 +193,27 @@ function drawClusters(clusters) {
         el("td", {}, c.labels.join(", ")),
         el("td", {}, c.digs.join(", ")),
         el("td", {}, c.lastError ? el("div", { class: "message" }, c.lastError) : ""));
-    })));
+    })), ...made);
+}
+
+// Clusters being made on machines from Eggo deploy files: each machine's
+// phases done, the step under way and its last error.
+function drawDeploymentsOfClusters(deployments) {
+  const machine = ([name, node]) => el("div", { "data-node": name },
+    el("strong", {}, name), " ",
+    node.done.length ? el("span", { class: "ok" }, `${node.done.join(" ✓ ")} ✓ `) : "",
+    node.phase ? `${node.phase}: ` : "", node.step || "",
+    node.error ? el("div", { class: "message" }, node.error) : "");
+  return [el("h2", {}, "Cluster deployments"), el("table", { id: "cluster-deployment-table" },
+    el("tr", {}, ["deployment", "cluster", "state", "phase", "started", "machines", "last error"].map((h) => el("th", {}, h))),
+    deployments.map((d) => el("tr", { "data-deployment": `${d.clusterProvider}+${d.name}`, "data-state": d.state },
+      el("td", {}, `${d.clusterProvider}/${d.name}`),
+      el("td", {}, d.cluster),
+      el("td", {}, badge(d.state)),
+      el("td", {}, d.progress.finished ? "done" : (d.progress.phase || "")),
+      el("td", { title: d.started || "" }, d.started ? age(d.started) : ""),
+      el("td", {}, Object.entries(d.progress.nodes).map(machine)),
+      el("td", {}, d.progress.error ? el("div", { class: "message" }, d.progress.error) : ""))))];
 }
 
 function drawControllers(controllers) {

@@ -21,8 +21,8 @@ pub(super) fn document_hosts_and_tokens(paths: &mut serde_json::Map<String, Valu
     );
     paths.insert(
         "/v2/overview".into(),
-        json!({"get": {"summary": "what the status page at /ui shows (admin only): every DIG with its state, revision, actions and per app × cluster cell (deployed, ready, resource counts, connectivity); every cluster with its labels, reachability, server version and the deployed DIGs on it; every controller with its type, priority, limits and its calls since the host started (counts, the last 20 with duration and outcome)",
-                       "responses": {"200": {"description": "{digs, clusters, controllers}"},
+        json!({"get": {"summary": "what the status page at /ui shows (admin only): every DIG with its state, revision, actions and per app × cluster cell (deployed, ready, resource counts, connectivity); every cluster with its labels, reachability, server version and the deployed DIGs on it; every controller with its type, priority, limits and its calls since the host started (counts, the last 20 with duration and outcome); every cluster deployment's status (state, phase, each machine's step and last error)",
+                       "responses": {"200": {"description": "{digs, clusters, controllers, clusterDeployments}"},
                                      "503": unavailable.clone()}}}),
     );
     let token = "/v2/tokens/{token}";
