@@ -300,7 +300,9 @@ MaxStartups 100
 MaxSessions 100
 Subsystem sftp internal-sftp
 EOF
-  mkdir -m 700 "$root/root/.ssh"
+  # The host's own /root/.ssh, if it has one, shows through the overlay.
+  mkdir -p "$root/root/.ssh"
+  chmod 700 "$root/root/.ssh"
   cat "$dir/id_ed25519.pub" "$dir/id_rsa.pub" >"$root/root/.ssh/authorized_keys"
   chmod 600 "$root/root/.ssh/authorized_keys"
   echo "$name" >"$root/etc/hostname"
