@@ -15,15 +15,6 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("wasmco-store", &["wasmco-core"]),
     ("wasmco-pki", &["wasmco-core"]),
     (
-        "wasmco-orchestrator",
-        &[
-            "wasmco-core",
-            "wasmco-runtime",
-            "wasmco-store",
-            "wasmco-pki",
-        ],
-    ),
-    (
         "wasmco-rsync",
         &["wasmco-core", "wasmco-store", "wasmco-pki"],
     ),
@@ -31,6 +22,17 @@ const ALLOWED: &[(&str, &[&str])] = &[
     (
         "wasmco-clusters",
         &["wasmco-core", "wasmco-pki", "wasmco-nodes"],
+    ),
+    (
+        "wasmco-orchestrator",
+        &[
+            "wasmco-core",
+            "wasmco-runtime",
+            "wasmco-store",
+            "wasmco-pki",
+            "wasmco-nodes",
+            "wasmco-clusters",
+        ],
     ),
     (
         "wasmco-api",

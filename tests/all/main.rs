@@ -5,6 +5,7 @@ mod auth;
 mod budgets;
 mod ca_certs;
 mod cli;
+mod cluster_deploy;
 mod clusters;
 mod contract;
 mod declared_intents;

@@ -11,7 +11,7 @@ use fantoccini::{Client, ClientBuilder, Locator};
 use serde_json::{Value, json};
 
 use crate::kube_apiserver::free_port;
-use crate::support::server::{Server, Virtual, expect};
+use crate::support::server::{Server, Virtual, doc, expect};
 use crate::support::wait::{eventually, eventually_async};
 
 fn repo() -> PathBuf {
@@ -297,6 +297,33 @@ fn the_status_page_follows_a_deployment_and_a_cluster_going_away() {
         let text = row["text"].as_str().unwrap();
         assert!(text.contains("edge"), "{text}");
         assert!(text.contains("hello/hello-app/v1/hello"), "{text}");
+        // A cluster deployment whose machines nobody answers on: its row
+        // turns Failed, naming the machine.
+        // Blocking calls, off the browser's runtime.
+        let nobody = std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    let provider = doc("eggo", json!({}));
+                    expect(server.post("/v2/cluster-providers", provider), 201);
+                    crate::cluster_deploy::deploy_to_nobody(&server, data.path())
+                })
+                .join()
+                .unwrap()
+        });
+        let deployment = until(
+            &browser,
+            "the failed cluster deployment",
+            &format!(
+                "const r = document.querySelector(\"tr[data-deployment='eggo+{nobody}']\"); \
+                 return r ? {{state: r.dataset.state, text: r.innerText}} : null;"
+            ),
+            |row| row["state"] == "Failed",
+        )
+        .await;
+        let text = deployment["text"].as_str().unwrap();
+        assert!(text.contains("infrastructure"), "{text}");
+        assert!(text.contains("m1"), "{text}");
+        screenshot(&browser, "cluster-deployment-failed.png").await;
         drop(clusters.remove(0));
         until(
             &browser,

@@ -1,0 +1,360 @@
+//! Clusters made from Eggo's deploy file through a real `wasmco serve`:
+//! what the API refuses before touching a machine, and the whole path on
+//! lab machines (tests/nodes/lab.sh): `wasmco cluster deploy -f`, a
+//! `kill -9` of the server mid-deploy and the run resumed at its start, the
+//! cluster registered under its provider, and a DIG whose busybox pods run
+//! on it.
+
+use std::path::Path;
+use std::time::Duration;
+
+use reqwest::blocking::multipart;
+use serde_json::{Value, json};
+
+use wasmco_core::wire::{ClusterDeploymentState, ClusterDeploymentStatus, Phase};
+
+use crate::cli::wasmco;
+use crate::deploy::action;
+use crate::support::clusters::{Deployment, all};
+use crate::support::server::{Server, doc, expect};
+use crate::support::wait::eventually;
+
+// The deploy tests' lab and deploy file, shared rather than written twice;
+// this binary needs only some of their helpers.
+#[allow(dead_code)]
+#[path = "../../host/clusters/tests/support/mod.rs"]
+mod lab_support;
+
+use lab_support::lab::Lab;
+use lab_support::{deploy_file, output_of, script};
+
+const DEPLOYMENTS: &str = "/v2/cluster-providers/eggo/cluster-deployments";
+
+/// Uploads a deploy file (and a key) as `name` under provider `eggo`.
+fn upload(
+    server: &Server,
+    name: &str,
+    file: &str,
+    key: Option<&str>,
+) -> reqwest::blocking::Response {
+    let mut form = multipart::Form::new()
+        .text("metadata", doc(name, json!({})).to_string())
+        .part(
+            "file",
+            multipart::Part::bytes(file.as_bytes().to_vec()).file_name("deploy.yaml"),
+        );
+    if let Some(key) = key {
+        form = form.part(
+            "privateKey",
+            multipart::Part::bytes(key.as_bytes().to_vec()).file_name("id_rsa"),
+        );
+    }
+    server
+        .client
+        .post(server.url(DEPLOYMENTS))
+        .multipart(form)
+        .send()
+        .unwrap()
+}
+
+fn status(server: &Server, name: &str) -> ClusterDeploymentStatus {
+    let body = expect(server.get(&format!("{DEPLOYMENTS}/{name}/status")), 200);
+    serde_json::from_value(body).expect("a cluster deployment's status")
+}
+
+fn refused_field(response: reqwest::blocking::Response, status: u16) -> String {
+    let body = expect(response, status);
+    body["field"].as_str().unwrap_or_default().to_owned()
+}
+
+/// A deploy file for two machines at `ips` and `port`, which need not
+/// exist: the API's checks come before any connection.
+fn paper_file(archive: &Path, key: &Path, ips: [&str; 2], port: u16) -> String {
+    let machine = |name: &str, ip: &str| wasmco_nodes::NodeAddress {
+        name: name.into(),
+        host: ip.into(),
+        port,
+    };
+    let (master, worker) = (machine("m1", ips[0]), machine("w1", ips[1]));
+    deploy_file(&[&master, &worker], &archive.display().to_string(), key)
+}
+
+/// A private key made as a user makes one, at `dir/name`.
+fn a_key(dir: &Path, name: &str) -> String {
+    let path = dir.join(name);
+    let made = std::process::Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
+        .arg(&path)
+        // Else it makes ~/.ssh, which the lab's machines see through their
+        // overlay root.
+        .env("HOME", dir)
+        .status()
+        .expect("ssh-keygen runs");
+    assert!(made.success());
+    std::fs::read_to_string(path).unwrap()
+}
+
+/// Creates the deployment `nobody` under provider `eggo`, its two machines
+/// loopback ports nobody listens on, and starts its deploy.
+pub(crate) fn deploy_to_nobody(server: &Server, dir: &Path) -> String {
+    let archive = dir.join("packages.tar.gz");
+    let packed = std::process::Command::new("tar")
+        .args(["czf", &archive.display().to_string(), "-T", "/dev/null"])
+        .status()
+        .expect("tar runs");
+    assert!(packed.success());
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .unwrap()
+        .port();
+    let file = paper_file(
+        &archive,
+        &dir.join("id_rsa"),
+        ["127.0.0.1", "127.0.0.2"],
+        closed,
+    );
+    let key = a_key(dir, "nobody_key");
+    expect(upload(server, "nobody", &file, Some(&key)), 201);
+    expect(
+        server.post(&format!("{DEPLOYMENTS}/nobody/deploy"), Value::Null),
+        202,
+    );
+    "nobody".to_owned()
+}
+
+#[test]
+fn the_api_refuses_a_deploy_file_by_field_and_keeps_nothing() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    expect(
+        server.post("/v2/cluster-providers", doc("eggo", json!({}))),
+        201,
+    );
+    let archive = data.path().join("packages.tar.gz");
+    std::fs::write(&archive, b"not read before a deploy").unwrap();
+    let key_path = data.path().join("id_rsa");
+    let file = paper_file(&archive, &key_path, ["192.0.2.10", "192.0.2.11"], 22);
+
+    let docker = file.replace("runtime: containerd", "runtime: docker");
+    assert_eq!(
+        refused_field(upload(&server, "c1", &docker, Some("key")), 422),
+        "file.runtime"
+    );
+    assert_eq!(
+        refused_field(upload(&server, "c1", &file, None), 422),
+        "privateKey",
+        "the server reads no key from its own disk"
+    );
+    let elsewhere = file.replace(
+        &archive.display().to_string(),
+        "/nonexistent/packages.tar.gz",
+    );
+    assert_eq!(
+        refused_field(upload(&server, "c1", &elsewhere, Some("key")), 422),
+        "file.install.package-source.srcpath.amd64"
+    );
+    assert_eq!(
+        refused_field(upload(&server, "c1", "cluster-id: [", Some("key")), 422),
+        "file.cluster-id"
+    );
+    assert_eq!(
+        refused_field(upload(&server, "c1", &file, Some("not a key")), 422),
+        "privateKey"
+    );
+    expect(server.get(&format!("{DEPLOYMENTS}/c1")), 404);
+    expect(
+        server.post(&format!("{DEPLOYMENTS}/c1/deploy"), Value::Null),
+        404,
+    );
+
+    // Accepted, it shows what it lays out and never the key.
+    let key = a_key(data.path(), "c1_key");
+    let body = expect(upload(&server, "c1", &file, Some(&key)), 201);
+    assert_eq!(body["status"]["masters"], json!(["m1"]));
+    assert_eq!(body["status"]["workers"], json!(["w1"]));
+    let stored = expect(server.get(&format!("{DEPLOYMENTS}/c1")), 200);
+    let key_body = key.lines().nth(1).unwrap();
+    assert!(!stored.to_string().contains(key_body), "{stored}");
+    assert_eq!(status(&server, "c1").state, ClusterDeploymentState::Created);
+
+    // Machines nobody answers on: the run fails naming the machine and the
+    // phase, and no cluster is registered.
+    let nobody = deploy_to_nobody(&server, data.path());
+    let failed = eventually("the deploy to fail", Duration::from_secs(60), || {
+        let now = status(&server, &nobody);
+        match now.state {
+            ClusterDeploymentState::Failed => Ok(now),
+            _ => Err(format!("{now:?}")),
+        }
+    });
+    let error = failed.progress.error.clone().unwrap_or_default();
+    assert!(error.starts_with("infrastructure: "), "{error}");
+    assert!(
+        error.contains("node m1") || error.contains("node w1"),
+        "{error}"
+    );
+    assert!(failed.ended.is_some(), "{failed:?}");
+    expect(
+        server.get(&format!("/v2/cluster-providers/eggo/clusters/{nobody}")),
+        404,
+    );
+}
+
+#[test]
+fn a_deploy_file_makes_a_cluster_through_the_cli_and_a_dig_runs_pods_on_it() {
+    // Built (when not cached) before this thread enters the lab's network,
+    // which reaches no module proxy.
+    let archive = output_of(&script("package.sh"));
+    let lab = Lab::up(2);
+    let data = tempfile::tempdir().unwrap();
+    let args = ["--resync-interval", "1s", "--probe-interval", "1s"];
+    // Started after `Lab::up`, the server and the CLI live in the lab's network.
+    let mut server = Server::start_with(data.path(), &args);
+    let machines: Vec<&wasmco_nodes::NodeAddress> = lab.nodes.iter().collect();
+    let file = data.path().join("deploy.yaml");
+    std::fs::write(&file, deploy_file(&machines, &archive, &lab.file("id_rsa"))).unwrap();
+    let file = file.display().to_string();
+    let cli = |server: &Server, args: &[&str]| {
+        wasmco(&[&["--server", &server.base, "--token", &server.token], args].concat())
+    };
+
+    let started = cli(
+        &server,
+        &[
+            "cluster",
+            "deploy",
+            "-f",
+            &file,
+            "--label",
+            "made",
+            "--no-wait",
+        ],
+    );
+    assert!(started.status.success(), "{started:?}");
+    // While it runs, the file it reads can be neither changed nor dropped.
+    let item = format!("{DEPLOYMENTS}/lab-cluster");
+    expect(server.delete(&item), 409);
+    expect(
+        server.put_metadata(&item, doc("lab-cluster", json!({"labels": ["other"]}))),
+        409,
+    );
+    // Killed once the etcd phase is done somewhere, the server resumes the
+    // run when it starts again.
+    eventually("the etcd phase", Duration::from_secs(300), || {
+        let now = status(&server, "lab-cluster");
+        let etcd_done = now
+            .progress
+            .nodes
+            .values()
+            .any(|node| node.done.contains(&Phase::Etcd));
+        if etcd_done {
+            Ok(())
+        } else {
+            Err(format!("{:?}", now.progress))
+        }
+    });
+    server.sigkill();
+    server = Server::start_with(data.path(), &args);
+    let followed = cli(&server, &["cluster", "status", "lab-cluster", "-w"]);
+    assert!(
+        followed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&followed.stderr)
+    );
+    let done = status(&server, "lab-cluster");
+    assert_eq!(done.state, ClusterDeploymentState::Deployed, "{done:?}");
+    assert!(done.progress.finished);
+
+    let cluster = expect(
+        server.get("/v2/cluster-providers/eggo/clusters/lab-cluster"),
+        200,
+    );
+    let reached = cluster["status"]["kubeconfig"]["server"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(reached.contains(&lab.nodes[0].host), "{cluster}");
+    let labels = expect(
+        server.get("/v2/cluster-providers/eggo/clusters/lab-cluster/labels"),
+        200,
+    );
+    assert!(labels.to_string().contains("made"), "{labels}");
+
+    let dig = place_busybox_by_label(&server);
+    eventually("the busybox pods", Duration::from_secs(240), || {
+        let rows = Deployment::rows_of(&server, &dig);
+        if all(&rows, "Applied", "Ready") {
+            return Ok(());
+        }
+        Err(rows
+            .iter()
+            .map(|row| row.detail.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"))
+    });
+
+    // The same file again changes nothing: the run ends as it did.
+    let again = cli(
+        &server,
+        &["cluster", "deploy", "-f", &file, "--label", "made"],
+    );
+    assert!(
+        again.status.success(),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(
+        status(&server, "lab-cluster").state,
+        ClusterDeploymentState::Deployed
+    );
+    assert!(all(&Deployment::rows_of(&server, &dig), "Applied", "Ready"));
+}
+
+/// A DIG whose one app, a busybox Deployment of the lab's local image, is
+/// placed on the clusters of provider `eggo` labelled `made`; instantiated.
+fn place_busybox_by_label(server: &Server) -> String {
+    let sleeper = r#"apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sleeper, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: sleeper}}
+  template:
+    metadata: {labels: {app: sleeper}}
+    spec:
+      containers:
+      - {name: sleeper, image: "localhost/busybox:local", imagePullPolicy: Never, command: [sleep, "3600"]}
+"#;
+    expect(server.post("/v2/projects", doc("p", json!({}))), 201);
+    let ca = "/v2/projects/p/composite-apps/ca/v1";
+    expect(
+        server.post(
+            "/v2/projects/p/composite-apps",
+            doc("ca", json!({"compositeAppVersion": "v1"})),
+        ),
+        201,
+    );
+    expect(
+        server.upload(
+            &format!("{ca}/apps"),
+            doc("sleeper", json!({})),
+            Some(sleeper.as_bytes().to_vec()),
+        ),
+        201,
+    );
+    expect(
+        server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
+        201,
+    );
+    expect(
+        server.post(
+            &format!("{ca}/deployment-intent-groups"),
+            doc("d", json!({"compositeProfile": "prof", "version": "r1"})),
+        ),
+        201,
+    );
+    let dig = format!("{ca}/deployment-intent-groups/d");
+    let made = json!({"allOf": [{"clusterProvider": "eggo", "clusterLabel": "made"}]});
+    crate::support::clusters::place_and_approve(server, &dig, &[("sleeper", made)]);
+    expect(action(server, &dig, "instantiate"), 202);
+    dig
+}
