@@ -15,7 +15,7 @@ use wasmco_core::wire::{ClusterDeploymentState, ClusterDeploymentStatus, Phase};
 
 use crate::cli::wasmco;
 use crate::deploy::action;
-use crate::support::clusters::{Deployment, all};
+use crate::support::clusters::{Deployment, all, approved_dig, composite_app_with};
 use crate::support::server::{Server, doc, expect};
 use crate::support::wait::eventually;
 
@@ -324,37 +324,9 @@ spec:
       containers:
       - {name: sleeper, image: "localhost/busybox:local", imagePullPolicy: Never, command: [sleep, "3600"]}
 "#;
-    expect(server.post("/v2/projects", doc("p", json!({}))), 201);
-    let ca = "/v2/projects/p/composite-apps/ca/v1";
-    expect(
-        server.post(
-            "/v2/projects/p/composite-apps",
-            doc("ca", json!({"compositeAppVersion": "v1"})),
-        ),
-        201,
-    );
-    expect(
-        server.upload(
-            &format!("{ca}/apps"),
-            doc("sleeper", json!({})),
-            Some(sleeper.as_bytes().to_vec()),
-        ),
-        201,
-    );
-    expect(
-        server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
-        201,
-    );
-    expect(
-        server.post(
-            &format!("{ca}/deployment-intent-groups"),
-            doc("d", json!({"compositeProfile": "prof", "version": "r1"})),
-        ),
-        201,
-    );
-    let dig = format!("{ca}/deployment-intent-groups/d");
+    let ca = composite_app_with(server, "p", "ca", &[("sleeper", sleeper.to_owned())]);
     let made = json!({"allOf": [{"clusterProvider": "eggo", "clusterLabel": "made"}]});
-    crate::support::clusters::place_and_approve(server, &dig, &[("sleeper", made)]);
+    let dig = approved_dig(server, &ca, &[("sleeper", made)]);
     expect(action(server, &dig, "instantiate"), 202);
     dig
 }

@@ -143,30 +143,7 @@ impl Deployment {
         apps: &[(&str, String)],
     ) -> String {
         let server = &self.server;
-        let made = server.post("/v2/projects", doc(project, json!({})));
-        assert!(
-            [201, 409].contains(&made.status().as_u16()),
-            "{:?}",
-            made.text()
-        );
-        let ca = format!("/v2/projects/{project}/composite-apps/{composite_app}/v1");
-        expect(
-            server.post(
-                &format!("/v2/projects/{project}/composite-apps"),
-                doc(composite_app, json!({"compositeAppVersion": "v1"})),
-            ),
-            201,
-        );
-        for (app, manifests) in apps {
-            expect(
-                server.upload(
-                    &format!("{ca}/apps"),
-                    doc(app, json!({})),
-                    Some(manifests.as_bytes().to_vec()),
-                ),
-                201,
-            );
-        }
+        let ca = composite_app_with(server, project, composite_app, apps);
         let names: Vec<&str> = apps.iter().map(|(app, _)| *app).collect();
         let dig = approved_dig_on_solo(server, &ca, &names);
         expect(action(server, &dig, "instantiate"), 202);
@@ -287,14 +264,64 @@ fn settled_reconciles(server: &Server) -> u64 {
         .map_or(0, |count| count.trim().parse().unwrap())
 }
 
+/// Composite app `composite_app` (version v1) of project `project` (made
+/// unless it is there) with the apps (name, manifests); its path.
+pub fn composite_app_with(
+    server: &Server,
+    project: &str,
+    composite_app: &str,
+    apps: &[(&str, String)],
+) -> String {
+    let made = server.post("/v2/projects", doc(project, json!({})));
+    assert!(
+        [201, 409].contains(&made.status().as_u16()),
+        "{:?}",
+        made.text()
+    );
+    let ca = format!("/v2/projects/{project}/composite-apps/{composite_app}/v1");
+    expect(
+        server.post(
+            &format!("/v2/projects/{project}/composite-apps"),
+            doc(composite_app, json!({"compositeAppVersion": "v1"})),
+        ),
+        201,
+    );
+    for (app, manifests) in apps {
+        expect(
+            server.upload(
+                &format!("{ca}/apps"),
+                doc(app, json!({})),
+                Some(manifests.as_bytes().to_vec()),
+            ),
+            201,
+        );
+    }
+    ca
+}
+
 /// DIG `d` of the composite app version at `ca`, with composite profile
 /// `prof`, its `apps` placed on cluster `lab/solo`, approved; its path.
 pub fn approved_dig_on_solo(server: &Server, ca: &str, apps: &[&str]) -> String {
+    let dig = new_dig(server, ca);
+    place_on_solo_and_approve(server, &dig, apps);
+    dig
+}
+
+/// DIG `d` of the composite app version at `ca`, with composite profile
+/// `prof`, each app placed by its intent, approved; its path.
+pub fn approved_dig(server: &Server, ca: &str, intents: &[(&str, Value)]) -> String {
+    let dig = new_dig(server, ca);
+    place_and_approve(server, &dig, intents);
+    dig
+}
+
+/// DIG `d` of the composite app version at `ca`, with composite profile
+/// `prof`; its path.
+fn new_dig(server: &Server, ca: &str) -> String {
     expect(
         server.post(&format!("{ca}/composite-profiles"), doc("prof", json!({}))),
         201,
     );
-    let dig = format!("{ca}/deployment-intent-groups/d");
     expect(
         server.post(
             &format!("{ca}/deployment-intent-groups"),
@@ -302,8 +329,7 @@ pub fn approved_dig_on_solo(server: &Server, ca: &str, apps: &[&str]) -> String 
         ),
         201,
     );
-    place_on_solo_and_approve(server, &dig, apps);
-    dig
+    format!("{ca}/deployment-intent-groups/d")
 }
 
 /// Places each of `apps` on cluster `lab/solo` (generic placement intent
