@@ -90,19 +90,22 @@ impl ClusterDeployments {
         Ok(())
     }
 
-    /// Starts again every run a stopped host left `Deploying` (this host's
-    /// own, after a crash); returns how many.
+    /// Takes up every run left `Deploying`; returns how many. A run waits
+    /// for the deployment's run lock: one a live host is running ends there
+    /// (the state is no longer `Deploying` once it has the lock), and a
+    /// stopped host's lock goes with its lease, so its run goes on here
+    /// (on etcd a restarted host has a new id: the run is not "its own").
     pub fn resume(&self) -> Result<usize, OrchestratorError> {
         let db = &self.shared.db;
         let mut resumed = 0;
         for (provider, _) in db.list(Kind::ClusterProvider, &[])? {
             for (deployment, _) in db.list(Kind::ClusterDeployment, &provider.path)? {
                 let record = record::load(db, &deployment)?;
-                let ours = record.host.is_none() || record.host == self.host;
-                if record.state == ClusterDeploymentState::Deploying && ours {
-                    if let Some(target) = ClusterDeploymentRef::of(&deployment) {
-                        self.spawn(target)?;
-                    }
+                if record.state != ClusterDeploymentState::Deploying {
+                    continue;
+                }
+                if let Some(target) = ClusterDeploymentRef::of(&deployment) {
+                    self.spawn(target)?;
                     resumed += 1;
                 }
             }
@@ -165,6 +168,7 @@ impl ClusterDeployments {
             if record.state != ClusterDeploymentState::Deploying {
                 return Ok(());
             }
+            record.host = self.host.clone();
             let outcome = self.run_once(target, &mut record);
             record.ended = Some(now());
             match outcome {
