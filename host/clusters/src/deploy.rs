@@ -3,6 +3,7 @@
 //! progress reported after every step.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -65,6 +66,10 @@ pub struct DeploySettings {
     pub parallel: usize,
     /// How long the API server and each Node get to become ready.
     pub ready_timeout: Duration,
+    /// Where the package archive is kept cut to each role's members (a
+    /// directory only this user writes); without one, every machine is
+    /// sent the whole archive.
+    pub package_cache: Option<PathBuf>,
 }
 
 impl Default for DeploySettings {
@@ -73,6 +78,7 @@ impl Default for DeploySettings {
             session: SessionSettings::default(),
             parallel: 8,
             ready_timeout: Duration::from_secs(180),
+            package_cache: crate::trim::default_cache(),
         }
     }
 }
@@ -97,9 +103,17 @@ pub async fn deploy(
     if !problems.is_empty() {
         return Err(DeployError::Refused(problems));
     }
+    let plan = Plan {
+        config: &deployment.config,
+        topology: &deployment.topology,
+        material: &deployment.material,
+    };
+    let cache = settings.package_cache.clone();
+    let archives = crate::trim::machines_archives(&plan, &deployment.archives, cache).await?;
     let run = Run {
         deployment,
         settings,
+        archives,
         state: Mutex::new(state),
         report,
     };
@@ -111,6 +125,8 @@ pub async fn deploy(
 struct Run<'a> {
     deployment: &'a Deployment,
     settings: &'a DeploySettings,
+    /// The package archive each machine is sent.
+    archives: BTreeMap<String, Archive>,
     state: Mutex<DeployProgress>,
     report: Report,
 }
@@ -216,10 +232,7 @@ impl Run<'_> {
             Phase::Infrastructure,
             machines.iter().copied(),
             sessions,
-            |machine| {
-                let archive = self.deployment.archives.get(&machine.arch);
-                plan::infrastructure(&plan, machine, archive)
-            },
+            |machine| plan::infrastructure(&plan, machine, self.archives.get(&machine.name)),
         )
         .await?;
         self.on_machines(

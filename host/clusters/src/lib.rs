@@ -13,6 +13,7 @@ mod plan;
 mod prepare;
 mod refusals;
 mod topology;
+mod trim;
 mod units;
 
 #[cfg(test)]

@@ -213,6 +213,17 @@ fn roles_decide_what_each_machine_gets() {
             ]
         );
         assert_eq!(services("e3"), ["wasmco-kernel", "etcd"]);
+
+        // And which of the archive's members each is sent.
+        let left_out = |name: &str| -> Vec<String> {
+            let machine = plan.topology.machines.iter().find(|m| m.name == name);
+            plan::left_out(plan, &machine.expect("the machine").roles)
+                .into_iter()
+                .collect()
+        };
+        assert_eq!(left_out("w1"), ["bin/kube-apiserver"]);
+        assert_eq!(left_out("m1"), ["bin/kubelet", "file/tune.sh"]);
+        assert!(left_out("m2").is_empty(), "a master that is a worker too");
     });
 }
 

@@ -38,8 +38,9 @@ impl Archive {
     }
 }
 
-/// The infrastructure steps for `machine`; `archive` is the package source
-/// for its architecture, if the file has one.
+/// The infrastructure steps for `machine`; `archive` is what it is sent of
+/// the package source for its architecture (cut to its roles, or whole),
+/// if the file has one.
 pub fn infrastructure(plan: &Plan<'_>, machine: &Machine, archive: Option<&Archive>) -> Vec<Step> {
     let entry = format!("{} {}", machine.ip, machine.name);
     let mut steps = vec![run(
@@ -77,7 +78,7 @@ pub fn infrastructure(plan: &Plan<'_>, machine: &Machine, archive: Option<&Archi
             "unpack the package archive",
             format!(
                 "cd {dir} || exit 1; [ \"$(cat .wasmco-unpacked 2>/dev/null)\" = {digest} ] && exit 0; \
-                 tar --no-same-owner -xzf {name} && echo {digest} > .wasmco-unpacked.partial && \
+                 tar --no-same-owner -xf {name} && echo {digest} > .wasmco-unpacked.partial && \
                  mv -f .wasmco-unpacked.partial .wasmco-unpacked",
                 dir = quote(&dir)
             ),

@@ -14,6 +14,6 @@ mod worker;
 pub use control_plane::{bootstrap_rbac, control_plane};
 pub use etcd::etcd;
 pub use infrastructure::{Archive, infrastructure};
-pub use packages::{PACKAGE_DIR, hooks, yaml_addons};
+pub use packages::{PACKAGE_DIR, hooks, left_out, yaml_addons};
 pub use step::{CONFIG_DIR, Plan, Step};
 pub use worker::{worker_prepare, worker_start};

@@ -3,6 +3,7 @@
 //! `file` and `dir` copied to their `dst`, `image`s loaded into the
 //! runtime, `yaml`s applied, `shell`s run at their schedule.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use wasmco_core::eggo::{Package, PackageType, Schedule, parse_go_duration};
@@ -41,6 +42,36 @@ pub fn packages_for<'a>(plan: &Plan<'a>, roles: &Roles) -> Vec<&'a Package> {
         );
     }
     packages
+}
+
+/// The archive's members the packages of other roles name and none of
+/// `roles`' own: what a machine with those roles does without (a worker,
+/// the control plane's binaries). `pkg` globs and anything no package
+/// names are never left out.
+pub fn left_out(plan: &Plan<'_>, roles: &Roles) -> BTreeSet<String> {
+    let every = Roles {
+        etcd: true,
+        master: true,
+        worker: true,
+    };
+    let members = |roles: &Roles| -> BTreeSet<String> {
+        packages_for(plan, roles)
+            .into_iter()
+            .flat_map(|package| package.names().map(move |name| (package.kind, name)))
+            .filter_map(|(kind, name)| {
+                let folder = match kind {
+                    PackageType::Bin => "bin",
+                    PackageType::File | PackageType::Yaml | PackageType::Shell => "file",
+                    PackageType::Dir => "dir",
+                    PackageType::Image => "image",
+                    PackageType::Repo | PackageType::Pkg => return None,
+                };
+                Some(format!("{folder}/{name}"))
+            })
+            .collect()
+    };
+    let own = members(roles);
+    members(&every).difference(&own).cloned().collect()
 }
 
 /// The directory the archive is unpacked in on every machine.
