@@ -69,29 +69,31 @@ pub type LeaveOut = BTreeSet<String>;
 /// An empty set is the archive as it is.
 pub fn trim(archive: &Archive, sets: &[LeaveOut], cache: &Path) -> Result<Vec<Archive>, NodeError> {
     create_private_dir(cache).map_err(local_error(cache))?;
-    let targets: Vec<Option<PathBuf>> = sets
+    // Machines of one role share a set: each distinct set is cut (and its
+    // digest read) once.
+    let mut cuts: BTreeMap<&LeaveOut, PathBuf> = BTreeMap::new();
+    for set in sets.iter().filter(|set| !set.is_empty()) {
+        cuts.entry(set)
+            .or_insert_with(|| cache.join(cut_name(archive, set)));
+    }
+    let missing: Vec<(&LeaveOut, &PathBuf)> = cuts
         .iter()
-        .map(|set| (!set.is_empty()).then(|| cache.join(cut_name(archive, set))))
-        .collect();
-    let missing: Vec<(&LeaveOut, &PathBuf)> = sets
-        .iter()
-        .zip(&targets)
-        .filter_map(|(set, target)| target.as_ref().map(|target| (set, target)))
+        .map(|(set, target)| (*set, target))
         .filter(|(_, target)| !target.is_file())
         .collect();
     if !missing.is_empty() {
         cut(&archive.local.path, &missing).map_err(local_error(&archive.local.path))?;
     }
-    targets
-        .into_iter()
-        .map(|target| match target {
-            None => Ok(archive.clone()),
-            Some(path) => Ok(Archive {
-                local: wasmco_nodes::LocalFile::read(&path)?,
-                name: format!("{}.tar", stem(&archive.name)),
-            }),
-        })
-        .collect()
+    let mut read: BTreeMap<&LeaveOut, Archive> = BTreeMap::new();
+    for (set, path) in &cuts {
+        let local = wasmco_nodes::LocalFile::read(path)?;
+        let name = format!("{}.tar", stem(&archive.name));
+        read.insert(set, Archive { local, name });
+    }
+    Ok(sets
+        .iter()
+        .map(|set| read.get(set).cloned().unwrap_or_else(|| archive.clone()))
+        .collect())
 }
 
 /// An I/O error at `path`, here.
@@ -250,7 +252,10 @@ mod tests {
         );
         let worker: LeaveOut = ["bin/kube-apiserver".to_owned(), "dir/cni".to_owned()].into();
         let cache = dir.path().join("cache");
-        let cut = trim(&archive, &[worker.clone(), LeaveOut::new()], &cache).unwrap();
+        // Two workers share a set: it is cut once, whole.
+        let sets = [worker.clone(), LeaveOut::new(), worker.clone()];
+        let cut = trim(&archive, &sets, &cache).unwrap();
+        assert_eq!(cut[2].local, cut[0].local);
         assert_eq!(cut[1].local, archive.local, "an empty set sends it as is");
         assert_eq!(cut[0].name, "packages-amd64.tar");
         assert_eq!(
