@@ -44,6 +44,13 @@ pub(super) fn document_pki(paths: &mut serde_json::Map<String, Value>) {
             "parameters": parameters(&route),
             "responses": {"202": wire::answers::<DeploymentState>("done; the network intents' state"), "404": errors["404"],
                           "409": merge(&errors["409"], "their state does not allow this action")}}}));
+        if matches!(action, crate::clusters::NetworkAction::Apply) {
+            // A network's EMCO name may not be a Kubernetes object's name.
+            paths[&route]["post"]["responses"]["422"] = merge(
+                &errors["422"],
+                "an intent makes an object Kubernetes would refuse (a network named outside RFC 1123)",
+            );
+        }
     }
     let route = format!("{cluster}/ca");
     paths.insert(route.clone(), json!({
