@@ -84,7 +84,11 @@ impl Resource {
         let kind = text(object.get("kind"), "kind")?;
         let metadata = object.get("metadata");
         let name = text(metadata.and_then(|m| m.get("name")), "metadata.name")?;
-        check_object_name("metadata.name", &name)?;
+        if is_rbac(&api_version) {
+            check_path_segment_name(&name)?;
+        } else {
+            check_object_name("metadata.name", &name)?;
+        }
         let namespace = match metadata.and_then(|m| m.get("namespace")) {
             None | Some(Value::Null) => None,
             Some(value) => {
@@ -121,6 +125,29 @@ fn json_type(value: &Value) -> &'static str {
 
 const SUBDOMAIN_RULE: &str = "at most 253 characters of lowercase letters, digits, '-' and '.', starting and ending with a letter or digit (RFC 1123 subdomain)";
 const LABEL_RULE: &str = "at most 63 characters of lowercase letters, digits and '-', starting and ending with a letter or digit (RFC 1123 label)";
+
+const PATH_SEGMENT_RULE: &str =
+    "not empty, '.' or '..', and without '/' or '%' (a name RBAC objects may have)";
+
+/// Whether `api_version` is RBAC's, whose objects' names are path segments
+/// (`system:coredns`), not subdomains.
+fn is_rbac(api_version: &str) -> bool {
+    api_version.starts_with("rbac.authorization.k8s.io/")
+}
+
+/// Names of RBAC's roles and bindings, as Kubernetes checks them: anything
+/// that is one segment of a URL path.
+fn check_path_segment_name(name: &str) -> Result<(), ManifestError> {
+    if name != "." && name != ".." && !name.contains(['/', '%']) {
+        Ok(())
+    } else {
+        Err(ManifestError::InvalidName {
+            field: "metadata.name",
+            value: name.to_owned(),
+            rule: PATH_SEGMENT_RULE,
+        })
+    }
+}
 
 /// Object names: an RFC 1123 subdomain, as Kubernetes requires of most kinds.
 pub fn check_object_name(field: &'static str, name: &str) -> Result<(), ManifestError> {
@@ -304,6 +331,27 @@ mod tests {
                 .contains("RFC 1123")
         );
         assert!(err(json!([1])).contains("a list"));
+    }
+
+    #[test]
+    fn rbac_names_are_path_segments_as_kubernetes_checks_them() {
+        let role = |name: &str| {
+            Resource::from_manifest(json!({"apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRole", "metadata": {"name": name}}))
+        };
+        assert_eq!(role("system:coredns").unwrap().key.name, "system:coredns");
+        for bad in ["a/b", "..", "50%"] {
+            assert!(
+                role(bad).unwrap_err().to_string().contains("'/' or '%'"),
+                "{bad}"
+            );
+        }
+        // Other kinds keep the subdomain rule.
+        assert!(
+            Resource::from_manifest(json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "system:coredns"}}))
+            .is_err()
+        );
     }
 
     #[test]
