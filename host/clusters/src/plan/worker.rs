@@ -68,16 +68,6 @@ pub fn worker_start(plan: &Plan<'_>, node: &Machine) -> Vec<Step> {
             cert,
             &plan.endpoint_url(),
         ));
-        steps.push(put(
-            format!("{CONFIG_DIR}/kube-proxy-config.yaml"),
-            format!(
-                "kind: KubeProxyConfiguration\napiVersion: kubeproxy.config.k8s.io/v1alpha1\n\
-                 clientConnection:\n  kubeconfig: {CONFIG_DIR}/kube-proxy.conf\n\
-                 clusterCIDR: {}\nmode: \"iptables\"\n",
-                plan.topology.pod_cidr
-            ),
-            0o644,
-        ));
         steps.extend(service("kube-proxy", &kube_proxy(plan, node)));
     }
     steps
@@ -181,8 +171,12 @@ fn kube_proxy(plan: &Plan<'_>, node: &Machine) -> Unit {
         description: "Kubernetes Kube-Proxy Server",
         after: vec!["network.target"],
         program: "/usr/bin/kube-proxy".into(),
+        // Flags, not a configuration file: kube-proxy ignores its flags
+        // when it has one, and the file's `config-extra-args` are flags.
         flags: flags([
-            ("--config", format!("{CONFIG_DIR}/kube-proxy-config.yaml")),
+            ("--kubeconfig", format!("{CONFIG_DIR}/kube-proxy.conf")),
+            ("--cluster-cidr", plan.topology.pod_cidr.to_string()),
+            ("--proxy-mode", "iptables".into()),
             ("--hostname-override", node.name.clone()),
             ("--v", "2".into()),
         ]),
