@@ -2,8 +2,10 @@
 //! what the API refuses before touching a machine, and the whole path on
 //! lab machines (tests/nodes/lab.sh): `wasmco cluster deploy -f`, a
 //! `kill -9` of the server mid-deploy and the run resumed at its start, the
-//! cluster registered under its provider, and a DIG whose busybox pods run
-//! on it.
+//! cluster registered under its provider, its addons (a `yaml` package,
+//! CoreDNS) applied through rsync, a DIG whose busybox pods run on it and
+//! resolve names through its DNS, and `wasmco cluster cleanup` taking it
+//! down once the DIG is terminated.
 
 use std::path::Path;
 use std::time::Duration;
@@ -97,9 +99,18 @@ fn a_key(dir: &Path, name: &str) -> String {
 /// Creates the deployment `nobody` under provider `eggo`, its two machines
 /// loopback ports nobody listens on, and starts its deploy.
 pub(crate) fn deploy_to_nobody(server: &Server, dir: &Path) -> String {
+    // The archive holds the file's `yaml` package, read before any machine
+    // is reached.
     let archive = dir.join("packages.tar.gz");
+    let files = dir.join("packages/file");
+    std::fs::create_dir_all(&files).unwrap();
+    std::fs::copy(script("lab-addon.yaml"), files.join("lab-addon.yaml")).unwrap();
     let packed = std::process::Command::new("tar")
-        .args(["czf", &archive.display().to_string(), "-T", "/dev/null"])
+        .arg("czf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(dir.join("packages"))
+        .arg("file")
         .status()
         .expect("tar runs");
     assert!(packed.success());
@@ -264,6 +275,22 @@ fn a_deploy_file_makes_a_cluster_through_the_cli_and_a_dig_runs_pods_on_it() {
     let done = status(&server, "lab-cluster");
     assert_eq!(done.state, ClusterDeploymentState::Deployed, "{done:?}");
     assert!(done.progress.finished);
+    // The `yaml` package (a Namespace and a ConfigMap) and CoreDNS's six
+    // objects went through rsync, which the deploy waited for; CoreDNS's
+    // pods become ready, which needs the cluster's Service routing too.
+    let addons = done
+        .addons
+        .clone()
+        .expect("the addons were handed to rsync");
+    assert_eq!((addons.objects, addons.applied), (8, 8), "{addons:?}");
+    eventually("CoreDNS ready", Duration::from_secs(180), || {
+        let addons = status(&server, "lab-cluster").addons.unwrap_or_default();
+        if addons.ready == addons.objects {
+            Ok(())
+        } else {
+            Err(format!("{addons:?}"))
+        }
+    });
 
     let cluster = expect(
         server.get("/v2/cluster-providers/eggo/clusters/lab-cluster"),
@@ -307,9 +334,41 @@ fn a_deploy_file_makes_a_cluster_through_the_cli_and_a_dig_runs_pods_on_it() {
         ClusterDeploymentState::Deployed
     );
     assert!(all(&Deployment::rows_of(&server, &dig), "Applied", "Ready"));
+
+    // Cleanup waits for what wasmco deployed there to be terminated first.
+    let refused = cli(&server, &["cluster", "cleanup", "lab-cluster"]);
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("terminate it") && said.contains("/ca/"),
+        "{said}"
+    );
+    expect(action(&server, &dig, "terminate"), 202);
+    eventually("the busybox pods gone", Duration::from_secs(120), || {
+        let rows = Deployment::rows_of(&server, &dig);
+        if rows.iter().all(|row| row.deployed == "Deleted") {
+            Ok(())
+        } else {
+            Err(format!("{rows:?}"))
+        }
+    });
+    let cleaned = cli(&server, &["cluster", "cleanup", "--id", "lab-cluster"]);
+    assert!(
+        cleaned.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cleaned.stderr)
+    );
+    let after = status(&server, "lab-cluster");
+    assert_eq!(after.state, ClusterDeploymentState::CleanedUp, "{after:?}");
+    assert_eq!(after.addons, None);
+    expect(
+        server.get("/v2/cluster-providers/eggo/clusters/lab-cluster"),
+        404,
+    );
 }
 
-/// A DIG whose one app, a busybox Deployment of the lab's local image, is
+/// A DIG whose one app, a busybox Deployment of the lab's local image
+/// whose pods are ready when the cluster's DNS names the API's Service, is
 /// placed on the clusters of provider `eggo` labelled `made`; instantiated.
 fn place_busybox_by_label(server: &Server) -> String {
     let sleeper = r#"apiVersion: apps/v1
@@ -322,7 +381,14 @@ spec:
     metadata: {labels: {app: sleeper}}
     spec:
       containers:
-      - {name: sleeper, image: "localhost/busybox:local", imagePullPolicy: Never, command: [sleep, "3600"]}
+      - name: sleeper
+        image: "localhost/busybox:local"
+        imagePullPolicy: Never
+        command: [sleep, "3600"]
+        # Ready once the cluster's DNS answers for the API's Service.
+        readinessProbe:
+          exec: {command: [nslookup, kubernetes.default.svc.cluster.local]}
+          periodSeconds: 2
 "#;
     let ca = composite_app_with(server, "p", "ca", &[("sleeper", sleeper.to_owned())]);
     let made = json!({"allOf": [{"clusterProvider": "eggo", "clusterLabel": "made"}]});

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the package archive Eggo's deploy file names in
 # install.package-source, the way Eggo lays one out (bin/, image/, file/),
-# from the Kubernetes and etcd binaries tests/kube/build.sh makes and the
-# images images.sh makes. Cached in ~/.cache/wasmco-nodes/packages keyed by
+# from the Kubernetes and etcd binaries tests/kube/build.sh makes, the
+# images images.sh makes and lab-addon.yaml (a `yaml` package). Cached in ~/.cache/wasmco-nodes/packages keyed by
 # its inputs; prints the archive's path.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -10,7 +10,7 @@ cd "$(dirname "$0")"
 kube=$(bash ../kube/build.sh)
 images=$(bash images.sh)
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/wasmco-nodes/packages"
-key=$( { echo "$kube" "$images"; cat package.sh; } | sha256sum | cut -c1-16)
+key=$( { echo "$kube" "$images"; cat package.sh lab-addon.yaml; } | sha256sum | cut -c1-16)
 archive="$cache/$key/packages-amd64.tar.gz"
 
 if [ ! -f "$archive" ]; then
@@ -23,7 +23,8 @@ if [ ! -f "$archive" ]; then
 	done
 	# etcd as its release runs it; tests/kube's own `etcd` is a test store.
 	cp "$kube/etcd-server" "$stage/bin/etcd"
-	cp "$images/busybox.tar" "$images/pause.tar" "$stage/image/"
+	cp "$images/busybox.tar" "$images/pause.tar" "$images/coredns.tar" "$stage/image/"
+	cp lab-addon.yaml "$stage/file/"
 	# Fast compression: the archive is made once and unpacked on each node.
 	tar -C "$stage" -cf - bin image file | gzip -1 >"$cache/$key.partial/packages-amd64.tar.gz"
 	rm -rf "$stage"

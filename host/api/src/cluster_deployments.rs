@@ -31,8 +31,9 @@ impl From<DeploymentPath> for ClusterDeploymentRef {
     }
 }
 
-/// `POST …/cluster-deployments/{clusterDeployment}/deploy`: the run starts
-/// and the answer comes at once (202), with the status as it starts.
+/// `POST …/cluster-deployments/{clusterDeployment}/deploy` or `…/cleanup`:
+/// the run starts and the answer comes at once (202), with the status as
+/// it starts.
 pub async fn act(
     state: AppState,
     action: ClusterDeploymentAction,
@@ -41,6 +42,7 @@ pub async fn act(
     let deployments = state.orchestrator.cluster_deployments();
     let status = crate::work::off_the_workers(move || match action {
         ClusterDeploymentAction::Deploy => deployments.deploy(&target),
+        ClusterDeploymentAction::Cleanup => deployments.cleanup(&target),
     })
     .await??;
     Ok((StatusCode::ACCEPTED, axum::Json(status)).into_response())

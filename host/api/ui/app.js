@@ -196,16 +196,19 @@ function drawClusters(clusters, deployments) {
     })), ...made);
 }
 
-// Clusters being made on machines from Eggo deploy files: each machine's
-// phases done, the step under way and its last error.
+// Clusters made on machines from Eggo deploy files (or being made, or
+// cleaned up): each machine's phases done, the step under way and its last
+// error, and how far rsync is with the cluster's addons.
 function drawDeploymentsOfClusters(deployments) {
+  const addons = (a) => a ? el("span", { class: a.failed && a.failed.length ? "Failed" : "" },
+    `${a.applied}/${a.objects} applied, ${a.ready} ready`, ...(a.failed || []).map((f) => el("div", { class: "message" }, f))) : "";
   const machine = ([name, node]) => el("div", { "data-node": name },
     el("strong", {}, name), " ",
     node.done.length ? el("span", { class: "ok" }, `${node.done.join(" ✓ ")} ✓ `) : "",
     node.phase ? `${node.phase}: ` : "", node.step || "",
     node.error ? el("div", { class: "message" }, node.error) : "");
   return [el("h2", {}, "Cluster deployments"), el("table", { id: "cluster-deployment-table" },
-    el("tr", {}, ["deployment", "cluster", "state", "phase", "started", "machines", "last error"].map((h) => el("th", {}, h))),
+    el("tr", {}, ["deployment", "cluster", "state", "phase", "started", "machines", "addons", "last error"].map((h) => el("th", {}, h))),
     deployments.map((d) => el("tr", { "data-deployment": `${d.clusterProvider}+${d.name}`, "data-state": d.state },
       el("td", {}, `${d.clusterProvider}/${d.name}`),
       el("td", {}, d.cluster),
@@ -213,6 +216,7 @@ function drawDeploymentsOfClusters(deployments) {
       el("td", {}, d.progress.finished ? "done" : (d.progress.phase || "")),
       el("td", { title: d.started || "" }, d.started ? age(d.started) : ""),
       el("td", {}, Object.entries(d.progress.nodes).map(machine)),
+      el("td", { class: "addons" }, addons(d.addons)),
       el("td", {}, d.progress.error ? el("div", { class: "message" }, d.progress.error) : ""))))];
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use wasmco_nodes::Command;
 
-use crate::plan::{self, CONFIG_DIR, Plan, Step};
+use crate::plan::{self, CONFIG_DIR, Plan, STAMPS, Step};
 use crate::topology::Machine;
 
 /// Waits on the first master until its API server is ready, as Eggo
@@ -41,7 +41,7 @@ pub fn wait_for_node(worker: &Machine, ready_timeout: Duration) -> Step {
 }
 
 /// On the first master: master-workers tainted and labelled as Eggo
-/// does, the file's `yaml` packages applied, the bootstrap token
+/// does, the file's `yaml` packages named by URL applied, the bootstrap token
 /// deleted now that every kubelet has its own certificate.
 pub fn addons(plan: &Plan<'_>) -> Vec<Step> {
     let mut steps = Vec::new();
@@ -56,7 +56,7 @@ pub fn addons(plan: &Plan<'_>) -> Vec<Step> {
             ),
         ));
     }
-    steps.extend(plan::yaml_addons(plan));
+    steps.extend(plan::url_addons(plan));
     steps.push(kubectl(
         "delete the bootstrap token",
         &format!(
@@ -66,9 +66,6 @@ pub fn addons(plan: &Plan<'_>) -> Vec<Step> {
     ));
     steps
 }
-
-/// Where a machine keeps what each service was last restarted with.
-const STAMPS: &str = "/etc/kubernetes/.wasmco";
 
 /// Enables `service` and makes it run. It is restarted when the inputs it
 /// was last restarted with (`digest`, and its program's digest) differ

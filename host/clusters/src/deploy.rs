@@ -21,7 +21,14 @@ use crate::topology::{Machine, Topology};
 use wasmco_core::wire::{DeployProgress, NodeProgress, Phase};
 
 /// Each machine's session, by node name.
-type Sessions = BTreeMap<String, NodeSession>;
+pub(crate) type Sessions = BTreeMap<String, NodeSession>;
+
+/// Ends every session.
+pub(crate) async fn close(sessions: Sessions) {
+    for (_, session) in sessions {
+        session.close().await;
+    }
+}
 
 /// Where the bootstrap objects (the token among them) are written on the
 /// first master, just long enough to be applied.
@@ -43,6 +50,15 @@ pub struct Deployment {
 }
 
 impl Deployment {
+    /// What the phases render their steps from.
+    pub fn plan(&self) -> Plan<'_> {
+        Plan {
+            config: &self.config,
+            topology: &self.topology,
+            material: &self.material,
+        }
+    }
+
     /// `admin.kubeconfig` for wasmco's side: the cluster's endpoint, its CA,
     /// the `kubernetes-admin` certificate (`system:masters`). What the
     /// cluster is registered with once it is up.
@@ -103,26 +119,18 @@ pub async fn deploy(
     if !problems.is_empty() {
         return Err(DeployError::Refused(problems));
     }
-    let plan = Plan {
-        config: &deployment.config,
-        topology: &deployment.topology,
-        material: &deployment.material,
-    };
+    let plan = deployment.plan();
     let cache = settings.package_cache.clone();
     let archives = crate::trim::machines_archives(&plan, &deployment.archives, cache).await?;
-    let run = Run {
-        deployment,
-        settings,
-        archives,
-        state: Mutex::new(state),
-        report,
-    };
+    let run = Run::new(deployment, settings, archives, state, report);
     let outcome = run.phases().await;
     run.finish(outcome.as_ref().err());
     outcome.map(|()| run.snapshot())
 }
 
-struct Run<'a> {
+/// One run over a deployment's machines (a deploy, a cleanup), keeping
+/// and reporting each machine's progress.
+pub(crate) struct Run<'a> {
     deployment: &'a Deployment,
     settings: &'a DeploySettings,
     /// The package archive each machine is sent.
@@ -131,17 +139,29 @@ struct Run<'a> {
     report: Report,
 }
 
-impl Run<'_> {
-    fn plan(&self) -> Plan<'_> {
-        Plan {
-            config: &self.deployment.config,
-            topology: &self.deployment.topology,
-            material: &self.deployment.material,
+impl<'a> Run<'a> {
+    pub(crate) fn new(
+        deployment: &'a Deployment,
+        settings: &'a DeploySettings,
+        archives: BTreeMap<String, Archive>,
+        state: DeployProgress,
+        report: Report,
+    ) -> Self {
+        Run {
+            deployment,
+            settings,
+            archives,
+            state: Mutex::new(state),
+            report,
         }
     }
 
+    fn plan(&self) -> Plan<'_> {
+        self.deployment.plan()
+    }
+
     async fn phases(&self) -> Result<(), DeployError> {
-        let sessions = self.connect_all().await?;
+        let sessions = self.connect_all(Phase::Infrastructure).await?;
         // Refused before anything was touched; checked again here so a
         // caller that skipped the refusals gets an error, not a panic.
         let Some(first) = self.deployment.topology.first_master() else {
@@ -158,9 +178,7 @@ impl Run<'_> {
             self.worker_path(&sessions)
         )?;
         self.join_and_finish(&sessions, first).await?;
-        for (_, session) in sessions {
-            session.close().await;
-        }
+        close(sessions).await;
         Ok(())
     }
 
@@ -282,15 +300,16 @@ impl Run<'_> {
     }
 
     /// One session per machine, all opened before anything changes, so an
-    /// unreachable machine or a wrong key stops the deploy before it began.
-    async fn connect_all(&self) -> Result<Sessions, DeployError> {
+    /// unreachable machine or a wrong key stops the run before it began;
+    /// a failure is `phase`'s, the run's first.
+    pub(crate) async fn connect_all(&self, phase: Phase) -> Result<Sessions, DeployError> {
         let machines = &self.deployment.topology.machines;
         self.with_state(|state| {
-            state.phase.get_or_insert(Phase::Infrastructure);
+            state.phase.get_or_insert(phase);
         });
         let opened = on_each(machines, self.settings.parallel, |machine| async move {
             self.update(&machine.name, |progress| {
-                progress.phase.get_or_insert(Phase::Infrastructure);
+                progress.phase.get_or_insert(phase);
                 progress.step = Some("connect over SSH".to_owned());
             });
             let pinned = self.progress_of(&machine.name, |progress| progress.host_key.clone());
@@ -321,14 +340,11 @@ impl Run<'_> {
         opened
             .into_iter()
             .collect::<Result<_, NodeError>>()
-            .map_err(|error| DeployError::Node {
-                phase: Phase::Infrastructure,
-                error,
-            })
+            .map_err(|error| DeployError::Node { phase, error })
     }
 
     /// Runs each machine's steps for `phase`, machines side by side.
-    async fn on_machines<'m, F>(
+    pub(crate) async fn on_machines<'m, F>(
         &self,
         phase: Phase,
         machines: impl IntoIterator<Item = &'m Machine>,
@@ -432,14 +448,14 @@ impl Run<'_> {
         (self.report)(&snapshot);
     }
 
-    fn finish(&self, error: Option<&DeployError>) {
+    pub(crate) fn finish(&self, error: Option<&DeployError>) {
         self.with_state(|state| {
             state.finished = error.is_none();
             state.error = error.map(ToString::to_string);
         });
     }
 
-    fn snapshot(&self) -> DeployProgress {
+    pub(crate) fn snapshot(&self) -> DeployProgress {
         self.state
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

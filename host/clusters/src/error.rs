@@ -29,6 +29,14 @@ pub enum DeployError {
         /// Why it could not be read.
         error: NodeError,
     },
+    /// An addon could not be read or made into objects.
+    #[error("addons: {addon}: {reason}")]
+    Addon {
+        /// The package (`file/NAME`) or addon (`coredns`).
+        addon: String,
+        /// Why.
+        reason: String,
+    },
     /// The cluster's certificates could not be made.
     #[error("the cluster's certificates: {0}")]
     Pki(#[from] PkiError),

@@ -5,6 +5,8 @@
 //! store; every step is idempotent, so a deploy interrupted at any point is
 //! resumed by running it again.
 
+mod addons;
+mod cleanup;
 mod commands;
 mod deploy;
 mod error;
@@ -19,6 +21,8 @@ mod units;
 #[cfg(test)]
 mod tests;
 
+pub use addons::{Addon, addons};
+pub use cleanup::cleanup;
 pub use deploy::{DeploySettings, Deployment, Report, deploy};
 pub use error::DeployError;
 pub use material::{ClusterMaterial, NodeMaterial};

@@ -62,8 +62,10 @@ fn package_problems(config: &DeployConfig) -> Vec<(String, String)> {
     for (list, packages) in install.lists() {
         for (index, package) in packages.iter().enumerate() {
             let at = format!("install.{list}[{index}]");
-            let url = |name: &str| name.starts_with("http://") || name.starts_with("https://");
-            if let Some(name) = package.names().find(|name| !url(name) && !plain_name(name)) {
+            if let Some(name) = package
+                .names()
+                .find(|name| !crate::plan::is_url(name) && !plain_name(name))
+            {
                 problems.push((
                     format!("{at}.name"),
                     format!("{name:?} is not a plain file name (letters, digits, '.', '_', '+', '-'; not starting with '-' or '.')"),

@@ -306,3 +306,146 @@ fn the_template_is_one_wasmco_deploys() {
     let back = wasmco_core::eggo::parse(&text).expect("it parses back");
     assert_eq!(back.runtime, "containerd");
 }
+
+/// The shell words of the `rm -rf -- …` in `script`.
+fn removed(script: &str) -> Vec<String> {
+    let after = script.split_once("rm -rf -- ").map_or("", |(_, rest)| rest);
+    let words = after.split_once(" && ").map_or(after, |(words, _)| words);
+    shlex::split(words).unwrap_or_default()
+}
+
+fn script_of(step: &Step) -> &str {
+    match step {
+        Step::Run(command) => &command.script,
+        _ => "",
+    }
+}
+
+#[test]
+fn a_cleanup_stops_pods_first_and_removes_only_what_the_deploy_put() {
+    with_plan(|plan| {
+        for machine in &plan.topology.machines {
+            let steps = plan::teardown(plan, machine);
+            let names: Vec<&str> = steps.iter().map(Step::name).collect();
+            let at = |name: &str| names.iter().position(|step| *step == name);
+            if machine.roles.worker {
+                let pods = at("stop the kubelet and kube-proxy").expect("the kubelet stopped");
+                let killed = at("kill the pods' containers").expect("containers killed");
+                let others = at("stop the cluster's services").expect("containerd stopped");
+                assert!(pods < killed && killed < others, "{names:?}");
+                assert!(script_of(&steps[others]).contains("containerd"));
+            } else {
+                assert_eq!(at("kill the pods' containers"), None, "{names:?}");
+            }
+            let data = at("remove the cluster's data").expect("the data removed");
+            assert!(
+                script_of(&steps[data]).contains("/var/lib/etcd /var/lib/kubelet /var/lib/cni")
+            );
+            let removal = at("remove what the deploy put here").expect("a removal");
+            let paths = removed(script_of(&steps[removal]));
+            for path in &paths {
+                let (dir, name) = path.rsplit_once('/').unwrap();
+                assert!(
+                    dst_allowed(dir, name) || path == "/etc/kubernetes/.wasmco",
+                    "{}: {path}",
+                    machine.name
+                );
+            }
+            let has = |path: &str| paths.iter().any(|removed| removed == path);
+            assert_eq!(
+                has("/usr/bin/kubelet"),
+                machine.roles.worker,
+                "{}",
+                machine.name
+            );
+            assert_eq!(has("/usr/bin/kube-apiserver"), machine.roles.master);
+            assert!(has("/usr/lib/systemd/system/wasmco-kernel.service"));
+            assert!(!has("/etc/kubernetes") && !has("/usr/bin"), "{paths:?}");
+            let packages = removed(script_of(&plan::remove_packages(plan, machine)));
+            for sent in ["packages.tar", "packages.tar.gz", "bin", "image"] {
+                assert!(
+                    packages.contains(&format!("/root/.eggo/package/{sent}")),
+                    "{packages:?}"
+                );
+            }
+        }
+    });
+}
+
+/// A package archive holding `file/NAME` for each of `files`.
+fn archive_of(dir: &std::path::Path, files: &[(&str, &str)]) -> std::path::PathBuf {
+    let path = dir.join("packages-amd64.tar.gz");
+    let gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&path).unwrap(),
+        flate2::Compression::fast(),
+    );
+    let mut tar = tar::Builder::new(gz);
+    for (name, text) in files {
+        let mut header = tar::Header::new_gnu();
+        header.set_size(text.len() as u64);
+        header.set_mode(0o644);
+        header.set_cksum();
+        tar.append_data(&mut header, format!("./file/{name}"), text.as_bytes())
+            .unwrap();
+    }
+    tar.into_inner().unwrap().finish().unwrap();
+    path
+}
+
+#[test]
+fn addons_are_the_archives_yaml_packages_then_coredns_as_the_file_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = archive_of(dir.path(), &[("net.yaml", "kind: ConfigMap\n")]);
+    let file = FILE
+        .replace("/tmp/packages.tar.gz", &archive.display().to_string())
+        .replace(
+            "  addition:\n",
+            "  addition:\n    master:\n    - {name: net.yaml, type: yaml}\n    - {name: https://example.com/x.yaml, type: yaml}\n",
+        )
+        .replace(
+            "network: {",
+            "service: {dns: {imageversion: 1.11.1, replicas: 3}}\nnetwork: {",
+        );
+    let config = parse(&file).expect("the file parses");
+    let deployment =
+        crate::Deployment::prepare(&config, wasmco_nodes::Secret::Password("x".into()), None)
+            .expect("a deployment");
+    let addons = crate::addons(&deployment).expect("the addons");
+    let sources: Vec<&str> = addons.iter().map(|addon| addon.source.as_str()).collect();
+    // The URL is the first master's to fetch, as Eggo does.
+    assert_eq!(sources, ["file/net.yaml", "coredns"]);
+    assert_eq!(addons[0].manifests, "kind: ConfigMap\n");
+    let objects: Vec<serde_json::Value> = addons[1]
+        .manifests
+        .split("\n---\n")
+        .map(|object| serde_json::from_str(object).unwrap())
+        .collect();
+    let of = |kind: &str| objects.iter().find(|o| o["kind"] == kind).unwrap();
+    assert_eq!(of("Service")["spec"]["clusterIP"], "10.32.0.10");
+    let deployment_object = of("Deployment");
+    assert_eq!(deployment_object["spec"]["replicas"], 3);
+    assert_eq!(
+        deployment_object["spec"]["template"]["spec"]["containers"][0]["image"],
+        "coredns/coredns:1.11.1"
+    );
+    assert!(
+        of("ConfigMap")["data"]["Corefile"]
+            .as_str()
+            .unwrap()
+            .contains("kubernetes cluster.local in-addr.arpa")
+    );
+
+    // A `yaml` package the archive does not hold is named.
+    let missing = file.replace("name: net.yaml", "name: gone.yaml");
+    let deployment = crate::Deployment::prepare(
+        &parse(&missing).unwrap(),
+        wasmco_nodes::Secret::Password("x".into()),
+        None,
+    )
+    .unwrap();
+    let error = crate::addons(&deployment).unwrap_err().to_string();
+    assert!(
+        error.contains("file/gone.yaml") && error.contains("not in the package archive"),
+        "{error}"
+    );
+}

@@ -128,7 +128,7 @@ fn cut_name(archive: &Archive, set: &LeaveOut) -> String {
 }
 
 /// `packages-amd64.tar.gz` → `packages-amd64`.
-fn stem(name: &str) -> &str {
+pub(crate) fn stem(name: &str) -> &str {
     [".tar.gz", ".tgz", ".tar"]
         .iter()
         .find_map(|suffix| name.strip_suffix(suffix))

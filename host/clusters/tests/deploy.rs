@@ -1,7 +1,8 @@
 //! A cluster deployed from an Eggo deploy file onto real machines made on
 //! this host (tests/nodes/lab.sh): etcd and the control plane on one,
 //! kubelets on the others, the binaries and images from a package archive
-//! as Eggo ships them (tests/nodes/package.sh).
+//! as Eggo ships them (tests/nodes/package.sh); and taken down again by
+//! Eggo's cleanup.
 
 mod support;
 
@@ -10,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use support::lab::Lab;
 use support::{lab_deployment, on_master, on_node, recorder, runtime};
-use wasmco_clusters::{DeployError, DeployProgress, DeploySettings, Phase, Report, deploy};
+use wasmco_clusters::{
+    DeployError, DeployProgress, DeploySettings, Phase, Report, cleanup, deploy,
+};
 use wasmco_nodes::{NodeAddress, NodeError, Secret, SessionSettings};
 
 #[test]
@@ -91,8 +94,36 @@ fn an_eggo_file_deploys_a_cluster_whose_pods_run() {
                 .expect("a second deploy");
             assert!(again.finished);
             assert_eq!(on_master(&lab, since).await, before, "nothing restarted");
+
+            // Cleanup gives the machines back: nothing of the cluster runs
+            // and nothing the deploy put there is left; a second one finds
+            // nothing to do and ends.
+            let cleaned = cleanup(&deployment, &settings, again.clone(), report.clone())
+                .await
+                .unwrap_or_else(|error| panic!("the cleanup failed: {error}"));
+            assert!(cleaned.finished, "{cleaned:?}");
+            for (node, machine) in lab.nodes.iter().enumerate() {
+                let done = &cleaned.nodes[&machine.name].done;
+                assert!(done.contains(&Phase::Cleanup) && done.contains(&Phase::Postcleanup), "{done:?}");
+                let left = on_node(&lab, node, LEFT_BEHIND).await;
+                assert_eq!(left.trim(), "", "{} after the cleanup", machine.name);
+            }
+            cleanup(&deployment, &settings, cleaned, report.clone())
+                .await
+                .expect("a second cleanup");
         });
 }
+
+/// What of a cluster still runs or lies on a machine, a line each. The
+/// lab's `/var/lib/etcd` and `/var/lib/kubelet` are mounts: they stay,
+/// emptied.
+const LEFT_BEHIND: &str = "for service in kubelet kube-proxy containerd etcd kube-apiserver \
+    kube-controller-manager kube-scheduler; do systemctl is-active -q $service && echo running $service; done; \
+    pgrep -f '[c]ontainerd-shim' >/dev/null && echo running pods; \
+    for path in /etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/cni /usr/bin/kubelet /usr/bin/etcd \
+    /usr/bin/kube-apiserver /usr/lib/systemd/system/kubelet.service /etc/systemd/system/containerd.service \
+    /etc/cni/net.d/10-wasmco-bridge.conflist /root/.eggo/package; do [ -e $path ] && \
+    { [ ! -d $path ] || [ -n \"$(ls -A $path)\" ]; } && echo left $path: $(ls -A $path); done; true";
 
 #[test]
 fn a_refused_login_or_a_missing_machine_stops_the_deploy_before_it_touches_anything() {

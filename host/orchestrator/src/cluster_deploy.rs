@@ -4,6 +4,8 @@
 //! when the host starts again, and the cluster registered under its
 //! provider once it is up.
 
+mod addons;
+mod cleanup;
 mod record;
 mod register;
 mod run;

@@ -9,14 +9,12 @@ use wasmco_core::Kind;
 use wasmco_core::network::{NetworkSpec, ProviderNetworkSpec};
 use wasmco_core::resource::Resource;
 use wasmco_core::wire::NetworkAction;
-use wasmco_runtime::contract::{PlaceApp, PlacementEdit};
 use wasmco_store::appcontext::{DeployState, DigState};
 use wasmco_store::db::ResourceId;
 
-use crate::draft::{AppDraft, ClusterInfo, DraftContext};
 use crate::error::OrchestratorError;
 use crate::locks::TargetGuard;
-use crate::shared::{Shared, allow, own_meta};
+use crate::shared::{OnCluster, Shared, allow};
 use crate::status::{SyncedContext, synced};
 use crate::target::{NETWORK_COMPOSITE_APP, NetworkSetRef};
 
@@ -96,45 +94,20 @@ impl<'a> Networks<'a> {
     fn build(
         &self,
         set: &NetworkSetRef,
-        mut state: DigState,
+        state: DigState,
         next: DeployState,
         guard: &TargetGuard,
     ) -> Result<DigState, OrchestratorError> {
         let resources = self.manifests(set)?;
-        let cluster = ClusterInfo {
-            provider: set.provider.clone(),
-            name: set.cluster.clone(),
-            labels: Vec::new(),
-            kv: Vec::new(),
+        let on = OnCluster {
+            key: &set.key(),
+            composite_app: NETWORK_COMPOSITE_APP,
+            app: APP,
+            provider: &set.provider,
+            cluster: &set.cluster,
         };
-        let mut draft = DraftContext::new(vec![AppDraft::new(APP, resources)], vec![cluster]);
-        let here = PlacementEdit::Place(PlaceApp {
-            app: APP.to_owned(),
-            clusters: vec![0],
-            group: None,
-        });
-        draft
-            .apply_placement(&[here])
-            .map_err(|e| OrchestratorError::Input(e.reason))?;
-        draft.settle_placement();
-        let revision = state.latest + 1;
-        let meta = own_meta(
-            &set.provider,
-            NETWORK_COMPOSITE_APP,
-            &set.cluster,
-            revision,
-            vec![APP.to_owned()],
-        );
-        state.enter(next, revision);
-        self.shared.contexts.write(
-            &set.key(),
-            &meta,
-            &draft.into_stored(),
-            &state,
-            guard.fence(),
-        )?;
-        self.shared.sync.changed(&set.key());
-        Ok(state)
+        self.shared
+            .write_on_cluster(&on, resources, state, next, guard)
     }
 
     /// The objects EMCO's ovn controller writes for the cluster's intents.

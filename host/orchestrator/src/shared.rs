@@ -16,6 +16,10 @@ use wasmco_store::appcontext::{
 };
 use wasmco_store::db::{ResourceDb, ResourceId};
 
+use wasmco_core::resource::Resource;
+use wasmco_runtime::contract::{PlaceApp, PlacementEdit};
+
+use crate::draft::{AppDraft, ClusterInfo, DraftContext};
 use crate::error::OrchestratorError;
 use crate::locks::{TargetGuard, TargetLocks};
 
@@ -68,6 +72,64 @@ impl Shared {
         state.enter(next, revision);
         self.contexts.put_state(key, &state, guard.fence())?;
         self.sync.changed(key);
+        Ok(state)
+    }
+}
+
+/// A one-app context the host makes for itself, placed on one cluster: a
+/// cluster's network intents, its addons.
+pub(crate) struct OnCluster<'a> {
+    /// Its key in the context store.
+    pub(crate) key: &'a str,
+    /// Its composite app (`_` first: no real one's).
+    pub(crate) composite_app: &'a str,
+    /// Its one app.
+    pub(crate) app: &'a str,
+    /// The cluster's provider.
+    pub(crate) provider: &'a str,
+    /// The cluster.
+    pub(crate) cluster: &'a str,
+}
+
+impl Shared {
+    /// Writes `resources` as `on`'s next revision, in state `next`, and
+    /// tells rsync. The caller holds the context's action lock (`guard`).
+    pub(crate) fn write_on_cluster(
+        &self,
+        on: &OnCluster<'_>,
+        resources: Vec<Resource>,
+        mut state: DigState,
+        next: DeployState,
+        guard: &TargetGuard,
+    ) -> Result<DigState, OrchestratorError> {
+        let cluster = ClusterInfo {
+            provider: on.provider.to_owned(),
+            name: on.cluster.to_owned(),
+            labels: Vec::new(),
+            kv: Vec::new(),
+        };
+        let mut draft = DraftContext::new(vec![AppDraft::new(on.app, resources)], vec![cluster]);
+        let here = PlacementEdit::Place(PlaceApp {
+            app: on.app.to_owned(),
+            clusters: vec![0],
+            group: None,
+        });
+        draft
+            .apply_placement(&[here])
+            .map_err(|e| OrchestratorError::Input(e.reason))?;
+        draft.settle_placement();
+        let revision = state.latest + 1;
+        let meta = own_meta(
+            on.provider,
+            on.composite_app,
+            on.cluster,
+            revision,
+            vec![on.app.to_owned()],
+        );
+        state.enter(next, revision);
+        self.contexts
+            .write(on.key, &meta, &draft.into_stored(), &state, guard.fence())?;
+        self.sync.changed(on.key);
         Ok(state)
     }
 }

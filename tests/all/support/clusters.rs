@@ -85,6 +85,7 @@ impl Cluster {
 pub const SCENARIO_PATIENCE: Duration = Duration::from_secs(60);
 
 /// One resource's status: (kind, name, deployed, ready, detail entry).
+#[derive(Debug)]
 pub struct Row {
     pub kind: String,
     pub name: String,

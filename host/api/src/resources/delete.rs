@@ -69,6 +69,10 @@ pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Res
         state.controllers.remove(&id.path[0]);
     }
     if kind == Kind::Cluster {
+        // A deployed cluster's addons leave the fleet with it.
+        let deployments = state.orchestrator.cluster_deployments();
+        let cluster = wasmco_core::ClusterRef::new(&id.path[0], &id.path[1]);
+        crate::work::off_the_workers(move || deployments.forget_addons(&cluster)).await??;
         state.orchestrator.cluster_changed(&id.path[0], &id.path[1]);
     }
     Ok(StatusCode::NO_CONTENT.into_response())

@@ -3,6 +3,7 @@
 //! compared; every step is safe to run again, which is what lets a deploy
 //! resume at the phase where it stopped.
 
+mod cleanup;
 mod control_plane;
 mod etcd;
 mod infrastructure;
@@ -11,9 +12,10 @@ mod packages;
 mod step;
 mod worker;
 
+pub use cleanup::{remove_packages, teardown};
 pub use control_plane::{bootstrap_rbac, control_plane};
 pub use etcd::etcd;
 pub use infrastructure::{Archive, infrastructure};
-pub use packages::{PACKAGE_DIR, hooks, left_out, yaml_addons};
-pub use step::{CONFIG_DIR, Plan, Step};
+pub use packages::{PACKAGE_DIR, hooks, is_url, left_out, packages_for, url_addons};
+pub use step::{CONFIG_DIR, Plan, STAMPS, Step};
 pub use worker::{worker_prepare, worker_start};

@@ -172,10 +172,10 @@ pub fn images(plan: &Plan<'_>, machine: &Machine) -> Vec<Step> {
         .collect()
 }
 
-/// The masters' `yaml` packages, applied from the first master with its
-/// admin kubeconfig, as Eggo applies them (a URL is applied as given).
-pub fn yaml_addons(plan: &Plan<'_>) -> Vec<Step> {
-    let dir = package_dir(plan);
+/// The masters' `yaml` packages named by URL, fetched and applied by the
+/// first master with its admin kubeconfig, as Eggo applies them; those in
+/// the archive go through rsync (see [`crate::addons`]).
+pub fn url_addons(plan: &Plan<'_>) -> Vec<Step> {
     let master = Roles {
         master: true,
         ..Roles::default()
@@ -184,21 +184,22 @@ pub fn yaml_addons(plan: &Plan<'_>) -> Vec<Step> {
         .into_iter()
         .filter(|package| package.kind == PackageType::Yaml)
         .flat_map(|package| package.names())
-        .map(|name| {
-            let source = if name.starts_with("http://") || name.starts_with("https://") {
-                name.to_owned()
-            } else {
-                format!("{dir}/file/{name}")
-            };
+        .filter(|name| is_url(name))
+        .map(|url| {
             run(
-                format!("apply {name}"),
+                format!("apply {url}"),
                 format!(
                     "KUBECONFIG=/etc/kubernetes/admin.conf kubectl apply -f {}",
-                    quote(&source)
+                    quote(url)
                 ),
             )
         })
         .collect()
+}
+
+/// Whether a package's name is a URL rather than a file in the archive.
+pub fn is_url(name: &str) -> bool {
+    name.starts_with("http://") || name.starts_with("https://")
 }
 
 /// `machine`'s `shell` packages of `schedule`, each killed when its

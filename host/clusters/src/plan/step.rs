@@ -13,6 +13,8 @@ use crate::topology::{Machine, Topology};
 pub const CONFIG_DIR: &str = "/etc/kubernetes";
 /// Its certificates.
 pub const PKI_DIR: &str = "/etc/kubernetes/pki";
+/// Where a machine keeps what each service was last restarted with.
+pub const STAMPS: &str = "/etc/kubernetes/.wasmco";
 /// Where units go (Eggo's choice; inside its allow-list).
 pub const UNIT_DIR: &str = "/usr/lib/systemd/system";
 

@@ -38,8 +38,22 @@ pub fn output_of(script: &Path) -> String {
     String::from_utf8_lossy(&ran.stdout).trim().to_owned()
 }
 
+/// The version of the CoreDNS image tests/nodes/images.sh makes: the one
+/// tests/coredns pins.
+pub fn coredns_version() -> String {
+    let go_mod = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/coredns/go.mod");
+    let text = std::fs::read_to_string(&go_mod).expect("tests/coredns/go.mod");
+    text.lines()
+        .find_map(|line| line.strip_prefix("require github.com/coredns/coredns v"))
+        .expect("tests/coredns/go.mod requires CoreDNS")
+        .trim()
+        .to_owned()
+}
+
 /// The deploy file a user of Eggo would write for these machines: the
-/// first is the master (and etcd), the others workers.
+/// first is the master (and etcd), the others workers. CoreDNS runs as
+/// pods (Eggo's default), from the archive's image; a `yaml` package rides
+/// along.
 pub fn deploy_file(machines: &[&NodeAddress], archive: &str, key: &Path) -> String {
     let host = |machine: &NodeAddress| {
         format!(
@@ -57,6 +71,9 @@ masters:
 {workers}runtime: containerd
 pause-image: localhost/pause:local
 cni-bin-dir: /usr/lib/cni
+service:
+  dns:
+    imageversion: {coredns}
 network:
   podcidr: 10.244.0.0/16
   plugin: bridge
@@ -87,9 +104,15 @@ install:
     type: bin
     dst: /usr/bin
   image:
-  - name: pause.tar,busybox.tar
+  - name: pause.tar,busybox.tar,coredns.tar
     type: image
+  addition:
+    master:
+    - name: lab-addon.yaml
+      type: yaml
+      dst: ""
 "#,
+        coredns = coredns_version(),
         key = key.display(),
         master = host(machines[0]),
     )

@@ -1,6 +1,7 @@
 //! A cluster deployment (Eggo's deploy, see `wasmco-clusters`) as the API
-//! answers it: the deployment's state and the one action that moves it,
-//! and the progress of each machine through Eggo's phases.
+//! answers it: the deployment's state and the actions that move it
+//! (deploy, cleanup), and the progress of each machine through Eggo's
+//! phases.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -17,8 +18,14 @@ pub enum ClusterDeploymentState {
     Deploying,
     /// Every phase finished; the cluster is registered under the provider.
     Deployed,
-    /// The deploy stopped at an error; `deploy` resumes it.
+    /// The deploy or the cleanup stopped at an error; `deploy` resumes
+    /// the deploy, `cleanup` takes the machines back.
     Failed,
+    /// A host is taking the cluster down (Eggo's cleanup).
+    CleaningUp,
+    /// Its machines were given back and the cluster unregistered; `deploy`
+    /// makes it again.
+    CleanedUp,
 }
 
 impl ClusterDeploymentState {
@@ -29,6 +36,8 @@ impl ClusterDeploymentState {
             ClusterDeploymentState::Deploying => "Deploying",
             ClusterDeploymentState::Deployed => "Deployed",
             ClusterDeploymentState::Failed => "Failed",
+            ClusterDeploymentState::CleaningUp => "CleaningUp",
+            ClusterDeploymentState::CleanedUp => "CleanedUp",
         }
     }
 
@@ -38,11 +47,24 @@ impl ClusterDeploymentState {
         match (action, self) {
             // Every step is idempotent: deploying a deployed cluster again
             // converges it to its file (a changed flag, a lost file).
-            (ClusterDeploymentAction::Deploy, Created | Failed | Deployed) => Ok(Deploying),
-            (ClusterDeploymentAction::Deploy, Deploying) => Err(
-                "cannot deploy: a deploy of it is under way; wait for it to end (its status says where it is)"
+            (ClusterDeploymentAction::Deploy, Created | Failed | Deployed | CleanedUp) => {
+                Ok(Deploying)
+            }
+            // Cleaning up what was cleaned up finds nothing and ends.
+            (ClusterDeploymentAction::Cleanup, Deployed | Failed | CleanedUp) => Ok(CleaningUp),
+            (ClusterDeploymentAction::Cleanup, Created) => Err(
+                "cannot clean up: it was never deployed, so no machine has anything of it"
                     .to_owned(),
             ),
+            (action, Deploying | CleaningUp) => Err(format!(
+                "cannot {}: a {} of it is under way; wait for it to end (its status says where it is)",
+                action.route(),
+                if self == Deploying {
+                    "deploy"
+                } else {
+                    "cleanup"
+                }
+            )),
         }
     }
 }
@@ -58,16 +80,23 @@ impl fmt::Display for ClusterDeploymentState {
 pub enum ClusterDeploymentAction {
     /// Run (or resume, or converge again) the deploy.
     Deploy,
+    /// Take the cluster down: its services stopped, what the deploy put on
+    /// the machines removed, the cluster unregistered.
+    Cleanup,
 }
 
 impl ClusterDeploymentAction {
     /// Every action.
-    pub const ALL: [ClusterDeploymentAction; 1] = [ClusterDeploymentAction::Deploy];
+    pub const ALL: [ClusterDeploymentAction; 2] = [
+        ClusterDeploymentAction::Deploy,
+        ClusterDeploymentAction::Cleanup,
+    ];
 
     /// Its route, under the deployment's item path.
     pub fn route(self) -> &'static str {
         match self {
             ClusterDeploymentAction::Deploy => "deploy",
+            ClusterDeploymentAction::Cleanup => "cleanup",
         }
     }
 }
@@ -95,6 +124,25 @@ pub struct ClusterDeploymentStatus {
     pub host: Option<String>,
     /// Each machine's phase, step and last error.
     pub progress: DeployProgress,
+    /// What rsync did with the cluster's addons (the file's `yaml`
+    /// packages, CoreDNS), once the cluster is registered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub addons: Option<AddonsStatus>,
+}
+
+/// The addons of a deployed cluster, as rsync keeps them there.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct AddonsStatus {
+    /// Their objects.
+    pub objects: usize,
+    /// How many are applied.
+    pub applied: usize,
+    /// How many are ready.
+    pub ready: usize,
+    /// Each failed object (`Kind name: why`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
 }
 
 /// The phases of a deploy, in order, as Eggo's design names them.
@@ -118,10 +166,20 @@ pub enum Phase {
     Addons,
     /// `postjoin` hooks.
     Postjoin,
+    /// `precleanup` hooks (a cleanup's first phase).
+    Precleanup,
+    /// Services stopped, pods' containers killed, the deploy's files and
+    /// directories removed.
+    Cleanup,
+    /// `postcleanup` hooks.
+    Postcleanup,
 }
 
 impl Phase {
-    /// Every phase, in order.
+    /// A cleanup's phases, in order.
+    pub const CLEANUP: [Phase; 3] = [Phase::Precleanup, Phase::Cleanup, Phase::Postcleanup];
+
+    /// A deploy's phases, in order.
     pub const ALL: [Phase; 7] = [
         Phase::Infrastructure,
         Phase::Prejoin,
@@ -143,6 +201,9 @@ impl fmt::Display for Phase {
             Phase::Bootstrap => "bootstrap",
             Phase::Addons => "addons",
             Phase::Postjoin => "postjoin",
+            Phase::Precleanup => "precleanup",
+            Phase::Cleanup => "cleanup",
+            Phase::Postcleanup => "postcleanup",
         })
     }
 }
@@ -177,4 +238,38 @@ pub struct DeployProgress {
     pub error: Option<String>,
     /// Each machine's progress, by node name.
     pub nodes: BTreeMap<String, NodeProgress>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ClusterDeploymentAction::{Cleanup, Deploy};
+    use super::ClusterDeploymentState::*;
+
+    #[test]
+    fn a_run_is_one_at_a_time_and_cleanup_needs_a_deploy_first() {
+        assert_eq!(Created.after(Deploy), Ok(Deploying));
+        assert_eq!(CleanedUp.after(Deploy), Ok(Deploying));
+        assert_eq!(Deployed.after(Cleanup), Ok(CleaningUp));
+        // A failed deploy or cleanup may go either way.
+        assert_eq!(Failed.after(Cleanup), Ok(CleaningUp));
+        assert_eq!(Failed.after(Deploy), Ok(Deploying));
+        assert!(
+            Created
+                .after(Cleanup)
+                .unwrap_err()
+                .contains("never deployed")
+        );
+        for running in [Deploying, CleaningUp] {
+            for action in [Deploy, Cleanup] {
+                let refused = running.after(action).unwrap_err();
+                assert!(refused.contains("under way"), "{refused}");
+            }
+        }
+        assert!(
+            Deploying
+                .after(Cleanup)
+                .unwrap_err()
+                .contains("a deploy of it")
+        );
+    }
 }

@@ -5,7 +5,8 @@
 use serde::{Deserialize, Serialize};
 
 use wasmco_clusters::ClusterMaterial;
-use wasmco_core::wire::{ClusterDeploymentState, DeployProgress};
+use wasmco_core::wire::{ClusterDeploymentState, DeployProgress, NodeProgress, Phase};
+use wasmco_store::appcontext::now;
 use wasmco_store::db::{DbError, ResourceDb, ResourceId};
 
 const RECORD: &str = "deploy-run";
@@ -40,6 +41,35 @@ impl Default for RunRecord {
             registered: false,
             progress: DeployProgress::default(),
         }
+    }
+}
+
+impl RunRecord {
+    /// Starts a run that leads to `next` (`Deploying`, `CleaningUp`) on
+    /// `host`. The progress of the other kind of run is dropped, all but
+    /// the machines' pinned host keys; a run of the same kind resumes from
+    /// where the last one stopped.
+    pub(super) fn begin(&mut self, next: ClusterDeploymentState, host: Option<String>) {
+        let cleanup =
+            |phase: Option<Phase>| phase.is_some_and(|phase| Phase::CLEANUP.contains(&phase));
+        if cleanup(self.progress.phase) != (next == ClusterDeploymentState::CleaningUp) {
+            let nodes = std::mem::take(&mut self.progress.nodes);
+            self.progress = DeployProgress::default();
+            for (node, progress) in nodes {
+                self.progress.nodes.insert(
+                    node,
+                    NodeProgress {
+                        host_key: progress.host_key,
+                        ..NodeProgress::default()
+                    },
+                );
+            }
+        }
+        self.state = next;
+        self.started = Some(now());
+        self.ended = None;
+        self.host = host;
+        self.progress.error = None;
     }
 }
 

@@ -5,13 +5,15 @@
 
 use std::sync::Arc;
 
-use wasmco_clusters::{DeploySettings, Deployment, Report};
+use wasmco_clusters::{DeployProgress, DeploySettings, Deployment, Report};
 use wasmco_core::Kind;
 use wasmco_core::specs::ClusterDeploymentSpec;
 use wasmco_core::wire::{ClusterDeploymentAction, ClusterDeploymentState, ClusterDeploymentStatus};
 use wasmco_pki::kubeconfig::KubeconfigPolicy;
 use wasmco_store::appcontext::now;
+use wasmco_store::db::ResourceId;
 
+use super::addons::{self, ClusterAddons};
 use super::record::{self, RunRecord};
 use super::register::{self, NewCluster};
 use super::target::ClusterDeploymentRef;
@@ -29,6 +31,14 @@ pub struct ClusterDeployments {
     pub(crate) settings: DeploySettings,
 }
 
+/// Whether a run is under way (or was, on a host that stopped).
+fn running(state: ClusterDeploymentState) -> bool {
+    matches!(
+        state,
+        ClusterDeploymentState::Deploying | ClusterDeploymentState::CleaningUp
+    )
+}
+
 impl ClusterDeployments {
     /// `deploy`: starts a run (or resumes a stopped one, or converges a
     /// deployed cluster again) and answers at once with the status.
@@ -36,33 +46,43 @@ impl ClusterDeployments {
         &self,
         target: &ClusterDeploymentRef,
     ) -> Result<ClusterDeploymentStatus, OrchestratorError> {
+        self.start(target, ClusterDeploymentAction::Deploy, |spec, record| {
+            let cluster = spec.cluster_name(&target.name);
+            if !record.registered && register::exists(&self.shared.db, &target.provider, cluster)? {
+                return Err(OrchestratorError::Conflict(format!(
+                    "cluster {cluster} is already registered under provider {}; name another in \
+                     spec.cluster, or delete that one",
+                    target.provider
+                )));
+            }
+            Ok(())
+        })
+    }
+
+    /// Starts `action`'s run under the deployment's action lock, once its
+    /// state allows it, its file still passes (the server's files, the
+    /// package archive, may have changed since the upload) and `check`
+    /// has nothing against it; answers at once with the status.
+    pub(super) fn start(
+        &self,
+        target: &ClusterDeploymentRef,
+        action: ClusterDeploymentAction,
+        check: impl FnOnce(&ClusterDeploymentSpec, &RunRecord) -> Result<(), OrchestratorError>,
+    ) -> Result<ClusterDeploymentStatus, OrchestratorError> {
         let id = target.id();
         let _action = self.shared.lock(&target.lock_key("action"))?;
         let (spec, upload) = self.inputs(target)?;
         let mut record = record::load(&self.shared.db, &id)?;
         let next = record
             .state
-            .after(ClusterDeploymentAction::Deploy)
+            .after(action)
             .map_err(OrchestratorError::Conflict)?;
-        // Checked again now: the server's files (the package archive) may
-        // have changed since the upload.
         upload.checked().map_err(OrchestratorError::Field)?;
-        let cluster = spec.cluster_name(&target.name);
-        if !record.registered && register::exists(&self.shared.db, &target.provider, cluster)? {
-            return Err(OrchestratorError::Conflict(format!(
-                "cluster {cluster} is already registered under provider {}; name another in \
-                 spec.cluster, or delete that one",
-                target.provider
-            )));
-        }
-        record.state = next;
-        record.started = Some(now());
-        record.ended = None;
-        record.host = self.host.clone();
-        record.progress.error = None;
+        check(&spec, &record)?;
+        record.begin(next, self.host.clone());
         record::save(&self.shared.db, &id, &record)?;
         self.spawn(target.clone())?;
-        Ok(self.answer(target, &spec, record))
+        self.answer(target, &spec, record)
     }
 
     /// Where the deployment is.
@@ -74,25 +94,26 @@ impl ClusterDeployments {
         let spec: ClusterDeploymentSpec =
             wasmco_core::read_spec(&body["spec"]).map_err(OrchestratorError::Field)?;
         let record = record::load(&self.shared.db, &target.id())?;
-        Ok(self.answer(target, &spec, record))
+        self.answer(target, &spec, record)
     }
 
     /// Refuses to change or forget a deployment while it runs: the run
     /// reads its file at each step.
     pub fn check_idle(&self, target: &ClusterDeploymentRef) -> Result<(), OrchestratorError> {
         let record = record::load(&self.shared.db, &target.id())?;
-        if record.state == ClusterDeploymentState::Deploying {
+        if running(record.state) {
             return Err(OrchestratorError::Deployed(format!(
-                "cluster deployment {} is deploying; wait for its run to end before changing or deleting it",
-                target.name
+                "cluster deployment {} is {}; wait for its run to end before changing or deleting it",
+                target.name, record.state
             )));
         }
         Ok(())
     }
 
-    /// Takes up every run left `Deploying`; returns how many. A run waits
-    /// for the deployment's run lock: one a live host is running ends there
-    /// (the state is no longer `Deploying` once it has the lock), and a
+    /// Takes up every run left `Deploying` or `CleaningUp`; returns how
+    /// many. A run waits for the deployment's run lock: one a live host is
+    /// running ends there (the state is no longer running once it has the
+    /// lock), and a
     /// stopped host's lock goes with its lease, so its run goes on here
     /// (on etcd a restarted host has a new id: the run is not "its own").
     pub fn resume(&self) -> Result<usize, OrchestratorError> {
@@ -101,7 +122,7 @@ impl ClusterDeployments {
         for (provider, _) in db.list(Kind::ClusterProvider, &[])? {
             for (deployment, _) in db.list(Kind::ClusterDeployment, &provider.path)? {
                 let record = record::load(db, &deployment)?;
-                if record.state != ClusterDeploymentState::Deploying {
+                if !running(record.state) {
                     continue;
                 }
                 if let Some(target) = ClusterDeploymentRef::of(&deployment) {
@@ -113,7 +134,7 @@ impl ClusterDeployments {
         Ok(resumed)
     }
 
-    fn inputs(
+    pub(super) fn inputs(
         &self,
         target: &ClusterDeploymentRef,
     ) -> Result<(ClusterDeploymentSpec, DeployUpload), OrchestratorError> {
@@ -130,25 +151,33 @@ impl ClusterDeployments {
         Ok((spec, upload))
     }
 
-    fn answer(
+    pub(super) fn answer(
         &self,
         target: &ClusterDeploymentRef,
         spec: &ClusterDeploymentSpec,
         record: RunRecord,
-    ) -> ClusterDeploymentStatus {
-        ClusterDeploymentStatus {
+    ) -> Result<ClusterDeploymentStatus, OrchestratorError> {
+        let cluster = spec.cluster_name(&target.name);
+        let addons = ClusterAddons {
+            shared: &self.shared,
+            provider: &target.provider,
+            cluster,
+        }
+        .status()?;
+        Ok(ClusterDeploymentStatus {
             name: target.name.clone(),
             cluster_provider: target.provider.clone(),
-            cluster: spec.cluster_name(&target.name).to_owned(),
+            cluster: cluster.to_owned(),
             state: record.state,
             started: record.started,
             ended: record.ended,
             host: record.host,
             progress: record.progress,
-        }
+            addons,
+        })
     }
 
-    fn spawn(&self, target: ClusterDeploymentRef) -> Result<(), OrchestratorError> {
+    pub(super) fn spawn(&self, target: ClusterDeploymentRef) -> Result<(), OrchestratorError> {
         let runner = self.clone();
         std::thread::Builder::new()
             .name(format!("deploy {}", target.name))
@@ -157,28 +186,38 @@ impl ClusterDeployments {
             .map_err(|e| OrchestratorError::Busy(format!("no thread for the deploy: {e}")))
     }
 
-    /// One run, to its end: `Deployed` with the cluster registered, or
-    /// `Failed` with the error.
+    /// One run, to its end: `Deployed` with the cluster registered,
+    /// `CleanedUp` with it unregistered, or `Failed` with the error.
     fn run(&self, target: &ClusterDeploymentRef) {
         let id = target.id();
         let db = &self.shared.db;
         let outcome = self.shared.lock(&target.lock_key("run")).and_then(|_run| {
             let mut record = record::load(db, &id)?;
             // Another run may have ended it while this one waited.
-            if record.state != ClusterDeploymentState::Deploying {
+            let kind = record.state;
+            if !running(kind) {
                 return Ok(());
             }
             record.host = self.host.clone();
-            let outcome = self.run_once(target, &mut record);
+            let outcome = if kind == ClusterDeploymentState::Deploying {
+                self.run_once(target, &mut record)
+            } else {
+                self.clean_once(target, &mut record)
+            };
             record.ended = Some(now());
             match outcome {
-                Ok(()) => {
+                Ok(()) if kind == ClusterDeploymentState::Deploying => {
                     record.state = ClusterDeploymentState::Deployed;
                     record.registered = true;
                     tracing::info!(deployment = %target.name, "cluster deployed and registered");
                 }
+                Ok(()) => {
+                    record.state = ClusterDeploymentState::CleanedUp;
+                    record.registered = false;
+                    tracing::info!(deployment = %target.name, "cluster cleaned up and unregistered");
+                }
                 Err(error) => {
-                    tracing::warn!(deployment = %target.name, %error, "cluster deploy stopped");
+                    tracing::warn!(deployment = %target.name, %error, state = %kind, "cluster run stopped");
                     record.state = ClusterDeploymentState::Failed;
                     record.progress.error = Some(error.to_string());
                 }
@@ -186,7 +225,7 @@ impl ClusterDeployments {
             Ok(record::save(db, &id, &record)?)
         });
         if let Err(error) = outcome {
-            tracing::error!(deployment = %target.name, %error, "cluster deploy could not keep its record");
+            tracing::error!(deployment = %target.name, %error, "cluster run could not keep its record");
         }
     }
 
@@ -200,49 +239,73 @@ impl ClusterDeployments {
         let (spec, upload) = self.inputs(target)?;
         let (config, secret) = upload.checked().map_err(OrchestratorError::Field)?;
         let deployment = Deployment::prepare(&config, secret, record::material(db, &id)?)?;
+        // Read and parsed before any machine is touched: a bad `yaml`
+        // package fails the run at once.
+        let addons = addons::resources(&wasmco_clusters::addons(&deployment)?)?;
         // Kept before any machine sees them: a cluster's certificates are
         // made once, whatever happens to this run.
         record::save_material(db, &id, &deployment.material)?;
-        let report: Report = {
-            let (db, id, base) = (db.clone(), id.clone(), record.clone());
-            Arc::new(move |progress| {
-                let mut now = base.clone();
-                now.progress = progress.clone();
-                if let Err(error) = record::save(&db, &id, &now) {
-                    tracing::warn!(%error, "a deploy's progress was not kept");
-                }
-            })
-        };
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| OrchestratorError::Busy(format!("no runtime for the deploy: {e}")))?;
-        let outcome = runtime.block_on(wasmco_clusters::deploy(
-            &deployment,
-            &self.settings,
-            record.progress.clone(),
-            report,
-        ));
-        record.progress = match outcome {
-            Ok(progress) => progress,
-            Err(error) => {
-                record.progress = record::load(db, &id)?.progress;
-                return Err(error.into());
-            }
-        };
+        let (deployment, settings, from) = (&deployment, &self.settings, record.progress.clone());
+        let outcome = self.on_machines(&id, record, move |report| {
+            wasmco_clusters::deploy(deployment, settings, from, report)
+        })?;
+        record.progress = outcome?;
         let cluster = NewCluster {
             provider: &target.provider,
             name: spec.cluster_name(&target.name),
             labels: &spec.labels,
             deployment_name: &target.name,
         };
-        register::register(db, &self.policy, &cluster, &deployment)?;
+        register::register(db, &self.policy, &cluster, deployment)?;
         self.shared
             .sync
             .cluster_changed(&wasmco_core::ClusterRef::new(
                 &target.provider,
                 cluster.name,
             ));
+        let cluster_addons = ClusterAddons {
+            shared: &self.shared,
+            provider: &target.provider,
+            cluster: cluster.name,
+        };
+        if cluster_addons.apply(addons)? {
+            cluster_addons.wait_applied(self.settings.ready_timeout)?;
+        }
         Ok(())
+    }
+
+    /// Runs `work` (a deploy or a cleanup over the machines) to its end on
+    /// a runtime of its own, every progress it reports kept in the record.
+    /// On error the record's progress is the one reported last.
+    pub(super) fn on_machines<F, Fut>(
+        &self,
+        id: &ResourceId,
+        record: &mut RunRecord,
+        work: F,
+    ) -> Result<Result<DeployProgress, wasmco_clusters::DeployError>, OrchestratorError>
+    where
+        F: FnOnce(Report) -> Fut,
+        Fut: std::future::Future<Output = Result<DeployProgress, wasmco_clusters::DeployError>>,
+    {
+        let db = &self.shared.db;
+        let report: Report = {
+            let (db, id, base) = (db.clone(), id.clone(), record.clone());
+            Arc::new(move |progress| {
+                let mut now = base.clone();
+                now.progress = progress.clone();
+                if let Err(error) = record::save(&db, &id, &now) {
+                    tracing::warn!(%error, "a run's progress was not kept");
+                }
+            })
+        };
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| OrchestratorError::Busy(format!("no runtime for the run: {e}")))?;
+        let outcome = runtime.block_on(work(report));
+        if outcome.is_err() {
+            record.progress = record::load(db, id)?.progress;
+        }
+        Ok(outcome)
     }
 }

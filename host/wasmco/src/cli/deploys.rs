@@ -37,7 +37,8 @@ pub fn ensure_provider(client: &ApiClient, provider: &str) -> Result<(), ClientE
 }
 
 /// A deployment's progress as it goes: a bar per machine on a terminal
-/// (phases done out of Eggo's seven), else a line per change.
+/// (phases done out of the run's: Eggo's seven for a deploy, three for a
+/// cleanup), else a line per change.
 pub struct View {
     bars: Option<(MultiProgress, BTreeMap<String, ProgressBar>)>,
     last: BTreeMap<String, String>,
@@ -59,6 +60,7 @@ impl View {
 
     /// Shows `status`'s changes.
     pub fn show(&mut self, status: &ClusterDeploymentStatus) {
+        let phases = phases_of(status);
         for (node, progress) in &status.progress.nodes {
             let line = describe(progress);
             match &mut self.bars {
@@ -68,11 +70,12 @@ impl View {
                             "{prefix:>12} [{bar:21}] {pos}/{len} {msg}",
                         )
                         .unwrap_or_else(|_| ProgressStyle::default_bar());
-                        let bar = multi.add(ProgressBar::new(Phase::ALL.len() as u64));
+                        let bar = multi.add(ProgressBar::new(phases));
                         bar.set_style(style);
                         bar.set_prefix(node.clone());
                         bar
                     });
+                    bar.set_length(phases);
                     bar.set_position(progress.done.len() as u64);
                     bar.set_message(line);
                 }
@@ -99,6 +102,19 @@ impl View {
     }
 }
 
+/// How many phases the status's run has: a cleanup's or a deploy's.
+fn phases_of(status: &ClusterDeploymentStatus) -> u64 {
+    let cleanup = status
+        .progress
+        .phase
+        .is_some_and(|phase| Phase::CLEANUP.contains(&phase));
+    if cleanup {
+        Phase::CLEANUP.len() as u64
+    } else {
+        Phase::ALL.len() as u64
+    }
+}
+
 /// A machine's phase, step and error in a few words.
 fn describe(progress: &NodeProgress) -> String {
     let phase = progress
@@ -120,11 +136,20 @@ pub fn table(status: &ClusterDeploymentStatus) -> String {
     if let Some(error) = &status.progress.error {
         text.push_str(&format!("error: {error}\n"));
     }
+    if let Some(addons) = &status.addons {
+        text.push_str(&format!(
+            "addons: {} objects, {} applied, {} ready\n",
+            addons.objects, addons.applied, addons.ready
+        ));
+        for failed in &addons.failed {
+            text.push_str(&format!("  failed: {failed}\n"));
+        }
+    }
     text.push_str(&format!("{:<16} {:<6} {}\n", "MACHINE", "PHASES", "WHERE"));
     for (node, progress) in &status.progress.nodes {
         text.push_str(&format!(
             "{node:<16} {:<6} {}\n",
-            format!("{}/{}", progress.done.len(), Phase::ALL.len()),
+            format!("{}/{}", progress.done.len(), phases_of(status)),
             describe(progress)
         ));
     }

@@ -1,5 +1,5 @@
 //! `wasmco cluster`: clusters made on machines from Eggo's deploy file
-//! (`deploy -f`, `status`, `template`), through the REST API.
+//! (`deploy -f`, `status`, `cleanup`, `template`), through the REST API.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -24,6 +24,10 @@ pub enum ClusterCommand {
     /// Show a cluster deployment's state: each machine's phase, the step
     /// under way and the last error.
     Status(StatusArgs),
+    /// Take a deployed cluster down (as `eggo cleanup`): its services
+    /// stopped and what the deploy put on the machines removed, then the
+    /// cluster unregistered; followed until it ends.
+    Cleanup(CleanupArgs),
     /// Write a deploy file to start from: Eggo's template, with what wasmco
     /// does not deploy changed to what it does.
     Template(TemplateArgs),
@@ -69,6 +73,26 @@ pub struct StatusArgs {
     timeout: Duration,
 }
 
+/// `wasmco cluster cleanup`.
+#[derive(clap::Args)]
+pub struct CleanupArgs {
+    /// The deployment's name.
+    #[arg(required_unless_present = "id")]
+    name: Option<String>,
+    /// The deployment's name, as Eggo's `--id` gives it.
+    #[arg(long, conflicts_with = "name")]
+    id: Option<String>,
+    /// Its cluster provider.
+    #[arg(long, default_value = "eggo")]
+    provider: String,
+    /// Start the cleanup and return.
+    #[arg(long)]
+    no_wait: bool,
+    /// Give up waiting after this long (the cleanup goes on on the server).
+    #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
+    timeout: Duration,
+}
+
 /// `wasmco cluster template`.
 #[derive(clap::Args)]
 pub struct TemplateArgs {
@@ -84,6 +108,26 @@ pub fn run(connect: &Connect, command: ClusterCommand) -> anyhow::Result<()> {
             let client = connect.client()?;
             let path = deploys::item(&args.provider, &args.name);
             follow(&client, &path, args.watch, args.timeout)
+        }
+        ClusterCommand::Cleanup(args) => {
+            let client = connect.client()?;
+            let name = args.name.or(args.id).unwrap_or_default();
+            let item = deploys::item(&args.provider, &name);
+            let action = ClusterDeploymentAction::Cleanup;
+            let started: ClusterDeploymentStatus = client.post_as(
+                &format!("{item}/{}", action.route()),
+                &serde_json::Value::Null,
+            )?;
+            println!(
+                "cleaning up cluster {} under provider {} ({} machines)",
+                started.cluster,
+                started.cluster_provider,
+                started.progress.nodes.len()
+            );
+            if args.no_wait {
+                return Ok(());
+            }
+            follow(&client, &item, true, args.timeout)
         }
         ClusterCommand::Template(args) => {
             let text = wasmco_core::eggo::to_yaml(&wasmco_clusters::template())
@@ -168,12 +212,15 @@ fn follow(client: &ApiClient, item: &str, watch: bool, timeout: Duration) -> any
     loop {
         let status: ClusterDeploymentStatus = client.get_as(&status_path)?;
         view.show(&status);
-        let running = status.state == ClusterDeploymentState::Deploying;
+        let running = matches!(
+            status.state,
+            ClusterDeploymentState::Deploying | ClusterDeploymentState::CleaningUp
+        );
         if !watch || !running {
             view.finish(&status, &mut std::io::stdout().lock())?;
             if status.state == ClusterDeploymentState::Failed {
                 anyhow::bail!(
-                    "the deploy of {} failed: {}",
+                    "the run of {} failed: {}",
                     status.name,
                     status
                         .progress
@@ -185,7 +232,10 @@ fn follow(client: &ApiClient, item: &str, watch: bool, timeout: Duration) -> any
             return Ok(());
         }
         if Instant::now() >= deadline {
-            anyhow::bail!("still deploying after {timeout:?}; it goes on on the server");
+            anyhow::bail!(
+                "still {} after {timeout:?}; it goes on on the server",
+                status.state
+            );
         }
         std::thread::sleep(Duration::from_millis(500));
     }

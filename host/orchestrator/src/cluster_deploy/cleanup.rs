@@ -1,0 +1,112 @@
+//! The `cleanup` action (Eggo's cleanup) and its run: refused while
+//! anything of wasmco's is deployed on the cluster but its addons; the
+//! machines given back (see `wasmco_clusters::cleanup`); the addons
+//! forgotten and the cluster unregistered, with its labels and PKI.
+
+use wasmco_clusters::Deployment;
+use wasmco_core::ClusterRef;
+use wasmco_core::wire::{ClusterDeploymentAction, ClusterDeploymentStatus};
+use wasmco_store::db::{DbError, ResourceId};
+
+use super::addons::ClusterAddons;
+use super::record::{self, RunRecord};
+use super::run::ClusterDeployments;
+use super::target::ClusterDeploymentRef;
+use crate::error::OrchestratorError;
+
+impl ClusterDeployments {
+    /// `cleanup`: checked and recorded as `CleaningUp`, then run on a
+    /// thread of its own; answers at once with the status.
+    pub fn cleanup(
+        &self,
+        target: &ClusterDeploymentRef,
+    ) -> Result<ClusterDeploymentStatus, OrchestratorError> {
+        self.start(target, ClusterDeploymentAction::Cleanup, |spec, _| {
+            let cluster = ClusterRef::new(&target.provider, spec.cluster_name(&target.name));
+            let deployed = self.deployed_on(&cluster)?;
+            if deployed.is_empty() {
+                return Ok(());
+            }
+            Err(OrchestratorError::Deployed(format!(
+                "cluster {} still runs what wasmco deployed there ({}); terminate it before \
+                 cleaning the cluster up",
+                cluster.cluster,
+                deployed.join(", ")
+            )))
+        })
+    }
+
+    /// The cleanup itself: the machines first, then the cluster forgotten,
+    /// so a cleanup that fails on a machine leaves the cluster registered
+    /// and reachable for another try.
+    pub(super) fn clean_once(
+        &self,
+        target: &ClusterDeploymentRef,
+        record: &mut RunRecord,
+    ) -> Result<(), OrchestratorError> {
+        let db = &self.shared.db;
+        let id = target.id();
+        let (spec, upload) = self.inputs(target)?;
+        let (config, secret) = upload.checked().map_err(OrchestratorError::Field)?;
+        let deployment = Deployment::prepare(&config, secret, record::material(db, &id)?)?;
+        let (deployment, settings, from) = (&deployment, &self.settings, record.progress.clone());
+        let outcome = self.on_machines(&id, record, move |report| {
+            wasmco_clusters::cleanup(deployment, settings, from, report)
+        })?;
+        record.progress = outcome?;
+        let cluster = ClusterRef::new(&target.provider, spec.cluster_name(&target.name));
+        self.forget_addons(&cluster)?;
+        // Only a cluster this deployment registered is its to remove.
+        if record.registered {
+            let cluster_id = ResourceId::new(
+                wasmco_core::Kind::Cluster,
+                vec![cluster.provider.clone(), cluster.cluster.clone()],
+            );
+            match db.delete(&cluster_id) {
+                Ok(()) | Err(DbError::NotFound(_)) => {}
+                Err(other) => return Err(other.into()),
+            }
+            self.shared.sync.cluster_changed(&cluster);
+        }
+        Ok(())
+    }
+
+    /// Stops rsync's work on `cluster`'s addons and forgets them: the
+    /// cluster is leaving the fleet (its resource is being deleted).
+    pub fn forget_addons(&self, cluster: &ClusterRef) -> Result<(), OrchestratorError> {
+        ClusterAddons {
+            shared: &self.shared,
+            provider: &cluster.provider,
+            cluster: &cluster.cluster,
+        }
+        .forget()
+    }
+
+    /// What is deployed on `cluster` (DIGs, logical clouds, network sets;
+    /// not the cluster's own addons), by description.
+    fn deployed_on(&self, cluster: &ClusterRef) -> Result<Vec<String>, OrchestratorError> {
+        let own = ClusterAddons {
+            shared: &self.shared,
+            provider: &cluster.provider,
+            cluster: &cluster.cluster,
+        }
+        .key();
+        let contexts = &self.shared.contexts;
+        let mut deployed = Vec::new();
+        for (key, state) in contexts.states()? {
+            if key == own || !state.state.is_deployed() || state.revision == 0 {
+                continue;
+            }
+            let context = contexts.read(&key, state.revision)?;
+            let placed_here = context.apps.iter().any(|app| {
+                app.placement
+                    .iter()
+                    .any(|placed| &placed.cluster == cluster)
+            });
+            if placed_here {
+                deployed.push(key);
+            }
+        }
+        Ok(deployed)
+    }
+}
