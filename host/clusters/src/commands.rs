@@ -67,6 +67,38 @@ pub fn addons(plan: &Plan<'_>) -> Vec<Step> {
     steps
 }
 
+/// Fails naming the first of `machine`'s services that is not running,
+/// with its journal's end: a service that starts and then exits (a flag
+/// its version refuses) is caught here, not by the first Service that
+/// does not answer.
+pub fn check_services(machine: &Machine) -> Step {
+    let roles = &machine.roles;
+    let mut services = Vec::new();
+    if roles.etcd {
+        services.push("etcd");
+    }
+    if roles.master {
+        services.extend([
+            "kube-apiserver",
+            "kube-controller-manager",
+            "kube-scheduler",
+        ]);
+    }
+    if roles.worker {
+        services.extend(["kubelet", "kube-proxy"]);
+    }
+    Step::Run(Command::new(
+        "check the cluster's services",
+        format!(
+            "for service in {}; do systemctl is-active -q $service || {{ \
+             echo $service is $(systemctl is-active $service) >&2; \
+             journalctl -u $service --no-pager -n 20 >&2; exit 1; }}; done",
+            services.join(" ")
+        ),
+        Duration::from_secs(30),
+    ))
+}
+
 /// Enables `service` and makes it run. It is restarted when the inputs it
 /// was last restarted with (`digest`, and its program's digest) differ
 /// from now, and the stamp is written only after the restart succeeded,

@@ -262,8 +262,9 @@ impl<'a> Run<'a> {
         .await
     }
 
-    /// The kubelets, until their Nodes are Ready; then addons and postjoin
-    /// hooks everywhere.
+    /// The kubelets, until their Nodes are Ready; then addons, and postjoin
+    /// hooks everywhere with each machine's services checked, as Eggo
+    /// checks them after its hooks.
     async fn join_and_finish(
         &self,
         sessions: &Sessions,
@@ -294,7 +295,11 @@ impl<'a> Run<'a> {
             Phase::Postjoin,
             topology.machines.iter(),
             sessions,
-            |machine| plan::hooks(&plan, machine, Schedule::Postjoin),
+            |machine| {
+                let mut steps = plan::hooks(&plan, machine, Schedule::Postjoin);
+                steps.push(commands::check_services(machine));
+                steps
+            },
         )
         .await
     }
