@@ -17,6 +17,8 @@ use wasmco_core::wire::{ClusterDeploymentState, ClusterDeploymentStatus, Phase};
 
 use crate::cli::wasmco;
 use crate::deploy::action;
+use crate::hosts::Hosts;
+use crate::store_etcd::Etcd;
 use crate::support::clusters::{Deployment, all, approved_dig, composite_app_with};
 use crate::support::server::{Server, doc, expect};
 use crate::support::wait::eventually;
@@ -364,6 +366,64 @@ fn a_deploy_file_makes_a_cluster_through_the_cli_and_a_dig_runs_pods_on_it() {
     expect(
         server.get("/v2/cluster-providers/eggo/clusters/lab-cluster"),
         404,
+    );
+}
+
+/// Two hosts on one etcd. The one running a deploy is killed once its etcd
+/// phase is done; the other, up all along, takes the run up when the dead
+/// host's lease (3 s) has run out, without any host starting, and
+/// finishes it.
+#[test]
+fn a_deploy_whose_host_dies_is_finished_by_a_host_still_up() {
+    let archive = output_of(&script("package.sh"));
+    let lab = Lab::up(2);
+    // Started in the lab's network, where the machines are.
+    let etcd = Etcd::start();
+    let mut hosts = Hosts::start(&etcd, 2, &["--probe-interval", "1s"]);
+    let machines: Vec<&wasmco_nodes::NodeAddress> = lab.nodes.iter().collect();
+    let file = deploy_file(&machines, &archive, &lab.file("id_rsa"));
+    let key = std::fs::read_to_string(lab.file("id_rsa")).unwrap();
+    let first = hosts.host(0);
+    expect(
+        first.post("/v2/cluster-providers", doc("eggo", json!({}))),
+        201,
+    );
+    expect(upload(first, "lab-cluster", &file, Some(&key)), 201);
+    expect(
+        first.post(&format!("{DEPLOYMENTS}/lab-cluster/deploy"), Value::Null),
+        202,
+    );
+    let other = hosts.host(1);
+    eventually("the etcd phase", Duration::from_secs(300), || {
+        let now = status(other, "lab-cluster");
+        let etcd_done = now
+            .progress
+            .nodes
+            .values()
+            .any(|node| node.done.contains(&Phase::Etcd));
+        match (etcd_done, now.host.as_deref()) {
+            (true, Some("host-0")) => Ok(()),
+            _ => Err(format!("{now:?}")),
+        }
+    });
+    hosts.servers[0].take().unwrap().kill();
+    let survivor = hosts.host(1);
+    let done = eventually(
+        "the survivor to finish it",
+        Duration::from_secs(300),
+        || {
+            let now = status(survivor, "lab-cluster");
+            match now.state {
+                ClusterDeploymentState::Deployed => Ok(now),
+                ClusterDeploymentState::Failed => panic!("the run failed: {now:?}"),
+                _ => Err(format!("{now:?}")),
+            }
+        },
+    );
+    assert_eq!(done.host.as_deref(), Some("host-1"), "{done:?}");
+    expect(
+        survivor.get("/v2/cluster-providers/eggo/clusters/lab-cluster"),
+        200,
     );
 }
 

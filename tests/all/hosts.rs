@@ -15,13 +15,13 @@ use crate::support::wait::{eventually, wait_until};
 
 /// `wasmco serve` hosts on one etcd, each with its own data directory and
 /// the first one's master key.
-struct Hosts {
-    servers: Vec<Option<Server>>,
+pub(crate) struct Hosts {
+    pub(crate) servers: Vec<Option<Server>>,
     _dirs: Vec<tempfile::TempDir>,
 }
 
 impl Hosts {
-    fn start(etcd: &Etcd, count: usize, extra: &[&str]) -> Hosts {
+    pub(crate) fn start(etcd: &Etcd, count: usize, extra: &[&str]) -> Hosts {
         // Once etcd answers.
         drop(etcd.store());
         let location = etcd.location();
@@ -48,7 +48,7 @@ impl Hosts {
         }
     }
 
-    fn host(&self, index: usize) -> &Server {
+    pub(crate) fn host(&self, index: usize) -> &Server {
         self.servers[index].as_ref().expect("the host is alive")
     }
 

@@ -49,6 +49,8 @@ pub struct Orchestrator {
     intents: Arc<IntentCatalog>,
     /// This host's id, when hosts share the store.
     host: Option<String>,
+    /// The cluster deployments this process has a run thread for.
+    deploy_runs: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
 }
 
 impl Orchestrator {
@@ -76,6 +78,7 @@ impl Orchestrator {
             metrics: OrchestratorMetrics::default(),
             intents: Arc::default(),
             host: None,
+            deploy_runs: Arc::default(),
         }
     }
 
@@ -94,6 +97,7 @@ impl Orchestrator {
             policy: self.kubeconfigs.clone(),
             host: self.host.clone(),
             settings: wasmco_clusters::DeploySettings::default(),
+            threads: self.deploy_runs.clone(),
         }
     }
 

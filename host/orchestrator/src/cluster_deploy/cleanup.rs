@@ -3,13 +3,12 @@
 //! machines given back (see `wasmco_clusters::cleanup`); the addons
 //! forgotten and the cluster unregistered, with its labels and PKI.
 
-use wasmco_clusters::Deployment;
 use wasmco_core::ClusterRef;
 use wasmco_core::wire::{ClusterDeploymentAction, ClusterDeploymentStatus};
 use wasmco_store::db::{DbError, ResourceId};
 
 use super::addons::ClusterAddons;
-use super::record::{self, RunRecord};
+use super::record::RunRecord;
 use super::run::ClusterDeployments;
 use super::target::ClusterDeploymentRef;
 use crate::error::OrchestratorError;
@@ -46,9 +45,7 @@ impl ClusterDeployments {
     ) -> Result<(), OrchestratorError> {
         let db = &self.shared.db;
         let id = target.id();
-        let (spec, upload) = self.inputs(target)?;
-        let (config, secret) = upload.checked().map_err(OrchestratorError::Field)?;
-        let deployment = Deployment::prepare(&config, secret, record::material(db, &id)?)?;
+        let (spec, deployment) = self.prepared(target)?;
         let (deployment, settings, from) = (&deployment, &self.settings, record.progress.clone());
         let outcome = self.on_machines(&id, record, move |report| {
             wasmco_clusters::cleanup(deployment, settings, from, report)

@@ -3,15 +3,18 @@
 //! its own (under the deployment's run lock, held across hosts) that keeps
 //! the progress after every step and registers the cluster at the end.
 
-use std::sync::Arc;
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use wasmco_clusters::{DeployProgress, DeploySettings, Deployment, Report};
 use wasmco_core::Kind;
 use wasmco_core::specs::ClusterDeploymentSpec;
 use wasmco_core::wire::{ClusterDeploymentAction, ClusterDeploymentState, ClusterDeploymentStatus};
 use wasmco_pki::kubeconfig::KubeconfigPolicy;
-use wasmco_store::appcontext::now;
+use wasmco_store::appcontext::{ContextError, now};
 use wasmco_store::db::ResourceId;
+use wasmco_store::hosts::{HostEvent, HostGroup};
 
 use super::addons::{self, ClusterAddons};
 use super::record::{self, RunRecord};
@@ -29,6 +32,15 @@ pub struct ClusterDeployments {
     /// This host's id among the hosts sharing the store, if any.
     pub(crate) host: Option<String>,
     pub(crate) settings: DeploySettings,
+    /// The deployments (by run lock) this process has a run thread for,
+    /// running or waiting for the lock: one each is enough.
+    pub(crate) threads: Arc<Mutex<BTreeSet<String>>>,
+}
+
+/// The set, whatever a panicking holder left in it: it is only added to
+/// and taken from.
+fn lock_set(set: &Mutex<BTreeSet<String>>) -> std::sync::MutexGuard<'_, BTreeSet<String>> {
+    set.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Whether a run is under way (or was, on a host that stopped).
@@ -81,6 +93,8 @@ impl ClusterDeployments {
         check(&spec, &record)?;
         record.begin(next, self.host.clone());
         record::save(&self.shared.db, &id, &record)?;
+        // A thread of this process already waiting for the run lock (a
+        // stopped host's run being taken up) runs this one too.
         self.spawn(target.clone())?;
         self.answer(target, &spec, record)
     }
@@ -113,25 +127,81 @@ impl ClusterDeployments {
     /// Takes up every run left `Deploying` or `CleaningUp`; returns how
     /// many. A run waits for the deployment's run lock: one a live host is
     /// running ends there (the state is no longer running once it has the
-    /// lock), and a
-    /// stopped host's lock goes with its lease, so its run goes on here
-    /// (on etcd a restarted host has a new id: the run is not "its own").
+    /// lock), and a stopped host's lock goes with its lease, so its run
+    /// goes on here (on etcd a restarted host has a new id: the run is not
+    /// "its own").
     pub fn resume(&self) -> Result<usize, OrchestratorError> {
+        self.take_up(|_| true)
+    }
+
+    /// Takes up the runs of hosts that are gone (`live` are the hosts
+    /// there now): called when the hosts change, so a run whose host died
+    /// goes on on a survivor once that host's lease has run out, without
+    /// waiting for a host to start.
+    pub fn take_over(&self, live: &BTreeSet<String>) -> Result<usize, OrchestratorError> {
+        self.take_up(|record| record.host.as_ref().is_none_or(|host| !live.contains(host)))
+    }
+
+    fn take_up(&self, whose: impl Fn(&RunRecord) -> bool) -> Result<usize, OrchestratorError> {
         let db = &self.shared.db;
-        let mut resumed = 0;
+        let mut taken = 0;
         for (provider, _) in db.list(Kind::ClusterProvider, &[])? {
             for (deployment, _) in db.list(Kind::ClusterDeployment, &provider.path)? {
                 let record = record::load(db, &deployment)?;
-                if !running(record.state) {
+                if !running(record.state) || !whose(&record) {
                     continue;
                 }
-                if let Some(target) = ClusterDeploymentRef::of(&deployment) {
-                    self.spawn(target)?;
-                    resumed += 1;
+                if let Some(target) = ClusterDeploymentRef::of(&deployment)
+                    && self.spawn(target)?
+                {
+                    taken += 1;
                 }
             }
         }
-        Ok(resumed)
+        Ok(taken)
+    }
+
+    /// Takes up the runs of hosts that go away, for as long as this
+    /// process lives: each change among the hosts is looked at once the
+    /// changes stop coming for a moment.
+    pub fn follow_hosts(&self, hosts: Arc<dyn HostGroup>) -> Result<(), OrchestratorError> {
+        if !hosts.shared() {
+            return Ok(());
+        }
+        let (changed, changes) = std::sync::mpsc::channel();
+        hosts
+            .listen(Arc::new(move |event| {
+                if event == HostEvent::Membership {
+                    // The thread reading them is gone only with the process.
+                    let _ = changed.send(());
+                }
+            }))
+            .map_err(ContextError::from)?;
+        let deployments = self.clone();
+        std::thread::Builder::new()
+            .name("deploy takeover".to_owned())
+            .spawn(move || {
+                while changes.recv().is_ok() {
+                    std::thread::sleep(Duration::from_millis(500));
+                    while changes.try_recv().is_ok() {}
+                    let live = match hosts.live() {
+                        Ok(live) => live.into_iter().map(|host| host.id).collect(),
+                        Err(error) => {
+                            tracing::warn!(%error, "the live hosts could not be read");
+                            continue;
+                        }
+                    };
+                    match deployments.take_over(&live) {
+                        Ok(0) => {}
+                        Ok(taken) => {
+                            tracing::info!(taken, "cluster runs of a stopped host taken up")
+                        }
+                        Err(error) => tracing::warn!(%error, "cluster runs could not be taken up"),
+                    }
+                }
+            })
+            .map(drop)
+            .map_err(|e| OrchestratorError::Busy(format!("no thread to follow the hosts: {e}")))
     }
 
     pub(super) fn inputs(
@@ -149,6 +219,18 @@ impl ClusterDeployments {
         })?;
         let upload = DeployUpload::from_bytes(&file).map_err(OrchestratorError::Field)?;
         Ok((spec, upload))
+    }
+
+    /// The deployment's spec, and what a run works from: its file checked
+    /// again, its login, the cluster's keys an earlier run made.
+    pub(super) fn prepared(
+        &self,
+        target: &ClusterDeploymentRef,
+    ) -> Result<(ClusterDeploymentSpec, Deployment), OrchestratorError> {
+        let (spec, upload) = self.inputs(target)?;
+        let (config, secret) = upload.checked().map_err(OrchestratorError::Field)?;
+        let material = record::material(&self.shared.db, &target.id())?;
+        Ok((spec, Deployment::prepare(&config, secret, material)?))
     }
 
     pub(super) fn answer(
@@ -177,13 +259,31 @@ impl ClusterDeployments {
         })
     }
 
-    pub(super) fn spawn(&self, target: ClusterDeploymentRef) -> Result<(), OrchestratorError> {
+    /// Starts a thread for `target`'s run unless this process has one;
+    /// whether it started one.
+    pub(super) fn spawn(&self, target: ClusterDeploymentRef) -> Result<bool, OrchestratorError> {
+        let key = target.lock_key("run");
+        let threads = self.threads.clone();
+        if !lock_set(&threads).insert(key.clone()) {
+            return Ok(false);
+        }
         let runner = self.clone();
-        std::thread::Builder::new()
+        let started = std::thread::Builder::new()
             .name(format!("deploy {}", target.name))
-            .spawn(move || runner.run(&target))
-            .map(drop)
-            .map_err(|e| OrchestratorError::Busy(format!("no thread for the deploy: {e}")))
+            .spawn({
+                let (threads, key) = (threads.clone(), key.clone());
+                move || {
+                    runner.run(&target);
+                    lock_set(&threads).remove(&key);
+                }
+            });
+        if let Err(error) = started {
+            lock_set(&threads).remove(&key);
+            return Err(OrchestratorError::Busy(format!(
+                "no thread for the run: {error}"
+            )));
+        }
+        Ok(true)
     }
 
     /// One run, to its end: `Deployed` with the cluster registered,
@@ -236,9 +336,7 @@ impl ClusterDeployments {
     ) -> Result<(), OrchestratorError> {
         let db = &self.shared.db;
         let id = target.id();
-        let (spec, upload) = self.inputs(target)?;
-        let (config, secret) = upload.checked().map_err(OrchestratorError::Field)?;
-        let deployment = Deployment::prepare(&config, secret, record::material(db, &id)?)?;
+        let (spec, deployment) = self.prepared(target)?;
         // Read and parsed before any machine is touched: a bad `yaml`
         // package fails the run at once.
         let addons = addons::resources(&wasmco_clusters::addons(&deployment)?)?;

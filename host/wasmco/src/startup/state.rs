@@ -86,7 +86,7 @@ pub fn open_state(
     let follow_ups = wasmco_orchestrator::FollowUps::start(&orchestrator);
     if let Some(rsync) = &rsync {
         resume(rsync, &mut registry)?;
-        resume_deploys(&orchestrator)?;
+        resume_deploys(&orchestrator, hosts.clone())?;
     }
     check_kubeconfigs(&db, &kubeconfigs)?;
     let admin_token: Arc<str> = open_admin_token(data_dir)?.into();
@@ -110,12 +110,17 @@ pub fn open_state(
     })
 }
 
-/// A cluster deploy this host was running when it stopped goes on.
-fn resume_deploys(orchestrator: &Orchestrator) -> Result<(), ServeError> {
-    let resumed = orchestrator
-        .cluster_deployments()
-        .resume()
+/// A cluster run a stopped host left goes on: now, and whenever a host
+/// sharing the store goes away.
+fn resume_deploys(
+    orchestrator: &Orchestrator,
+    hosts: Arc<dyn HostGroup>,
+) -> Result<(), ServeError> {
+    let deployments = orchestrator.cluster_deployments();
+    deployments
+        .follow_hosts(hosts)
         .map_err(ServeError::ResumeDeploys)?;
+    let resumed = deployments.resume().map_err(ServeError::ResumeDeploys)?;
     if resumed > 0 {
         tracing::info!(resumed, "cluster deploys resumed");
     }
