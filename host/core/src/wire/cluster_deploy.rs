@@ -41,6 +41,15 @@ impl ClusterDeploymentState {
         }
     }
 
+    /// Whether a run (a deploy or a cleanup) is under way, or was on a
+    /// host that stopped.
+    pub fn is_running(self) -> bool {
+        matches!(
+            self,
+            ClusterDeploymentState::Deploying | ClusterDeploymentState::CleaningUp
+        )
+    }
+
     /// The state `action` leads to from this one, or why it may not.
     pub fn after(self, action: ClusterDeploymentAction) -> Result<Self, String> {
         use ClusterDeploymentState::*;
@@ -176,6 +185,11 @@ pub enum Phase {
 }
 
 impl Phase {
+    /// Whether it is one of a cleanup's phases.
+    pub fn is_cleanup(self) -> bool {
+        Phase::CLEANUP.contains(&self)
+    }
+
     /// A cleanup's phases, in order.
     pub const CLEANUP: [Phase; 3] = [Phase::Precleanup, Phase::Cleanup, Phase::Postcleanup];
 

@@ -50,9 +50,8 @@ impl RunRecord {
     /// the machines' pinned host keys; a run of the same kind resumes from
     /// where the last one stopped.
     pub(super) fn begin(&mut self, next: ClusterDeploymentState, host: Option<String>) {
-        let cleanup =
-            |phase: Option<Phase>| phase.is_some_and(|phase| Phase::CLEANUP.contains(&phase));
-        if cleanup(self.progress.phase) != (next == ClusterDeploymentState::CleaningUp) {
+        let was_cleanup = self.progress.phase.is_some_and(Phase::is_cleanup);
+        if was_cleanup != (next == ClusterDeploymentState::CleaningUp) {
             let nodes = std::mem::take(&mut self.progress.nodes);
             self.progress = DeployProgress::default();
             for (node, progress) in nodes {

@@ -43,14 +43,6 @@ fn lock_set(set: &Mutex<BTreeSet<String>>) -> std::sync::MutexGuard<'_, BTreeSet
     set.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Whether a run is under way (or was, on a host that stopped).
-fn running(state: ClusterDeploymentState) -> bool {
-    matches!(
-        state,
-        ClusterDeploymentState::Deploying | ClusterDeploymentState::CleaningUp
-    )
-}
-
 impl ClusterDeployments {
     /// `deploy`: starts a run (or resumes a stopped one, or converges a
     /// deployed cluster again) and answers at once with the status.
@@ -115,7 +107,7 @@ impl ClusterDeployments {
     /// reads its file at each step.
     pub fn check_idle(&self, target: &ClusterDeploymentRef) -> Result<(), OrchestratorError> {
         let record = record::load(&self.shared.db, &target.id())?;
-        if running(record.state) {
+        if record.state.is_running() {
             return Err(OrchestratorError::Deployed(format!(
                 "cluster deployment {} is {}; wait for its run to end before changing or deleting it",
                 target.name, record.state
@@ -148,7 +140,7 @@ impl ClusterDeployments {
         for (provider, _) in db.list(Kind::ClusterProvider, &[])? {
             for (deployment, _) in db.list(Kind::ClusterDeployment, &provider.path)? {
                 let record = record::load(db, &deployment)?;
-                if !running(record.state) || !whose(&record) {
+                if !record.state.is_running() || !whose(&record) {
                     continue;
                 }
                 if let Some(target) = ClusterDeploymentRef::of(&deployment)
@@ -295,7 +287,7 @@ impl ClusterDeployments {
             let mut record = record::load(db, &id)?;
             // Another run may have ended it while this one waited.
             let kind = record.state;
-            if !running(kind) {
+            if !kind.is_running() {
                 return Ok(());
             }
             record.host = self.host.clone();

@@ -104,10 +104,7 @@ impl View {
 
 /// How many phases the status's run has: a cleanup's or a deploy's.
 fn phases_of(status: &ClusterDeploymentStatus) -> u64 {
-    let cleanup = status
-        .progress
-        .phase
-        .is_some_and(|phase| Phase::CLEANUP.contains(&phase));
+    let cleanup = status.progress.phase.is_some_and(Phase::is_cleanup);
     if cleanup {
         Phase::CLEANUP.len() as u64
     } else {

@@ -113,21 +113,8 @@ pub fn run(connect: &Connect, command: ClusterCommand) -> anyhow::Result<()> {
             let client = connect.client()?;
             let name = args.name.or(args.id).unwrap_or_default();
             let item = deploys::item(&args.provider, &name);
-            let action = ClusterDeploymentAction::Cleanup;
-            let started: ClusterDeploymentStatus = client.post_as(
-                &format!("{item}/{}", action.route()),
-                &serde_json::Value::Null,
-            )?;
-            println!(
-                "cleaning up cluster {} under provider {} ({} machines)",
-                started.cluster,
-                started.cluster_provider,
-                started.progress.nodes.len()
-            );
-            if args.no_wait {
-                return Ok(());
-            }
-            follow(&client, &item, true, args.timeout)
+            let wait = (!args.no_wait).then_some(args.timeout);
+            act(&client, &item, ClusterDeploymentAction::Cleanup, wait)
         }
         ClusterCommand::Template(args) => {
             let text = wasmco_core::eggo::to_yaml(&wasmco_clusters::template())
@@ -179,22 +166,37 @@ fn deploy(connect: &Connect, args: DeployArgs) -> anyhow::Result<()> {
     let collection = deploys::collection(&args.provider);
     let item = deploys::item(&args.provider, &name);
     client.create_or_replace(&collection, &item, &body, true, files)?;
-    let action = ClusterDeploymentAction::Deploy;
+    let wait = (!args.no_wait).then_some(args.timeout);
+    act(&client, &item, ClusterDeploymentAction::Deploy, wait)
+}
+
+/// Posts `action` on the deployment at `item` and says what started;
+/// with `wait`, follows the run until it ends (or `wait` passes).
+fn act(
+    client: &ApiClient,
+    item: &str,
+    action: ClusterDeploymentAction,
+    wait: Option<Duration>,
+) -> anyhow::Result<()> {
     let started: ClusterDeploymentStatus = client.post_as(
         &format!("{item}/{}", action.route()),
         &serde_json::Value::Null,
     )?;
+    let doing = match action {
+        ClusterDeploymentAction::Deploy => "deploying",
+        ClusterDeploymentAction::Cleanup => "cleaning up",
+    };
     println!(
-        "deploying cluster {} under provider {} ({} machines); `wasmco cluster status {}` follows it",
+        "{doing} cluster {} under provider {} ({} machines); `wasmco cluster status {}` follows it",
         started.cluster,
         started.cluster_provider,
         started.progress.nodes.len(),
         started.name
     );
-    if args.no_wait {
-        return Ok(());
+    match wait {
+        Some(timeout) => follow(client, item, true, timeout),
+        None => Ok(()),
     }
-    follow(&client, &item, true, args.timeout)
 }
 
 fn file_name(path: &Path) -> String {
@@ -212,11 +214,7 @@ fn follow(client: &ApiClient, item: &str, watch: bool, timeout: Duration) -> any
     loop {
         let status: ClusterDeploymentStatus = client.get_as(&status_path)?;
         view.show(&status);
-        let running = matches!(
-            status.state,
-            ClusterDeploymentState::Deploying | ClusterDeploymentState::CleaningUp
-        );
-        if !watch || !running {
+        if !watch || !status.state.is_running() {
             view.finish(&status, &mut std::io::stdout().lock())?;
             if status.state == ClusterDeploymentState::Failed {
                 anyhow::bail!(
