@@ -2,7 +2,7 @@
 # Builds the real Kubernetes parts the end-to-end tests run rsync against
 # (kube-apiserver, a single-member etcd, and kubectl for the benchmark), and
 # those the cluster-deployment tests install on their nodes (kubelet,
-# kube-controller-manager, kube-scheduler, kube-proxy, and etcd as its
+# kube-controller-manager, kube-scheduler, kube-proxy, and etcd and etcdctl as its
 # release runs it), from the modules pinned in this directory's go.mod and
 # go.sum.
 #
@@ -21,7 +21,7 @@ export GOFLAGS=-mod=readonly
 version=$(sed -n 's/^\tk8s.io\/kubernetes \(v[0-9.]*\).*/\1/p' go.mod)
 key=$(cat go.mod go.sum build.sh cmd/*/main.go internal/*/*.go | sha256sum | cut -c1-16)
 out="$HOME/.cache/wasmco-kube/$key"
-binaries=(kube-apiserver etcd kubectl kubelet kube-controller-manager kube-scheduler kube-proxy etcd-server)
+binaries=(kube-apiserver etcd kubectl kubelet kube-controller-manager kube-scheduler kube-proxy etcd-server etcdctl)
 
 built() {
 	for binary in "${binaries[@]}"; do

@@ -23,6 +23,7 @@ if [ ! -f "$archive" ]; then
 	done
 	# etcd as its release runs it; tests/kube's own `etcd` is a test store.
 	cp "$kube/etcd-server" "$stage/bin/etcd"
+	cp "$kube/etcdctl" "$stage/bin/etcdctl"
 	cp "$images/busybox.tar" "$images/pause.tar" "$images/coredns.tar" "$stage/image/"
 	cp lab-addon.yaml "$stage/file/"
 	# Fast compression: the archive is made once and unpacked on each node.
