@@ -4,8 +4,10 @@
 //! `kill -9` of the server mid-deploy and the run resumed at its start, the
 //! cluster registered under its provider, its addons (a `yaml` package,
 //! CoreDNS) applied through rsync, a DIG whose busybox pods run on it and
-//! resolve names through its DNS, and `wasmco cluster cleanup` taking it
-//! down once the DIG is terminated.
+//! resolve names through its DNS, a worker joining (`wasmco cluster
+//! join`) and running one of them, leaving again drained (`wasmco cluster
+//! delete`), and `wasmco cluster cleanup --force` terminating the DIG and
+//! taking the cluster down.
 
 use std::path::Path;
 use std::time::Duration;
@@ -23,9 +25,8 @@ use crate::support::clusters::{Deployment, all, approved_dig, composite_app_with
 use crate::support::server::{Server, doc, expect};
 use crate::support::wait::eventually;
 
-// The deploy tests' lab and deploy file, shared rather than written twice;
-// this binary needs only some of their helpers.
-#[allow(dead_code)]
+// The deploy tests' lab and deploy file, shared rather than written twice
+// (it allows the helpers this binary does not need).
 #[path = "../../host/clusters/tests/support/mod.rs"]
 mod lab_support;
 
@@ -218,12 +219,13 @@ fn a_deploy_file_makes_a_cluster_through_the_cli_and_a_dig_runs_pods_on_it() {
     // Built (when not cached) before this thread enters the lab's network,
     // which reaches no module proxy.
     let archive = output_of(&script("package.sh"));
-    let lab = Lab::up(2);
+    let lab = Lab::up(3);
     let data = tempfile::tempdir().unwrap();
     let args = ["--resync-interval", "1s", "--probe-interval", "1s"];
     // Started after `Lab::up`, the server and the CLI live in the lab's network.
     let mut server = Server::start_with(data.path(), &args);
-    let machines: Vec<&wasmco_nodes::NodeAddress> = lab.nodes.iter().collect();
+    // The third machine joins later.
+    let machines: Vec<&wasmco_nodes::NodeAddress> = lab.nodes[..2].iter().collect();
     let file = data.path().join("deploy.yaml");
     std::fs::write(&file, deploy_file(&machines, &archive, &lab.file("id_rsa"))).unwrap();
     let file = file.display().to_string();
@@ -308,19 +310,6 @@ fn a_deploy_file_makes_a_cluster_through_the_cli_and_a_dig_runs_pods_on_it() {
     );
     assert!(labels.to_string().contains("made"), "{labels}");
 
-    let dig = place_busybox_by_label(&server);
-    eventually("the busybox pods", Duration::from_secs(240), || {
-        let rows = Deployment::rows_of(&server, &dig);
-        if all(&rows, "Applied", "Ready") {
-            return Ok(());
-        }
-        Err(rows
-            .iter()
-            .map(|row| row.detail.to_string())
-            .collect::<Vec<_>>()
-            .join("\n"))
-    });
-
     // The same file again changes nothing: the run ends as it did.
     let again = cli(
         &server,
@@ -335,31 +324,125 @@ fn a_deploy_file_makes_a_cluster_through_the_cli_and_a_dig_runs_pods_on_it() {
         status(&server, "lab-cluster").state,
         ClusterDeploymentState::Deployed
     );
-    assert!(all(&Deployment::rows_of(&server, &dig), "Applied", "Ready"));
 
-    // Cleanup waits for what wasmco deployed there to be terminated first.
+    // A worker joins as `eggo join` joins one; the DIG's two pods, spread
+    // over the workers, need it.
+    let joiner = &lab.nodes[2];
+    let port = joiner.port.to_string();
+    let joined = cli(
+        &server,
+        &[
+            "cluster",
+            "join",
+            "--id",
+            "lab-cluster",
+            "--name",
+            &joiner.name,
+            "--port",
+            &port,
+            &joiner.host,
+        ],
+    );
+    assert!(
+        joined.status.success(),
+        "{}",
+        String::from_utf8_lossy(&joined.stderr)
+    );
+    let grown = status(&server, "lab-cluster");
+    assert_eq!(grown.state, ClusterDeploymentState::Deployed, "{grown:?}");
+    let stored = expect(server.get(&item), 200);
+    assert_eq!(
+        stored["status"]["workers"],
+        json!(["node2", "node3"]),
+        "{stored}"
+    );
+    // Joining what is there already is refused by field, and nothing runs.
+    let taken = server.post(
+        &format!("{item}/join"),
+        json!({"workers": [{"name": "node9", "ip": lab.nodes[1].host, "port": 22}]}),
+    );
+    assert!(refused_field(taken, 422).starts_with("workers[0]"));
+
+    let dig = place_busybox_by_label(&server);
+    eventually("the busybox pods", Duration::from_secs(240), || {
+        let rows = Deployment::rows_of(&server, &dig);
+        if all(&rows, "Applied", "Ready") {
+            return Ok(());
+        }
+        Err(rows
+            .iter()
+            .map(|row| row.detail.to_string())
+            .collect::<Vec<_>>()
+            .join("\n"))
+    });
+
+    let on_nodes = || {
+        lab_support::runtime().block_on(lab_support::on_master(
+            &lab,
+            "kubectl get pods -l app=sleeper --field-selector=status.phase=Running \
+             -o jsonpath='{range .items[*]}{.spec.nodeName} {end}'",
+        ))
+    };
+    let placed = on_nodes();
+    assert!(
+        placed.contains("node2") && placed.contains("node3"),
+        "{placed}"
+    );
+
+    // The worker leaves drained: its pod comes back on node2 and is Ready.
+    let first = cli(
+        &server,
+        &["cluster", "delete", "--id", "lab-cluster", "node1"],
+    );
+    assert!(!first.status.success());
+    assert!(String::from_utf8_lossy(&first.stderr).contains("first master"));
+    let left = cli(
+        &server,
+        &["cluster", "delete", "--id", "lab-cluster", "node3"],
+    );
+    assert!(
+        left.status.success(),
+        "{}",
+        String::from_utf8_lossy(&left.stderr)
+    );
+    let stored = expect(server.get(&item), 200);
+    assert_eq!(stored["status"]["workers"], json!(["node2"]), "{stored}");
+    eventually(
+        "the sleeper back on node2",
+        Duration::from_secs(180),
+        || {
+            let placed = on_nodes();
+            let rows = Deployment::rows_of(&server, &dig);
+            if placed.split_whitespace().collect::<Vec<_>>() == ["node2", "node2"]
+                && all(&rows, "Applied", "Ready")
+            {
+                Ok(())
+            } else {
+                Err(format!("{placed}: {rows:?}"))
+            }
+        },
+    );
+
+    // Cleanup refuses while the DIG is there, unless forced: then the DIG
+    // is terminated first and its pods are gone before any machine is.
     let refused = cli(&server, &["cluster", "cleanup", "lab-cluster"]);
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        said.contains("terminate it") && said.contains("/ca/"),
+        said.contains("terminate it") && said.contains("/ca/") && said.contains("force"),
         "{said}"
     );
-    expect(action(&server, &dig, "terminate"), 202);
-    eventually("the busybox pods gone", Duration::from_secs(120), || {
-        let rows = Deployment::rows_of(&server, &dig);
-        if rows.iter().all(|row| row.deployed == "Deleted") {
-            Ok(())
-        } else {
-            Err(format!("{rows:?}"))
-        }
-    });
-    let cleaned = cli(&server, &["cluster", "cleanup", "--id", "lab-cluster"]);
+    let cleaned = cli(
+        &server,
+        &["cluster", "cleanup", "--id", "lab-cluster", "--force"],
+    );
     assert!(
         cleaned.status.success(),
         "{}",
         String::from_utf8_lossy(&cleaned.stderr)
     );
+    let rows = Deployment::rows_of(&server, &dig);
+    assert!(rows.iter().all(|row| row.deployed == "Deleted"), "{rows:?}");
     let after = status(&server, "lab-cluster");
     assert_eq!(after.state, ClusterDeploymentState::CleanedUp, "{after:?}");
     assert_eq!(after.addons, None);
@@ -435,11 +518,19 @@ fn place_busybox_by_label(server: &Server) -> String {
 kind: Deployment
 metadata: {name: sleeper, namespace: default}
 spec:
-  replicas: 1
+  replicas: 2
   selector: {matchLabels: {app: sleeper}}
   template:
     metadata: {labels: {app: sleeper}}
     spec:
+      # One on each worker; a cordoned worker is no longer one.
+      topologySpreadConstraints:
+      - maxSkew: 1
+        topologyKey: kubernetes.io/hostname
+        whenUnsatisfiable: DoNotSchedule
+        nodeTaintsPolicy: Honor
+        labelSelector: {matchLabels: {app: sleeper}}
+      terminationGracePeriodSeconds: 1
       containers:
       - name: sleeper
         image: "localhost/busybox:local"

@@ -1,11 +1,16 @@
 //! A cluster deployment's `deploy` action and its `status`: where each of
 //! its machines is in Eggo's phases.
 
+use axum::body::Bytes;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
+use serde_json::Value;
 
-use wasmco_core::wire::{ClusterDeploymentAction, ClusterDeploymentStatus};
+use wasmco_core::eggo::JoinFile;
+use wasmco_core::wire::{
+    CleanupRequest, ClusterDeploymentAction, ClusterDeploymentStatus, NodeRemoval,
+};
 use wasmco_orchestrator::ClusterDeploymentRef;
 
 use crate::error::ApiError;
@@ -31,21 +36,59 @@ impl From<DeploymentPath> for ClusterDeploymentRef {
     }
 }
 
-/// `POST …/cluster-deployments/{clusterDeployment}/deploy` or `…/cleanup`:
-/// the run starts and the answer comes at once (202), with the status as
-/// it starts.
+/// `POST …/cluster-deployments/{clusterDeployment}/deploy`, `…/cleanup`,
+/// `…/join` or `…/delete`: the run starts and the answer comes at once
+/// (202), with the status as it starts.
 pub async fn act(
     state: AppState,
     action: ClusterDeploymentAction,
     target: ClusterDeploymentRef,
+    body: Bytes,
 ) -> Result<Response, ApiError> {
-    let deployments = state.orchestrator.cluster_deployments();
-    let status = crate::work::off_the_workers(move || match action {
-        ClusterDeploymentAction::Deploy => deployments.deploy(&target),
-        ClusterDeploymentAction::Cleanup => deployments.cleanup(&target),
+    let request = Request::read(action, &body)?;
+    let orchestrator = state.orchestrator.clone();
+    let deployments = orchestrator.cluster_deployments();
+    let status = crate::work::off_the_workers(move || match request {
+        Request::Deploy => deployments.deploy(&target),
+        Request::Cleanup(cleanup) => {
+            orchestrator.cleanup_cluster_deployment(&target, cleanup.force)
+        }
+        Request::Join(join) => deployments.join(&target, &join),
+        Request::Delete(removal) => deployments.delete_nodes(&target, &removal.nodes),
     })
     .await??;
     Ok((StatusCode::ACCEPTED, axum::Json(status)).into_response())
+}
+
+/// An action with its body read.
+enum Request {
+    Deploy,
+    Cleanup(CleanupRequest),
+    Join(JoinFile),
+    Delete(NodeRemoval),
+}
+
+impl Request {
+    /// `action` with its JSON body; no body (or `null`) is an empty object,
+    /// which only the actions whose every field is optional take.
+    fn read(action: ClusterDeploymentAction, body: &[u8]) -> Result<Request, ApiError> {
+        let bad = |reason: String| ApiError::field(StatusCode::BAD_REQUEST, "body", reason);
+        let value: Value = if body.iter().all(u8::is_ascii_whitespace) {
+            Value::Null
+        } else {
+            serde_json::from_slice(body).map_err(|e| bad(format!("is not JSON: {e}")))?
+        };
+        let value = match value {
+            Value::Null => Value::Object(Default::default()),
+            value => value,
+        };
+        Ok(match action {
+            ClusterDeploymentAction::Deploy => Request::Deploy,
+            ClusterDeploymentAction::Cleanup => Request::Cleanup(wasmco_core::read_body(&value)?),
+            ClusterDeploymentAction::Join => Request::Join(wasmco_core::read_body(&value)?),
+            ClusterDeploymentAction::Delete => Request::Delete(wasmco_core::read_body(&value)?),
+        })
+    }
 }
 
 /// `GET …/cluster-deployments/{clusterDeployment}/status`.

@@ -6,8 +6,7 @@
 //!
 //! `cargo bench -p wasmco-clusters --bench deploy` (as root, like the tests).
 
-// The tests' lab and deploy file; the bench uses only some of it.
-#[allow(dead_code)]
+// The tests' lab and deploy file.
 #[path = "../tests/support/mod.rs"]
 mod support;
 

@@ -40,9 +40,7 @@ async fn phases(run: &Run<'_>, deployment: &Deployment) -> Result<(), DeployErro
     })
     .await?;
     run.on_machines(Phase::Postcleanup, machines, &sessions, |machine| {
-        let mut steps = plan::hooks(&plan, machine, Schedule::Postcleanup);
-        steps.push(plan::remove_packages(&plan, machine));
-        steps
+        plan::postcleanup(&plan, machine)
     })
     .await?;
     close(sessions).await;

@@ -44,27 +44,77 @@ pub fn wait_for_node(worker: &Machine, ready_timeout: Duration) -> Step {
 /// does, the file's `yaml` packages named by URL applied, the bootstrap token
 /// deleted now that every kubelet has its own certificate.
 pub fn addons(plan: &Plan<'_>) -> Vec<Step> {
-    let mut steps = Vec::new();
-    for machine in plan.topology.with(|roles| roles.master && roles.worker) {
-        let name = &machine.name;
-        steps.push(kubectl(
-            &format!("taint and label {name}"),
-            &format!(
-                "taint nodes {name} node-role.kubernetes.io/master:NoSchedule --overwrite && \
-                 kubectl label node {name} node-role.kubernetes.io/master= \
-                 node-role.kubernetes.io/control-plane= --overwrite"
-            ),
-        ));
-    }
+    let mut steps = mark_masters(plan.topology.with(|roles| roles.master && roles.worker));
     steps.extend(plan::url_addons(plan));
-    steps.push(kubectl(
+    steps.push(delete_bootstrap_token(plan));
+    steps
+}
+
+/// Master-workers tainted and labelled as Eggo does.
+pub fn mark_masters<'m>(machines: impl IntoIterator<Item = &'m Machine>) -> Vec<Step> {
+    machines
+        .into_iter()
+        .map(|machine| {
+            let name = &machine.name;
+            kubectl(
+                &format!("taint and label {name}"),
+                &format!(
+                    "taint nodes {name} node-role.kubernetes.io/master:NoSchedule --overwrite && \
+                     kubectl label node {name} node-role.kubernetes.io/master= \
+                     node-role.kubernetes.io/control-plane= --overwrite"
+                ),
+            )
+        })
+        .collect()
+}
+
+/// The bootstrap token deleted, once every kubelet has its own
+/// certificate.
+pub fn delete_bootstrap_token(plan: &Plan<'_>) -> Step {
+    kubectl(
         "delete the bootstrap token",
         &format!(
             "-n kube-system delete secret bootstrap-token-{} --ignore-not-found",
             plan.material.bootstrap_token_id()
         ),
-    ));
-    steps
+    )
+}
+
+/// On the first master: `node` cordoned and its pods evicted (DaemonSets'
+/// left, emptyDir data given up) for at most `timeout`; a node whose pods
+/// are not all gone by then is taken out anyway, as Eggo takes nodes out,
+/// and its pods are deleted with it. Nothing when the node is gone.
+pub fn drain(node: &Machine, timeout: Duration) -> Step {
+    let name = &node.name;
+    let seconds = timeout.as_secs().max(1);
+    Step::Run(Command::new(
+        format!("drain {name}"),
+        format!(
+            "export KUBECONFIG={CONFIG_DIR}/admin.conf; \
+             kubectl get node {name} >/dev/null 2>&1 || exit 0; \
+             kubectl cordon {name} >/dev/null && \
+             {{ kubectl drain {name} --ignore-daemonsets --delete-emptydir-data --force \
+             --timeout={seconds}s >/dev/null 2>&1 || \
+             echo \"{name}'s pods were not all evicted within {seconds}s\" >&2; }}"
+        ),
+        timeout + Duration::from_secs(60),
+    ))
+}
+
+/// On the first master: the Nodes of machines that left deleted.
+pub fn delete_nodes<'m>(machines: impl IntoIterator<Item = &'m Machine>) -> Vec<Step> {
+    machines
+        .into_iter()
+        .map(|machine| {
+            kubectl(
+                &format!("delete node {}", machine.name),
+                &format!(
+                    "delete node {} --ignore-not-found --wait=false",
+                    machine.name
+                ),
+            )
+        })
+        .collect()
 }
 
 /// Fails naming the first of `machine`'s services that is not running,

@@ -34,6 +34,22 @@ pub(crate) async fn close(sessions: Sessions) {
 /// first master, just long enough to be applied.
 const BOOTSTRAP_MANIFEST: &str = "/etc/kubernetes/wasmco-bootstrap.yaml";
 
+/// On the first master: the objects kubelets bootstrap with (the token
+/// among them) applied, the file gone again.
+pub(crate) fn bootstrap_objects(plan: &Plan<'_>) -> Vec<Step> {
+    vec![
+        Step::Put(wasmco_nodes::FileCopy {
+            path: BOOTSTRAP_MANIFEST.into(),
+            contents: plan::bootstrap_rbac(plan).into_bytes(),
+            mode: 0o600,
+        }),
+        commands::kubectl(
+            "apply the bootstrap objects",
+            &format!("apply -f {BOOTSTRAP_MANIFEST} && rm -f {BOOTSTRAP_MANIFEST}"),
+        ),
+    ]
+}
+
 /// What a deploy works from.
 #[derive(Debug, Clone)]
 pub struct Deployment {
@@ -82,6 +98,9 @@ pub struct DeploySettings {
     pub parallel: usize,
     /// How long the API server and each Node get to become ready.
     pub ready_timeout: Duration,
+    /// How long a leaving node's pods get to be evicted before the node
+    /// is taken out anyway.
+    pub drain_timeout: Duration,
     /// Where the package archive is kept cut to each role's members (a
     /// directory only this user writes); without one, every machine is
     /// sent the whole archive.
@@ -94,6 +113,7 @@ impl Default for DeploySettings {
             session: SessionSettings::default(),
             parallel: 8,
             ready_timeout: Duration::from_secs(180),
+            drain_timeout: Duration::from_secs(120),
             package_cache: crate::trim::default_cache(),
         }
     }
@@ -131,8 +151,8 @@ pub async fn deploy(
 /// One run over a deployment's machines (a deploy, a cleanup), keeping
 /// and reporting each machine's progress.
 pub(crate) struct Run<'a> {
-    deployment: &'a Deployment,
-    settings: &'a DeploySettings,
+    pub(crate) deployment: &'a Deployment,
+    pub(crate) settings: &'a DeploySettings,
     /// The package archive each machine is sent.
     archives: BTreeMap<String, Archive>,
     state: Mutex<DeployProgress>,
@@ -156,7 +176,7 @@ impl<'a> Run<'a> {
         }
     }
 
-    fn plan(&self) -> Plan<'_> {
+    pub(crate) fn plan(&self) -> Plan<'_> {
         self.deployment.plan()
     }
 
@@ -200,15 +220,7 @@ impl<'a> Run<'a> {
         self.on_machines(Phase::ControlPlane, [first], sessions, |machine| {
             let mut steps = plan::control_plane(&plan, machine);
             steps.push(commands::wait_for_api(self.settings.ready_timeout));
-            steps.push(Step::Put(wasmco_nodes::FileCopy {
-                path: BOOTSTRAP_MANIFEST.into(),
-                contents: plan::bootstrap_rbac(&plan).into_bytes(),
-                mode: 0o600,
-            }));
-            steps.push(commands::kubectl(
-                "apply the bootstrap objects",
-                &format!("apply -f {BOOTSTRAP_MANIFEST} && rm -f {BOOTSTRAP_MANIFEST}"),
-            ));
+            steps.extend(bootstrap_objects(&plan));
             steps
         })
         .await?;
@@ -240,7 +252,7 @@ impl<'a> Run<'a> {
     }
 
     /// Infrastructure, then prejoin hooks, on `machines`.
-    async fn machines_up(
+    pub(crate) async fn machines_up(
         &self,
         sessions: &Sessions,
         machines: Vec<&Machine>,
@@ -308,7 +320,19 @@ impl<'a> Run<'a> {
     /// unreachable machine or a wrong key stops the run before it began;
     /// a failure is `phase`'s, the run's first.
     pub(crate) async fn connect_all(&self, phase: Phase) -> Result<Sessions, DeployError> {
-        let machines = &self.deployment.topology.machines;
+        self.connect(phase, self.deployment.topology.machines.iter())
+            .await
+    }
+
+    /// One session on each of `machines`, as [`Run::connect_all`].
+    pub(crate) async fn connect<'m>(
+        &self,
+        phase: Phase,
+        machines: impl IntoIterator<Item = &'m Machine>,
+    ) -> Result<Sessions, DeployError> {
+        let mut machines: Vec<&Machine> = machines.into_iter().collect();
+        let mut seen = std::collections::BTreeSet::new();
+        machines.retain(|machine| seen.insert(machine.name.clone()));
         self.with_state(|state| {
             state.phase.get_or_insert(phase);
         });

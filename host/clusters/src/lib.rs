@@ -10,6 +10,8 @@ mod cleanup;
 mod commands;
 mod deploy;
 mod error;
+mod join;
+mod leave;
 mod material;
 mod plan;
 mod prepare;
@@ -20,12 +22,16 @@ mod units;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_membership;
 
 pub use addons::{Addon, addons};
 pub use cleanup::cleanup;
 pub use deploy::{DeploySettings, Deployment, Report, deploy};
 pub use error::DeployError;
-pub use material::{ClusterMaterial, NodeMaterial};
+pub use join::join;
+pub use leave::remove_nodes;
+pub use material::{ClusterMaterial, EtcdStart, NodeMaterial};
 pub use plan::{Archive, PACKAGE_DIR, Plan, Step};
 pub use refusals::{refusals, template};
 pub use topology::{Machine, Roles, Topology};

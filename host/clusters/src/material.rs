@@ -7,6 +7,7 @@
 use std::collections::BTreeMap;
 
 use base64::Engine;
+use ipnet::IpNet;
 use serde::{Deserialize, Serialize};
 use wasmco_pki::{ClusterPki, KeyedCert, PkiError, Usage, issue};
 
@@ -64,6 +65,27 @@ pub struct NodeMaterial {
     pub scheduler: Option<KeyedCert>,
     /// kube-proxy's client certificate.
     pub kube_proxy: Option<KeyedCert>,
+    /// The slice of the pod range its kubelet hands out: kept, so machines
+    /// joining or leaving never move another machine's pods.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_subnet: Option<String>,
+    /// How its etcd member was first started, when that differs from a
+    /// member of a new cluster: kept, so what it runs with never changes
+    /// as members come and go.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etcd_start: Option<EtcdStart>,
+}
+
+/// The settings an etcd member is born with (`ETCD_INITIAL_*`): read only
+/// on its first start, but part of what it runs with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EtcdStart {
+    /// `name=peer-url` of every member it starts among, itself included.
+    pub initial_cluster: String,
+    /// Whether it joined a cluster already running (added as a member
+    /// before its first start), not one made with it.
+    pub existing: bool,
 }
 
 impl std::fmt::Debug for ClusterMaterial {
@@ -111,21 +133,81 @@ impl ClusterMaterial {
             let node = material.node_material(topology, machine, extra_sans)?;
             material.nodes.insert(machine.name.clone(), node);
         }
+        material.keep_pod_subnets(topology);
         Ok(material)
     }
 
     /// Adds certificates for machines the topology has and the material not
     /// yet (a machine added to the file); keeps everything already made.
+    /// The etcd members among them join the members there are, one after
+    /// another, and those members' own start is written down first.
     pub fn cover(&mut self, topology: &Topology, extra_sans: &[String]) -> Result<bool, PkiError> {
+        let mut members: Vec<&Machine> = topology
+            .with(|roles| roles.etcd)
+            .filter(|machine| self.nodes.contains_key(&machine.name))
+            .collect();
         let mut added = false;
         for machine in &topology.machines {
-            if !self.nodes.contains_key(&machine.name) {
-                let node = self.node_material(topology, machine, extra_sans)?;
-                self.nodes.insert(machine.name.clone(), node);
-                added = true;
+            if self.nodes.contains_key(&machine.name) {
+                continue;
+            }
+            let mut node = self.node_material(topology, machine, extra_sans)?;
+            if machine.roles.etcd && !members.is_empty() {
+                self.pin_etcd_starts(&members);
+                members.push(machine);
+                node.etcd_start = Some(EtcdStart {
+                    initial_cluster: initial_cluster(&members),
+                    existing: true,
+                });
+            }
+            self.nodes.insert(machine.name.clone(), node);
+            added = true;
+        }
+        self.keep_pod_subnets(topology);
+        Ok(added)
+    }
+
+    /// Writes down how `members` started, for those that started with the
+    /// cluster (among each other).
+    fn pin_etcd_starts(&mut self, members: &[&Machine]) {
+        let founders = initial_cluster(members);
+        for member in members {
+            if let Some(node) = self.nodes.get_mut(&member.name) {
+                node.etcd_start.get_or_insert_with(|| EtcdStart {
+                    initial_cluster: founders.clone(),
+                    existing: false,
+                });
             }
         }
-        Ok(added)
+    }
+
+    /// Records the pod slice of each machine that has none recorded.
+    fn keep_pod_subnets(&mut self, topology: &Topology) {
+        for machine in &topology.machines {
+            if let (Some(node), Some(subnet)) =
+                (self.nodes.get_mut(&machine.name), machine.pod_subnet)
+            {
+                node.pod_subnet.get_or_insert_with(|| subnet.to_string());
+            }
+        }
+    }
+
+    /// The pod slices recorded, by node name.
+    pub fn pod_subnets(&self) -> BTreeMap<String, IpNet> {
+        self.nodes
+            .iter()
+            .filter_map(|(name, node)| {
+                let subnet = node.pod_subnet.as_deref()?.parse().ok()?;
+                Some((name.clone(), subnet))
+            })
+            .collect()
+    }
+
+    /// Forgets the machines called `names` (they left the cluster): a
+    /// machine joining later under one of those names gets new
+    /// certificates for its address.
+    pub fn forget(&mut self, names: &[String]) {
+        self.nodes.retain(|name, _| !names.contains(name));
     }
 
     fn node_material(
@@ -244,6 +326,21 @@ impl ClusterMaterial {
             .split_once('.')
             .map_or("", |(id, _)| id)
     }
+}
+
+/// etcd's `initial-cluster` for `members`.
+pub(crate) fn initial_cluster(members: &[&Machine]) -> String {
+    members
+        .iter()
+        .map(|member| {
+            format!(
+                "{}=https://{}",
+                member.name,
+                crate::plan::socket(member, 2380)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// `[a-z0-9]{6}.[a-z0-9]{16}`, the form the API server takes.

@@ -29,7 +29,11 @@ impl Deployment {
         if !problems.is_empty() {
             return Err(DeployError::Refused(problems));
         }
-        let topology = Topology::of(&config).map_err(DeployError::Refused)?;
+        let kept = material
+            .as_ref()
+            .map(ClusterMaterial::pod_subnets)
+            .unwrap_or_default();
+        let topology = Topology::keeping(&config, &kept).map_err(DeployError::Refused)?;
         let sans: Vec<String> = config
             .apiserver_cert_sans
             .dnsnames

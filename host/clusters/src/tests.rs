@@ -361,7 +361,7 @@ fn a_cleanup_stops_pods_first_and_removes_only_what_the_deploy_put() {
             assert_eq!(has("/usr/bin/kube-apiserver"), machine.roles.master);
             assert!(has("/usr/lib/systemd/system/wasmco-kernel.service"));
             assert!(!has("/etc/kubernetes") && !has("/usr/bin"), "{paths:?}");
-            let packages = removed(script_of(&plan::remove_packages(plan, machine)));
+            let packages = removed(script_of(plan::postcleanup(plan, machine).last().unwrap()));
             for sent in ["packages.tar", "packages.tar.gz", "bin", "image"] {
                 assert!(
                     packages.contains(&format!("/root/.eggo/package/{sent}")),

@@ -1,6 +1,7 @@
 //! The machines of a deploy file as wasmco works on them: each machine once,
 //! with every role it has, and the addresses the cluster's parts use.
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 
 use ipnet::IpNet;
@@ -62,6 +63,15 @@ impl Topology {
     /// Lays out `config` (defaults filled in). Machines listed under one
     /// name in several roles must agree on their address.
     pub fn of(config: &DeployConfig) -> Result<Topology, Vec<FieldError>> {
+        Topology::keeping(config, &BTreeMap::new())
+    }
+
+    /// Lays out `config`, each machine in `pod_subnets` keeping its slice of
+    /// the pod range (the others get the first free ones, in order).
+    pub fn keeping(
+        config: &DeployConfig,
+        pod_subnets: &BTreeMap<String, IpNet>,
+    ) -> Result<Topology, Vec<FieldError>> {
         let config = config.with_defaults();
         let mut problems = Vec::new();
         let mut machines: Vec<Machine> = Vec::new();
@@ -89,7 +99,7 @@ impl Topology {
         else {
             return Err(problems);
         };
-        if let Err(reason) = hand_out_pod_subnets(&mut machines, pod_cidr) {
+        if let Err(reason) = hand_out_pod_subnets(&mut machines, pod_cidr, pod_subnets) {
             problems.push(FieldError::new("network.podcidr", reason));
         }
         let Some(api_service_ip) = service_cidr.hosts().next() else {
@@ -128,6 +138,15 @@ impl Topology {
     /// The machine called `name`.
     pub fn machine(&self, name: &str) -> Option<&Machine> {
         self.machines.iter().find(|machine| machine.name == name)
+    }
+
+    /// The cluster without the machines called `names`.
+    pub fn without(&self, names: &[String]) -> Topology {
+        let mut topology = self.clone();
+        topology
+            .machines
+            .retain(|machine| !names.contains(&machine.name));
+        topology
     }
 }
 
@@ -168,9 +187,15 @@ fn place(machines: &mut Vec<Machine>, list: &str, host: &HostConfig) -> Result<(
     Ok(())
 }
 
-/// Gives every machine that runs pods its own slice of the pod range, in
-/// machine order, so the same file always gives the same slices.
-fn hand_out_pod_subnets(machines: &mut [Machine], pod_cidr: IpNet) -> Result<(), String> {
+/// Gives every machine that runs pods its own slice of the pod range: the
+/// one `kept` for it, else the first free one in machine order, so the
+/// same file always gives the same slices and a machine joining or
+/// leaving moves no other.
+fn hand_out_pod_subnets(
+    machines: &mut [Machine],
+    pod_cidr: IpNet,
+    kept: &BTreeMap<String, IpNet>,
+) -> Result<(), String> {
     let prefix = match pod_cidr {
         IpNet::V4(_) => NODE_POD_PREFIX,
         IpNet::V6(_) => 64,
@@ -180,11 +205,27 @@ fn hand_out_pod_subnets(machines: &mut [Machine], pod_cidr: IpNet) -> Result<(),
         .map_err(|_| format!("{pod_cidr} is smaller than one node's /{prefix}"))?;
     // Only workers run a kubelet: a master listed as a worker too runs
     // pods, a master alone does not (Eggo's rule).
+    let keeps = |machine: &Machine| {
+        kept.get(&machine.name)
+            .filter(|subnet| subnet.prefix_len() == prefix && pod_cidr.contains(*subnet))
+            .copied()
+    };
+    let taken: Vec<IpNet> = machines
+        .iter()
+        .filter(|machine| machine.roles.worker)
+        .filter_map(keeps)
+        .collect();
     for machine in machines.iter_mut().filter(|machine| machine.roles.worker) {
-        machine.pod_subnet =
-            Some(subnets.next().ok_or_else(|| {
-                format!("{pod_cidr} has too few /{prefix} subnets for every node")
-            })?);
+        machine.pod_subnet = match keeps(machine) {
+            Some(subnet) => Some(subnet),
+            None => Some(
+                subnets
+                    .find(|subnet| !taken.contains(subnet))
+                    .ok_or_else(|| {
+                        format!("{pod_cidr} has too few /{prefix} subnets for every node")
+                    })?,
+            ),
+        };
     }
     Ok(())
 }

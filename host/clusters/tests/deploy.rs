@@ -105,7 +105,7 @@ fn an_eggo_file_deploys_a_cluster_whose_pods_run() {
             for (node, machine) in lab.nodes.iter().enumerate() {
                 let done = &cleaned.nodes[&machine.name].done;
                 assert!(done.contains(&Phase::Cleanup) && done.contains(&Phase::Postcleanup), "{done:?}");
-                let left = on_node(&lab, node, LEFT_BEHIND).await;
+                let left = on_node(&lab, node, support::LEFT_BEHIND).await;
                 assert_eq!(left.trim(), "", "{} after the cleanup", machine.name);
             }
             cleanup(&deployment, &settings, cleaned, report.clone())
@@ -113,17 +113,6 @@ fn an_eggo_file_deploys_a_cluster_whose_pods_run() {
                 .expect("a second cleanup");
         });
 }
-
-/// What of a cluster still runs or lies on a machine, a line each. The
-/// lab's `/var/lib/etcd` and `/var/lib/kubelet` are mounts: they stay,
-/// emptied.
-const LEFT_BEHIND: &str = "for service in kubelet kube-proxy containerd etcd kube-apiserver \
-    kube-controller-manager kube-scheduler; do systemctl is-active -q $service && echo running $service; done; \
-    pgrep -f '[c]ontainerd-shim' >/dev/null && echo running pods; \
-    for path in /etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/cni /usr/bin/kubelet /usr/bin/etcd \
-    /usr/bin/kube-apiserver /usr/lib/systemd/system/kubelet.service /etc/systemd/system/containerd.service \
-    /etc/cni/net.d/10-wasmco-bridge.conflist /root/.eggo/package; do [ -e $path ] && \
-    { [ ! -d $path ] || [ -n \"$(ls -A $path)\" ]; } && echo left $path: $(ls -A $path); done; true";
 
 #[test]
 fn a_refused_login_or_a_missing_machine_stops_the_deploy_before_it_touches_anything() {

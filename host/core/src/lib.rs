@@ -28,4 +28,4 @@ pub use document::{
 };
 pub use kinds::{BodyShape, FileKind, Kind, KindInfo};
 pub use resource::{ClusterInfo, ClusterRef, ManifestError, NodeInfo, Resource, ResourceKey};
-pub use specs::{ControllerSpec, GENERIC_PLACEMENT_KEY, check_spec, read_spec};
+pub use specs::{ControllerSpec, GENERIC_PLACEMENT_KEY, check_spec, read_body, read_spec};

@@ -22,8 +22,8 @@ pub use ca_cert::{
     Algorithm, CERT_MANAGER_GROUP, CaCertClusterGroupSpec, CaCertLogicalCloudSpec, CaCertSpec,
     CsrInfo, GroupScope, IssuerKind, IssuerRef, IssuingCluster, KeyUsage, PublicKeyAlgorithm,
 };
-pub use checking::read_spec;
 use checking::{Scope, checked};
+pub use checking::{read_body, read_spec};
 pub use cluster_deployment::ClusterDeploymentSpec;
 pub use controller::ControllerSpec;
 pub use dig::{DigIntentSpec, DigSpec, GENERIC_PLACEMENT_KEY, OverrideValues, UNSET_INTENT_NAME};

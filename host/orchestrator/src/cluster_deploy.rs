@@ -6,6 +6,8 @@
 
 mod addons;
 mod cleanup;
+mod forced;
+mod members;
 mod record;
 mod register;
 mod run;

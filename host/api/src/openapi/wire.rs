@@ -29,5 +29,9 @@ pub(super) fn components() -> Map<String, Value> {
     generator.subschema_for::<DeploymentStatus>();
     generator.subschema_for::<ContextBody>();
     generator.subschema_for::<ErrorBody>();
+    // The bodies cluster deployments' actions read.
+    generator.subschema_for::<wasmco_core::eggo::JoinFile>();
+    generator.subschema_for::<wasmco_core::wire::NodeRemoval>();
+    generator.subschema_for::<wasmco_core::wire::CleanupRequest>();
     generator.take_definitions(true)
 }

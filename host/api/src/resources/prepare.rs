@@ -82,15 +82,7 @@ fn with_deploy_summary(mut body: Value, file: Option<&[u8]>) -> Result<Value, Ap
     let upload =
         wasmco_orchestrator::DeployUpload::from_bytes(file.unwrap_or_default()).map_err(refused)?;
     let (config, _) = upload.checked().map_err(refused)?;
-    let names = |hosts: &[wasmco_core::eggo::HostConfig]| -> Vec<String> {
-        hosts.iter().map(|host| host.name.clone()).collect()
-    };
-    body["status"] = json!({
-        "clusterId": config.cluster_id,
-        "masters": names(&config.masters),
-        "workers": names(&config.workers),
-        "etcds": names(&config.etcds),
-    });
+    body["status"] = wasmco_orchestrator::DeployUpload::summary(&config);
     Ok(body)
 }
 

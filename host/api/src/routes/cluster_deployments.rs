@@ -1,6 +1,7 @@
 //! A cluster deployment's routes beyond the table: its actions and status.
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::routing::{get, post};
 
@@ -17,8 +18,8 @@ pub(super) fn routes() -> Router<AppState> {
         router = router.route(
             &format!("{item}/{}", action.route()),
             post(
-                move |State(s): State<AppState>, Path(path): Path<DeploymentPath>| {
-                    cluster_deployments::act(s, action, path.into())
+                move |State(s): State<AppState>, Path(path): Path<DeploymentPath>, body: Bytes| {
+                    cluster_deployments::act(s, action, path.into(), body)
                 },
             ),
         );

@@ -103,10 +103,18 @@ pub fn teardown(plan: &Plan<'_>, machine: &Machine) -> Vec<Step> {
     steps
 }
 
+/// A cleanup's last phase on `machine`: the `postcleanup` hooks, then the
+/// package archive they run from removed.
+pub fn postcleanup(plan: &Plan<'_>, machine: &Machine) -> Vec<Step> {
+    let mut steps = super::packages::hooks(plan, machine, wasmco_core::eggo::Schedule::Postcleanup);
+    steps.push(remove_packages(plan, machine));
+    steps
+}
+
 /// Removes the package archive `machine` was sent (whole, or cut to its
 /// roles) and what was unpacked from it: last, after the `postcleanup`
 /// hooks, which run from it.
-pub fn remove_packages(plan: &Plan<'_>, machine: &Machine) -> Step {
+fn remove_packages(plan: &Plan<'_>, machine: &Machine) -> Step {
     let dir = package_dir(plan);
     let mut unpacked: Vec<String> = ARCHIVE_FOLDERS
         .iter()

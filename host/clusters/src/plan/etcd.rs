@@ -2,6 +2,7 @@
 //! cluster's etcd CA, settings in an environment file, a notify unit.
 
 use super::step::{PKI_DIR, Plan, Step, keyed_all, put, run, service, socket};
+use crate::material::{EtcdStart, initial_cluster};
 use crate::topology::Machine;
 use crate::units::Unit;
 
@@ -34,6 +35,13 @@ pub fn etcd(plan: &Plan<'_>, member: &Machine) -> Vec<Step> {
         "make etcd's data directory",
         "mkdir -p -m 0700 /var/lib/etcd",
     ));
+    let joins = material
+        .etcd_start
+        .as_ref()
+        .is_some_and(|start| start.existing);
+    if joins {
+        steps.push(add_member(plan, member));
+    }
     let unit = Unit {
         description: "Etcd Server",
         after: vec!["network.target", "network-online.target"],
@@ -46,7 +54,80 @@ pub fn etcd(plan: &Plan<'_>, member: &Machine) -> Vec<Step> {
         ..Unit::default()
     };
     steps.extend(service("etcd", &unit));
+    if joins {
+        steps.push(promote_member(plan, member));
+    }
     steps
+}
+
+/// etcdctl (Eggo's archive ships it beside etcd) with this machine's
+/// health-check client certificate, against `endpoints`.
+fn etcdctl(endpoints: &str) -> String {
+    format!(
+        "ETCDCTL_API=3 etcdctl --endpoints={endpoints} --cacert={PKI_DIR}/etcd/ca.crt \
+         --cert={PKI_DIR}/etcd/healthcheck-client.crt --key={PKI_DIR}/etcd/healthcheck-client.key"
+    )
+}
+
+/// The other members' client URLs: a joining member reaches the cluster
+/// through them.
+fn other_members(plan: &Plan<'_>, member: &Machine) -> String {
+    plan.topology
+        .with(|roles| roles.etcd)
+        .filter(|other| other.name != member.name)
+        .map(|other| format!("https://{}", socket(other, 2379)))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Adds `member` to the running cluster as a learner (it counts towards
+/// no quorum until it has caught up, so a member that never starts
+/// cannot stop the cluster), unless it is there already or has its data.
+fn add_member(plan: &Plan<'_>, member: &Machine) -> Step {
+    let peer = format!("https://{}", socket(member, 2380));
+    let ctl = etcdctl(&other_members(plan, member));
+    Step::Run(wasmco_nodes::Command::new(
+        format!("add {} to etcd's members", member.name),
+        format!(
+            "[ -d {DATA_DIR}/member ] && exit 0; \
+             {ctl} member list | grep -q ', {peer}, ' || \
+             {ctl} member add {name} --learner --peer-urls={peer} >/dev/null",
+            name = member.name
+        ),
+        std::time::Duration::from_secs(60),
+    ))
+}
+
+/// Makes the learner `member` a voting member once it has caught up with
+/// the leader (etcd refuses until then).
+fn promote_member(plan: &Plan<'_>, member: &Machine) -> Step {
+    let peer = format!("https://{}", socket(member, 2380));
+    let ctl = etcdctl(&other_members(plan, member));
+    Step::Run(wasmco_nodes::Command::new(
+        format!("promote {} to a voting etcd member", member.name),
+        format!(
+            "for i in $(seq 120); do line=$({ctl} member list | grep ', {peer}, '); \
+             case \"$line\" in *', false') exit 0 ;; '') echo 'not a member' >&2; exit 1 ;; esac; \
+             {ctl} member promote ${{line%%,*}} >/dev/null 2>&1 && exit 0; sleep 1; done; \
+             {ctl} member promote ${{line%%,*}}"
+        ),
+        std::time::Duration::from_secs(150),
+    ))
+}
+
+/// Removes `leaving`'s member from the cluster, run on `on` (a member
+/// that stays); nothing when it is not a member.
+pub fn remove_member(on: &Machine, leaving: &Machine) -> Step {
+    let peer = format!("https://{}", socket(leaving, 2380));
+    let ctl = etcdctl(&format!("https://{}", socket(on, 2379)));
+    Step::Run(wasmco_nodes::Command::new(
+        format!("remove {} from etcd's members", leaving.name),
+        format!(
+            "id=$({ctl} member list | grep ', {peer}, ' | cut -d, -f1); \
+             [ -z \"$id\" ] || {ctl} member remove $id >/dev/null"
+        ),
+        std::time::Duration::from_secs(60),
+    ))
 }
 
 /// etcd's settings as `ETCD_*` variables (Eggo's set), with the file's
@@ -54,12 +135,18 @@ pub fn etcd(plan: &Plan<'_>, member: &Machine) -> Vec<Step> {
 fn environment(plan: &Plan<'_>, member: &Machine) -> String {
     let client = format!("https://{}", socket(member, 2379));
     let peer = format!("https://{}", socket(member, 2380));
-    let initial_cluster = plan
-        .topology
-        .with(|roles| roles.etcd)
-        .map(|other| format!("{}=https://{}", other.name, socket(other, 2380)))
-        .collect::<Vec<_>>()
-        .join(",");
+    let start = plan
+        .material
+        .nodes
+        .get(&member.name)
+        .and_then(|node| node.etcd_start.clone())
+        .unwrap_or_else(|| EtcdStart {
+            initial_cluster: initial_cluster(
+                &plan.topology.with(|roles| roles.etcd).collect::<Vec<_>>(),
+            ),
+            existing: false,
+        });
+    let cluster_state = if start.existing { "existing" } else { "new" };
     let mut variables = std::collections::BTreeMap::from([
         ("ETCD_NAME".to_owned(), member.name.clone()),
         ("ETCD_DATA_DIR".to_owned(), DATA_DIR.to_owned()),
@@ -74,8 +161,11 @@ fn environment(plan: &Plan<'_>, member: &Machine) -> String {
             "ETCD_LISTEN_METRICS_URLS".to_owned(),
             format!("https://{}", socket(member, 2381)),
         ),
-        ("ETCD_INITIAL_CLUSTER".to_owned(), initial_cluster),
-        ("ETCD_INITIAL_CLUSTER_STATE".to_owned(), "new".to_owned()),
+        ("ETCD_INITIAL_CLUSTER".to_owned(), start.initial_cluster),
+        (
+            "ETCD_INITIAL_CLUSTER_STATE".to_owned(),
+            cluster_state.to_owned(),
+        ),
         (
             "ETCD_INITIAL_CLUSTER_TOKEN".to_owned(),
             plan.config.etcd_token.clone(),

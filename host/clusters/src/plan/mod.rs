@@ -12,10 +12,11 @@ mod packages;
 mod step;
 mod worker;
 
-pub use cleanup::{remove_packages, teardown};
+pub use cleanup::{postcleanup, teardown};
 pub use control_plane::{bootstrap_rbac, control_plane};
-pub use etcd::etcd;
+pub use etcd::{etcd, remove_member};
 pub use infrastructure::{Archive, infrastructure};
+pub use network::{bridge, forget_routes};
 pub use packages::{PACKAGE_DIR, hooks, is_url, left_out, packages_for, url_addons};
-pub use step::{CONFIG_DIR, Plan, STAMPS, Step};
+pub use step::{CONFIG_DIR, Plan, STAMPS, Step, socket};
 pub use worker::{worker_prepare, worker_start};

@@ -68,3 +68,19 @@ fn pod_routes(plan: &Plan<'_>, node: &Machine) -> Vec<String> {
         })
         .collect()
 }
+
+/// Takes away the routes to the pods of machines that left the cluster.
+pub fn forget_routes(leaving: &[&Machine]) -> Vec<Step> {
+    let deletes: Vec<String> = leaving
+        .iter()
+        .filter_map(|machine| machine.pod_subnet)
+        .map(|subnet| format!("ip route del {subnet} 2>/dev/null"))
+        .collect();
+    if deletes.is_empty() {
+        return Vec::new();
+    }
+    vec![super::step::run(
+        "forget the routes to the machines that left",
+        format!("{}; true", deletes.join("; ")),
+    )]
+}

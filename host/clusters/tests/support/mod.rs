@@ -2,9 +2,10 @@
 //! package archive, and the deploy file a user of Eggo would write for the
 //! lab's machines.
 
-// The lab fixture the node task manager's tests use; not every helper is
-// needed everywhere.
-#[allow(dead_code)]
+// Not every helper is needed by every test binary.
+#![allow(dead_code)]
+
+// The lab fixture the node task manager's tests use.
 #[path = "../../../nodes/tests/lab/mod.rs"]
 pub mod lab;
 
@@ -92,7 +93,7 @@ install:
     srcpath:
       amd64: {archive}
   etcd:
-  - name: etcd
+  - name: etcd,etcdctl
     type: bin
     dst: /usr/bin
   kubernetes-master:
@@ -183,3 +184,14 @@ pub async fn on_node(lab: &Lab, node: usize, script: &str) -> String {
     session.close().await;
     output.stdout
 }
+
+/// What of a cluster still runs or lies on a machine, a line each. The
+/// lab's `/var/lib/etcd` and `/var/lib/kubelet` are mounts: they stay,
+/// emptied.
+pub const LEFT_BEHIND: &str = "for service in kubelet kube-proxy containerd etcd kube-apiserver \
+    kube-controller-manager kube-scheduler; do systemctl is-active -q $service && echo running $service; done; \
+    pgrep -f '[c]ontainerd-shim' >/dev/null && echo running pods; \
+    for path in /etc/kubernetes /var/lib/kubelet /var/lib/etcd /var/lib/cni /usr/bin/kubelet /usr/bin/etcd \
+    /usr/bin/kube-apiserver /usr/lib/systemd/system/kubelet.service /etc/systemd/system/containerd.service \
+    /etc/cni/net.d/10-wasmco-bridge.conflist /root/.eggo/package; do [ -e $path ] && \
+    { [ ! -d $path ] || [ -n \"$(ls -A $path)\" ]; } && echo left $path: $(ls -A $path); done; true";

@@ -46,7 +46,7 @@ impl DeployConfig {
     }
 }
 
-fn fill_host(host: &mut HostConfig) {
+pub(super) fn fill_host(host: &mut HostConfig) {
     or_default(&mut host.arch, DEFAULT_ARCH);
     if host.port == 0 {
         host.port = DEFAULT_SSH_PORT;

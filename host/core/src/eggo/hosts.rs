@@ -1,12 +1,13 @@
 //! The machines of an Eggo cluster, as the deploy file lists them.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::serde_shapes::is_zero;
 
 /// One machine in `masters`, `workers` or `etcds`. A machine listed in
 /// several roles appears in each list with the same fields.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct HostConfig {
     /// Its Kubernetes node name (an RFC 1123 subdomain).

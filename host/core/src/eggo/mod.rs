@@ -7,6 +7,7 @@ mod check;
 mod defaults;
 mod hosts;
 mod install;
+mod membership;
 mod model;
 mod parse;
 mod serde_shapes;
@@ -23,6 +24,7 @@ pub use hosts::{HostConfig, LoadBalance};
 pub use install::{
     DEFAULT_SHELL_TIMEOUT, Install, Package, PackageSource, PackageType, RolePackages, Schedule,
 };
+pub use membership::JoinFile;
 pub use model::{
     ApiServerSans, CorednsType, DeployConfig, DnsConfig, ExtraArgs, Network, OpenPort, Protocol,
     RolePorts, ServiceCluster,

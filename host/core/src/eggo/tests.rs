@@ -417,3 +417,100 @@ fn go_durations_give_their_length() {
         assert!(super::parse_go_duration(text).is_err(), "{text}");
     }
 }
+
+fn machine(name: &str, ip: &str) -> HostConfig {
+    HostConfig {
+        name: name.into(),
+        ip: ip.into(),
+        port: 22,
+        arch: "amd64".into(),
+    }
+}
+
+#[test]
+fn a_join_file_grows_eggos_own_file_and_a_retry_changes_nothing() {
+    let config = parse(FIXTURES[0].1).unwrap();
+    let join = JoinFile {
+        masters: vec![machine("master2", "192.168.122.120")],
+        workers: vec![
+            machine("master2", "192.168.122.120"),
+            machine("worker2", "192.168.122.121"),
+        ],
+    };
+    let grown = config.joined(&join).unwrap();
+    let names = |hosts: &[HostConfig]| hosts.iter().map(|h| h.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&grown.masters), ["master1", "master2"]);
+    assert_eq!(
+        names(&grown.workers),
+        ["master1", "worker1", "master2", "worker2"]
+    );
+    // etcd runs on the masters there (no `etcds` list): the new master is
+    // one by default.
+    assert!(grown.etcds.is_empty());
+    assert_eq!(names(&grown.with_defaults().etcds), ["master1", "master2"]);
+    assert_eq!(
+        grown.joined(&join).unwrap(),
+        grown,
+        "joining again is a no-op"
+    );
+    assert_eq!(join.names(), ["master2", "worker2"]);
+    grown
+        .with_defaults()
+        .check()
+        .is_empty()
+        .then_some(())
+        .expect("still passes Eggo's checks");
+
+    // A file that lists its etcd members gets the master among them.
+    let mut listed = config.clone();
+    listed.etcds = listed.masters.clone();
+    assert_eq!(
+        names(&listed.joined(&join).unwrap().etcds),
+        ["master1", "master2"]
+    );
+
+    // Taken out again, the file is as it was.
+    let shrunk = grown.without(&["master2".into(), "worker2".into()]);
+    assert_eq!(shrunk, config);
+    assert_eq!(config.first_master(), Some("master1"));
+}
+
+#[test]
+fn a_join_is_refused_by_field_when_a_name_or_address_is_taken() {
+    let config = parse(FIXTURES[0].1).unwrap();
+    let refused = |join: JoinFile| config.joined(&join).unwrap_err();
+    let same_ip = refused(JoinFile {
+        workers: vec![machine("other", "192.168.122.115")],
+        ..JoinFile::default()
+    });
+    assert_eq!(same_ip.field, "workers[0].name");
+    assert!(
+        same_ip.reason.contains("already in the cluster as worker1"),
+        "{}",
+        same_ip.reason
+    );
+    let same_name = refused(JoinFile {
+        workers: vec![machine("worker1", "192.168.122.200")],
+        ..JoinFile::default()
+    });
+    assert!(
+        same_name
+            .reason
+            .contains("with the address 192.168.122.115")
+    );
+    let promoted = refused(JoinFile {
+        masters: vec![machine("worker1", "192.168.122.115")],
+        ..JoinFile::default()
+    });
+    assert!(
+        promoted.reason.contains("cannot become a master"),
+        "{}",
+        promoted.reason
+    );
+    let bad_ip = refused(JoinFile {
+        workers: vec![machine("w9", "not-an-ip")],
+        ..JoinFile::default()
+    });
+    assert_eq!(bad_ip.field, "workers[0].ip");
+    assert_eq!(refused(JoinFile::default()).field, "masters");
+}

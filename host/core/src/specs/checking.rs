@@ -12,6 +12,14 @@ pub fn read_spec<T: DeserializeOwned>(spec: &Value) -> Result<T, FieldError> {
     from_value(spec, "spec")
 }
 
+/// An action's request body read as `T`, a problem named by its field.
+pub fn read_body<T: DeserializeOwned>(body: &Value) -> Result<T, FieldError> {
+    from_value(body, "").map_err(|e| match e.field.as_str() {
+        "" => FieldError::new("body", e.reason),
+        _ => e,
+    })
+}
+
 /// Where a body sits: its parent's path values.
 pub(super) struct Scope<'a> {
     pub(super) parent: &'a [String],

@@ -26,6 +26,11 @@ pub enum ClusterDeploymentState {
     /// Its machines were given back and the cluster unregistered; `deploy`
     /// makes it again.
     CleanedUp,
+    /// A host is adding machines to the deployed cluster (Eggo's join).
+    Joining,
+    /// A host is taking machines out of the deployed cluster (Eggo's
+    /// delete): drained, left, cleaned up.
+    RemovingNodes,
 }
 
 impl ClusterDeploymentState {
@@ -38,16 +43,31 @@ impl ClusterDeploymentState {
             ClusterDeploymentState::Failed => "Failed",
             ClusterDeploymentState::CleaningUp => "CleaningUp",
             ClusterDeploymentState::CleanedUp => "CleanedUp",
+            ClusterDeploymentState::Joining => "Joining",
+            ClusterDeploymentState::RemovingNodes => "RemovingNodes",
         }
     }
 
-    /// Whether a run (a deploy or a cleanup) is under way, or was on a
-    /// host that stopped.
+    /// Whether a run (a deploy, a cleanup, a join, a delete) is under way,
+    /// or was on a host that stopped.
     pub fn is_running(self) -> bool {
         matches!(
             self,
-            ClusterDeploymentState::Deploying | ClusterDeploymentState::CleaningUp
+            ClusterDeploymentState::Deploying
+                | ClusterDeploymentState::CleaningUp
+                | ClusterDeploymentState::Joining
+                | ClusterDeploymentState::RemovingNodes
         )
+    }
+
+    /// What a run leading from this state is called, for messages.
+    fn run_name(self) -> &'static str {
+        match self {
+            ClusterDeploymentState::CleaningUp => "cleanup",
+            ClusterDeploymentState::Joining => "join",
+            ClusterDeploymentState::RemovingNodes => "delete",
+            _ => "deploy",
+        }
     }
 
     /// The state `action` leads to from this one, or why it may not.
@@ -65,14 +85,22 @@ impl ClusterDeploymentState {
                 "cannot clean up: it was never deployed, so no machine has anything of it"
                     .to_owned(),
             ),
-            (action, Deploying | CleaningUp) => Err(format!(
+            // A failed join or delete is tried again the same way; after a
+            // failed deploy the run finds out whether the cluster answers.
+            (ClusterDeploymentAction::Join, Deployed | Failed) => Ok(Joining),
+            (ClusterDeploymentAction::Delete, Deployed | Failed) => Ok(RemovingNodes),
+            (
+                ClusterDeploymentAction::Join | ClusterDeploymentAction::Delete,
+                Created | CleanedUp,
+            ) => Err(format!(
+                "cannot {}: the cluster is not deployed; deploy it first (a new cluster's \
+                     machines are the deploy file's)",
+                action.route()
+            )),
+            (action, Deploying | CleaningUp | Joining | RemovingNodes) => Err(format!(
                 "cannot {}: a {} of it is under way; wait for it to end (its status says where it is)",
                 action.route(),
-                if self == Deploying {
-                    "deploy"
-                } else {
-                    "cleanup"
-                }
+                self.run_name()
             )),
         }
     }
@@ -92,13 +120,19 @@ pub enum ClusterDeploymentAction {
     /// Take the cluster down: its services stopped, what the deploy put on
     /// the machines removed, the cluster unregistered.
     Cleanup,
+    /// Add machines to the deployed cluster (body: Eggo's join file).
+    Join,
+    /// Take machines out of the deployed cluster (body: [`NodeRemoval`]).
+    Delete,
 }
 
 impl ClusterDeploymentAction {
     /// Every action.
-    pub const ALL: [ClusterDeploymentAction; 2] = [
+    pub const ALL: [ClusterDeploymentAction; 4] = [
         ClusterDeploymentAction::Deploy,
         ClusterDeploymentAction::Cleanup,
+        ClusterDeploymentAction::Join,
+        ClusterDeploymentAction::Delete,
     ];
 
     /// Its route, under the deployment's item path.
@@ -106,8 +140,40 @@ impl ClusterDeploymentAction {
         match self {
             ClusterDeploymentAction::Deploy => "deploy",
             ClusterDeploymentAction::Cleanup => "cleanup",
+            ClusterDeploymentAction::Join => "join",
+            ClusterDeploymentAction::Delete => "delete",
         }
     }
+
+    /// The state its run is in while it runs.
+    pub fn running(self) -> ClusterDeploymentState {
+        match self {
+            ClusterDeploymentAction::Deploy => ClusterDeploymentState::Deploying,
+            ClusterDeploymentAction::Cleanup => ClusterDeploymentState::CleaningUp,
+            ClusterDeploymentAction::Join => ClusterDeploymentState::Joining,
+            ClusterDeploymentAction::Delete => ClusterDeploymentState::RemovingNodes,
+        }
+    }
+}
+
+/// `POST …/cluster-deployments/{clusterDeployment}/cleanup`'s body, all
+/// optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CleanupRequest {
+    /// Terminate what wasmco deployed on the cluster (its DIGs' and logical
+    /// clouds' instantiations, its network intents) first, instead of
+    /// refusing while it is there.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// `POST …/cluster-deployments/{clusterDeployment}/delete`'s body.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodeRemoval {
+    /// The machines' node names, as the deploy file lists them.
+    pub nodes: Vec<String>,
 }
 
 /// `GET …/cluster-deployments/{clusterDeployment}/status`.
@@ -175,6 +241,9 @@ pub enum Phase {
     Addons,
     /// `postjoin` hooks.
     Postjoin,
+    /// A leaving machine cordoned and its pods evicted (a delete's first
+    /// phase), and an etcd member it runs removed.
+    Drain,
     /// `precleanup` hooks (a cleanup's first phase).
     Precleanup,
     /// Services stopped, pods' containers killed, the deploy's files and
@@ -185,9 +254,9 @@ pub enum Phase {
 }
 
 impl Phase {
-    /// Whether it is one of a cleanup's phases.
+    /// Whether it is one of a cleanup's (or a delete's) phases.
     pub fn is_cleanup(self) -> bool {
-        Phase::CLEANUP.contains(&self)
+        self == Phase::Drain || Phase::CLEANUP.contains(&self)
     }
 
     /// A cleanup's phases, in order.
@@ -215,6 +284,7 @@ impl fmt::Display for Phase {
             Phase::Bootstrap => "bootstrap",
             Phase::Addons => "addons",
             Phase::Postjoin => "postjoin",
+            Phase::Drain => "drain",
             Phase::Precleanup => "precleanup",
             Phase::Cleanup => "cleanup",
             Phase::Postcleanup => "postcleanup",
@@ -256,7 +326,7 @@ pub struct DeployProgress {
 
 #[cfg(test)]
 mod tests {
-    use super::ClusterDeploymentAction::{Cleanup, Deploy};
+    use super::ClusterDeploymentAction::{Cleanup, Delete, Deploy, Join};
     use super::ClusterDeploymentState::*;
 
     #[test]
@@ -273,8 +343,16 @@ mod tests {
                 .unwrap_err()
                 .contains("never deployed")
         );
-        for running in [Deploying, CleaningUp] {
-            for action in [Deploy, Cleanup] {
+        // Machines join or leave a cluster that is there.
+        assert_eq!(Deployed.after(Join), Ok(Joining));
+        assert_eq!(Failed.after(Delete), Ok(RemovingNodes));
+        for absent in [Created, CleanedUp] {
+            for action in [Join, Delete] {
+                assert!(absent.after(action).unwrap_err().contains("not deployed"));
+            }
+        }
+        for running in [Deploying, CleaningUp, Joining, RemovingNodes] {
+            for action in [Deploy, Cleanup, Join, Delete] {
                 let refused = running.after(action).unwrap_err();
                 assert!(refused.contains("under way"), "{refused}");
             }

@@ -13,8 +13,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 pub use cluster_deploy::{
-    AddonsStatus, ClusterDeploymentAction, ClusterDeploymentState, ClusterDeploymentStatus,
-    DeployProgress, NodeProgress, Phase,
+    AddonsStatus, CleanupRequest, ClusterDeploymentAction, ClusterDeploymentState,
+    ClusterDeploymentStatus, DeployProgress, NodeProgress, NodeRemoval, Phase,
 };
 pub use deployment::{
     AppDependency, AppStatus, ClusterState, ClusterStatus, ContextApp, ContextBody, ContextCluster,

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use wasmco_clusters::ClusterMaterial;
-use wasmco_core::wire::{ClusterDeploymentState, DeployProgress, NodeProgress, Phase};
+use wasmco_core::wire::{ClusterDeploymentState, DeployProgress, NodeProgress};
 use wasmco_store::appcontext::now;
 use wasmco_store::db::{DbError, ResourceDb, ResourceId};
 
@@ -29,6 +29,15 @@ pub(super) struct RunRecord {
     pub(super) registered: bool,
     #[serde(default)]
     pub(super) progress: DeployProgress,
+    /// The kind of the last run begun (its running state).
+    #[serde(default)]
+    pub(super) run: Option<ClusterDeploymentState>,
+    /// The machines a join adds or a delete takes out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) scope: Vec<String>,
+    /// Whether the cleanup terminates what is deployed on the cluster first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(super) force: bool,
 }
 
 impl Default for RunRecord {
@@ -40,18 +49,30 @@ impl Default for RunRecord {
             host: None,
             registered: false,
             progress: DeployProgress::default(),
+            run: None,
+            scope: Vec::new(),
+            force: false,
         }
     }
 }
 
 impl RunRecord {
-    /// Starts a run that leads to `next` (`Deploying`, `CleaningUp`) on
-    /// `host`. The progress of the other kind of run is dropped, all but
-    /// the machines' pinned host keys; a run of the same kind resumes from
-    /// where the last one stopped.
-    pub(super) fn begin(&mut self, next: ClusterDeploymentState, host: Option<String>) {
-        let was_cleanup = self.progress.phase.is_some_and(Phase::is_cleanup);
-        if was_cleanup != (next == ClusterDeploymentState::CleaningUp) {
+    /// Starts a run that leads to `next` (`Deploying`, `CleaningUp`, …) on
+    /// `host`, over `scope`'s machines for a join or delete. The progress
+    /// of another kind of run is dropped, all but the machines' pinned
+    /// host keys; a run of the same kind over the same machines resumes
+    /// from where the last one stopped.
+    pub(super) fn begin(
+        &mut self,
+        next: ClusterDeploymentState,
+        host: Option<String>,
+        scope: Vec<String>,
+    ) {
+        let last = self.run.unwrap_or(match self.progress.phase {
+            Some(phase) if phase.is_cleanup() => ClusterDeploymentState::CleaningUp,
+            _ => ClusterDeploymentState::Deploying,
+        });
+        if last != next || self.scope != scope {
             let nodes = std::mem::take(&mut self.progress.nodes);
             self.progress = DeployProgress::default();
             for (node, progress) in nodes {
@@ -65,6 +86,8 @@ impl RunRecord {
             }
         }
         self.state = next;
+        self.run = Some(next);
+        self.scope = scope;
         self.started = Some(now());
         self.ended = None;
         self.host = host;

@@ -50,7 +50,7 @@ impl ClusterDeployments {
         &self,
         target: &ClusterDeploymentRef,
     ) -> Result<ClusterDeploymentStatus, OrchestratorError> {
-        self.start(target, ClusterDeploymentAction::Deploy, |spec, record| {
+        self.start(target, ClusterDeploymentAction::Deploy, |spec, record, _| {
             let cluster = spec.cluster_name(&target.name);
             if !record.registered && register::exists(&self.shared.db, &target.provider, cluster)? {
                 return Err(OrchestratorError::Conflict(format!(
@@ -59,19 +59,24 @@ impl ClusterDeployments {
                     target.provider
                 )));
             }
-            Ok(())
+            Ok(Vec::new())
         })
     }
 
     /// Starts `action`'s run under the deployment's action lock, once its
     /// state allows it, its file still passes (the server's files, the
     /// package archive, may have changed since the upload) and `check`
-    /// has nothing against it; answers at once with the status.
+    /// has nothing against it; `check` answers with the machines a join
+    /// or delete works on. Answers at once with the status.
     pub(super) fn start(
         &self,
         target: &ClusterDeploymentRef,
         action: ClusterDeploymentAction,
-        check: impl FnOnce(&ClusterDeploymentSpec, &RunRecord) -> Result<(), OrchestratorError>,
+        check: impl FnOnce(
+            &ClusterDeploymentSpec,
+            &mut RunRecord,
+            &DeployUpload,
+        ) -> Result<Vec<String>, OrchestratorError>,
     ) -> Result<ClusterDeploymentStatus, OrchestratorError> {
         let id = target.id();
         let _action = self.shared.lock(&target.lock_key("action"))?;
@@ -82,8 +87,8 @@ impl ClusterDeployments {
             .after(action)
             .map_err(OrchestratorError::Conflict)?;
         upload.checked().map_err(OrchestratorError::Field)?;
-        check(&spec, &record)?;
-        record.begin(next, self.host.clone());
+        let scope = check(&spec, &mut record, &upload)?;
+        record.begin(next, self.host.clone(), scope);
         record::save(&self.shared.db, &id, &record)?;
         // A thread of this process already waiting for the run lock (a
         // stopped host's run being taken up) runs this one too.
@@ -291,22 +296,23 @@ impl ClusterDeployments {
                 return Ok(());
             }
             record.host = self.host.clone();
-            let outcome = if kind == ClusterDeploymentState::Deploying {
-                self.run_once(target, &mut record)
-            } else {
-                self.clean_once(target, &mut record)
+            let outcome = match kind {
+                ClusterDeploymentState::CleaningUp => self.clean_once(target, &mut record),
+                ClusterDeploymentState::Joining => self.join_once(target, &mut record),
+                ClusterDeploymentState::RemovingNodes => self.remove_once(target, &mut record),
+                _ => self.run_once(target, &mut record),
             };
             record.ended = Some(now());
             match outcome {
-                Ok(()) if kind == ClusterDeploymentState::Deploying => {
-                    record.state = ClusterDeploymentState::Deployed;
-                    record.registered = true;
-                    tracing::info!(deployment = %target.name, "cluster deployed and registered");
-                }
-                Ok(()) => {
+                Ok(()) if kind == ClusterDeploymentState::CleaningUp => {
                     record.state = ClusterDeploymentState::CleanedUp;
                     record.registered = false;
                     tracing::info!(deployment = %target.name, "cluster cleaned up and unregistered");
+                }
+                Ok(()) => {
+                    record.state = ClusterDeploymentState::Deployed;
+                    record.registered = true;
+                    tracing::info!(deployment = %target.name, run = %kind, "cluster run ended");
                 }
                 Err(error) => {
                     tracing::warn!(deployment = %target.name, %error, state = %kind, "cluster run stopped");

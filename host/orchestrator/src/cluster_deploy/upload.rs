@@ -74,6 +74,20 @@ impl DeployUpload {
         Ok((config, secret))
     }
 
+    /// What a deploy file lays out (never its logins), as a deployment's
+    /// `status` shows it.
+    pub fn summary(config: &DeployConfig) -> serde_json::Value {
+        let names = |hosts: &[wasmco_core::eggo::HostConfig]| -> Vec<String> {
+            hosts.iter().map(|host| host.name.clone()).collect()
+        };
+        serde_json::json!({
+            "clusterId": config.cluster_id,
+            "masters": names(&config.masters),
+            "workers": names(&config.workers),
+            "etcds": names(&config.etcds),
+        })
+    }
+
     fn secret(&self, config: &DeployConfig) -> Result<Secret, FieldError> {
         if !config.password.is_empty() {
             return Ok(Secret::Password(config.password.clone()));

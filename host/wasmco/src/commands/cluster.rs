@@ -1,5 +1,6 @@
 //! `wasmco cluster`: clusters made on machines from Eggo's deploy file
-//! (`deploy -f`, `status`, `cleanup`, `template`), through the REST API.
+//! (`deploy -f`, `status`, `cleanup`, `join`, `delete`, `template`),
+//! through the REST API.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -10,6 +11,7 @@ use serde_json::json;
 
 use wasmco::cli::client::{ApiClient, Upload};
 use wasmco::cli::deploys;
+use wasmco_core::eggo::{HostConfig, JoinFile};
 use wasmco_core::wire::{ClusterDeploymentAction, ClusterDeploymentState, ClusterDeploymentStatus};
 
 use super::connect::Connect;
@@ -28,6 +30,12 @@ pub enum ClusterCommand {
     /// stopped and what the deploy put on the machines removed, then the
     /// cluster unregistered; followed until it ends.
     Cleanup(CleanupArgs),
+    /// Add a machine (or a join file's machines) to a deployed cluster, as
+    /// `eggo join` does; followed until it ends.
+    Join(JoinArgs),
+    /// Take machines out of a deployed cluster, as `eggo delete` does
+    /// (drained first); followed until it ends.
+    Delete(DeleteArgs),
     /// Write a deploy file to start from: Eggo's template, with what wasmco
     /// does not deploy changed to what it does.
     Template(TemplateArgs),
@@ -49,12 +57,8 @@ pub struct DeployArgs {
     /// A label the cluster is registered with (repeatable).
     #[arg(long = "label")]
     labels: Vec<String>,
-    /// Start the deploy and return.
-    #[arg(long)]
-    no_wait: bool,
-    /// Give up waiting after this long (the deploy goes on on the server).
-    #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
-    timeout: Duration,
+    #[command(flatten)]
+    wait: Wait,
 }
 
 /// `wasmco cluster status`.
@@ -85,12 +89,76 @@ pub struct CleanupArgs {
     /// Its cluster provider.
     #[arg(long, default_value = "eggo")]
     provider: String,
-    /// Start the cleanup and return.
+    /// Terminate what wasmco deployed on the cluster (DIGs, logical
+    /// clouds, network intents) first, instead of refusing.
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    wait: Wait,
+}
+
+/// Whether and how long a verb follows its run.
+#[derive(clap::Args)]
+pub struct Wait {
+    /// Start the run and return.
     #[arg(long)]
     no_wait: bool,
-    /// Give up waiting after this long (the cleanup goes on on the server).
+    /// Give up waiting after this long (the run goes on on the server).
     #[arg(long, default_value = "30m", value_parser = humantime::parse_duration)]
     timeout: Duration,
+}
+
+impl Wait {
+    fn limit(&self) -> Option<Duration> {
+        (!self.no_wait).then_some(self.timeout)
+    }
+}
+
+/// `wasmco cluster join`.
+#[derive(clap::Args)]
+pub struct JoinArgs {
+    /// The machine's address (without `--file`).
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    ip: Option<String>,
+    /// The deployment's name (Eggo's cluster id).
+    #[arg(long)]
+    id: String,
+    /// Its cluster provider.
+    #[arg(long, default_value = "eggo")]
+    provider: String,
+    /// What the machine joins as: `master`, `worker` or `master,worker`.
+    #[arg(long = "type", default_value = "worker", conflicts_with = "file")]
+    roles: String,
+    /// The machine's node name.
+    #[arg(long, required_unless_present = "file", conflicts_with = "file")]
+    name: Option<String>,
+    /// Its SSH port.
+    #[arg(long, default_value_t = 22, conflicts_with = "file")]
+    port: u16,
+    /// Its architecture.
+    #[arg(long, default_value = "amd64", conflicts_with = "file")]
+    arch: String,
+    /// Eggo's join file: a deploy file whose `masters` and `workers` join.
+    #[arg(short = 'f', long)]
+    file: Option<PathBuf>,
+    #[command(flatten)]
+    wait: Wait,
+}
+
+/// `wasmco cluster delete`.
+#[derive(clap::Args)]
+pub struct DeleteArgs {
+    /// The machines' node names.
+    #[arg(required = true)]
+    nodes: Vec<String>,
+    /// The deployment's name (Eggo's cluster id).
+    #[arg(long)]
+    id: String,
+    /// Its cluster provider.
+    #[arg(long, default_value = "eggo")]
+    provider: String,
+    #[command(flatten)]
+    wait: Wait,
 }
 
 /// `wasmco cluster template`.
@@ -113,8 +181,23 @@ pub fn run(connect: &Connect, command: ClusterCommand) -> anyhow::Result<()> {
             let client = connect.client()?;
             let name = args.name.or(args.id).unwrap_or_default();
             let item = deploys::item(&args.provider, &name);
-            let wait = (!args.no_wait).then_some(args.timeout);
-            act(&client, &item, ClusterDeploymentAction::Cleanup, wait)
+            let body = json!({"force": args.force});
+            let action = ClusterDeploymentAction::Cleanup;
+            act(&client, &item, action, &body, args.wait.limit())
+        }
+        ClusterCommand::Join(args) => {
+            let body = join_body(&args)?;
+            let client = connect.client()?;
+            let item = deploys::item(&args.provider, &args.id);
+            let action = ClusterDeploymentAction::Join;
+            act(&client, &item, action, &body, args.wait.limit())
+        }
+        ClusterCommand::Delete(args) => {
+            let client = connect.client()?;
+            let item = deploys::item(&args.provider, &args.id);
+            let body = json!({"nodes": args.nodes});
+            let action = ClusterDeploymentAction::Delete;
+            act(&client, &item, action, &body, args.wait.limit())
         }
         ClusterCommand::Template(args) => {
             let text = wasmco_core::eggo::to_yaml(&wasmco_clusters::template())
@@ -166,8 +249,51 @@ fn deploy(connect: &Connect, args: DeployArgs) -> anyhow::Result<()> {
     let collection = deploys::collection(&args.provider);
     let item = deploys::item(&args.provider, &name);
     client.create_or_replace(&collection, &item, &body, true, files)?;
-    let wait = (!args.no_wait).then_some(args.timeout);
-    act(&client, &item, ClusterDeploymentAction::Deploy, wait)
+    let action = ClusterDeploymentAction::Deploy;
+    act(
+        &client,
+        &item,
+        action,
+        &serde_json::Value::Null,
+        args.wait.limit(),
+    )
+}
+
+/// The join's body: the join file's machines, or the one machine the
+/// flags name, with each role `--type` gives it.
+fn join_body(args: &JoinArgs) -> anyhow::Result<serde_json::Value> {
+    let join = match &args.file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            let config = wasmco_core::eggo::parse(&text)
+                .map_err(|e| anyhow::anyhow!("{}: {}: {}", path.display(), e.field, e.reason))?;
+            JoinFile {
+                masters: config.masters,
+                workers: config.workers,
+            }
+        }
+        None => {
+            let host = HostConfig {
+                name: args.name.clone().unwrap_or_default(),
+                ip: args.ip.clone().unwrap_or_default(),
+                port: i64::from(args.port),
+                arch: args.arch.clone(),
+            };
+            let mut join = JoinFile::default();
+            for role in args.roles.split(',').map(str::trim) {
+                match role {
+                    "master" => join.masters.push(host.clone()),
+                    "worker" => join.workers.push(host.clone()),
+                    other => anyhow::bail!(
+                        "--type {other:?}: a machine joins as master, worker or master,worker"
+                    ),
+                }
+            }
+            join
+        }
+    };
+    Ok(serde_json::to_value(join)?)
 }
 
 /// Posts `action` on the deployment at `item` and says what started;
@@ -176,15 +302,16 @@ fn act(
     client: &ApiClient,
     item: &str,
     action: ClusterDeploymentAction,
+    body: &serde_json::Value,
     wait: Option<Duration>,
 ) -> anyhow::Result<()> {
-    let started: ClusterDeploymentStatus = client.post_as(
-        &format!("{item}/{}", action.route()),
-        &serde_json::Value::Null,
-    )?;
+    let started: ClusterDeploymentStatus =
+        client.post_as(&format!("{item}/{}", action.route()), body)?;
     let doing = match action {
         ClusterDeploymentAction::Deploy => "deploying",
         ClusterDeploymentAction::Cleanup => "cleaning up",
+        ClusterDeploymentAction::Join => "joining machines to",
+        ClusterDeploymentAction::Delete => "taking machines out of",
     };
     println!(
         "{doing} cluster {} under provider {} ({} machines); `wasmco cluster status {}` follows it",
