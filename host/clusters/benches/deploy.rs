@@ -2,7 +2,8 @@
 //! (tests/nodes/lab.sh), the binaries and images already built and packed:
 //! one master and two workers until every Node is Ready (target: 3
 //! minutes), and one master with four workers against one master with
-//! one (target: 1.5x), the workers being set up side by side.
+//! one (target: 1.5x), the workers being set up side by side; then a
+//! worker's join (target: 60 s), its delete, and a cleanup (target: 30 s).
 //!
 //! `cargo bench -p wasmco-clusters --bench deploy` (as root, like the tests).
 
@@ -15,8 +16,11 @@ use std::time::{Duration, Instant};
 
 use support::lab::Lab;
 use support::{lab_deployment, runtime};
-use wasmco_clusters::{DeployProgress, DeploySettings, Phase, Report, deploy};
-use wasmco_nodes::NodeAddress;
+use wasmco_clusters::{
+    DeployProgress, DeploySettings, Deployment, Phase, Report, cleanup, deploy, join, remove_nodes,
+};
+use wasmco_core::eggo::{HostConfig, JoinFile};
+use wasmco_nodes::{NodeAddress, Secret};
 
 /// Deploys a master and `workers` workers on a fresh lab; the time from
 /// the first SSH connection to every Node Ready. Prints when each phase
@@ -60,6 +64,58 @@ fn deploy_time(workers: usize) -> Duration {
     elapsed
 }
 
+/// On a fresh lab: a master and a worker deployed, then a second worker's
+/// join, its delete (drained) and the cleanup of the whole cluster, each
+/// timed from its first SSH connection to its end.
+fn lifecycle_times() -> (Duration, Duration, Duration) {
+    let lab = Lab::up(3);
+    let made = lab_deployment(&lab, &[&lab.nodes[0], &lab.nodes[1]]);
+    let settings = DeploySettings::default();
+    let (_, report) = support::recorder();
+    let joiner = &lab.nodes[2];
+    let join_file = JoinFile {
+        workers: vec![HostConfig {
+            name: joiner.name.clone(),
+            ip: joiner.host.clone(),
+            port: i64::from(joiner.port),
+            arch: "amd64".into(),
+        }],
+        ..JoinFile::default()
+    };
+    let grown_config = made
+        .config
+        .joined(&join_file)
+        .expect("the worker joins the file");
+    runtime().block_on(async {
+        let state = deploy(&made, &settings, DeployProgress::default(), report.clone())
+            .await
+            .expect("the deploy");
+        let key = std::fs::read_to_string(&made.config.private_key_path).expect("the key");
+        let grown = Deployment::prepare(
+            &grown_config,
+            Secret::PrivateKey(key),
+            Some(made.material.clone()),
+        )
+        .expect("the grown deployment");
+        let joining = [joiner.name.clone()];
+        let started = Instant::now();
+        let state = join(&grown, &settings, state, report.clone(), &joining)
+            .await
+            .expect("the join");
+        let joined = started.elapsed();
+        let started = Instant::now();
+        let state = remove_nodes(&grown, &settings, state, report.clone(), &joining)
+            .await
+            .expect("the delete");
+        let deleted = started.elapsed();
+        let started = Instant::now();
+        cleanup(&made, &settings, state, report)
+            .await
+            .expect("the cleanup");
+        (joined, deleted, started.elapsed())
+    })
+}
+
 fn load() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
@@ -87,6 +143,21 @@ fn main() {
         one.as_secs_f64(),
         four.as_secs_f64(),
         verdict(ratio <= 1.5)
+    );
+    let (joined, deleted, cleaned) = lifecycle_times();
+    println!(
+        "join of one worker to Ready: {:.1} s (target <= 60 s) {}",
+        joined.as_secs_f64(),
+        verdict(joined.as_secs_f64() <= 60.0)
+    );
+    println!(
+        "delete of that worker, drained: {:.1} s",
+        deleted.as_secs_f64()
+    );
+    println!(
+        "cleanup of 1 master + 1 worker: {:.1} s (target <= 30 s) {}",
+        cleaned.as_secs_f64(),
+        verdict(cleaned.as_secs_f64() <= 30.0)
     );
     println!("load average after: {}", load());
 }
