@@ -6,11 +6,15 @@
 # release runs it), from the modules pinned in this directory's go.mod and
 # go.sum.
 #
-# The binaries go to ~/.cache/wasmco-kube/<hash of the inputs>, outside the
-# clone, so only the first build on a machine pays for it (about 10 minutes
-# on two cores). Prints that directory.
+# With a directory argument (tests/kube-next), builds that module's cmd/*
+# instead: the same parts a minor version on, for the upgrade tests.
+#
+# The binaries go to ~/.cache/wasmco-kube/<module>/<hash of the inputs>,
+# outside the clone, so only the first build on a machine pays for it
+# (about 10 minutes on two cores). Prints that directory.
 set -euo pipefail
-cd "$(dirname "$0")"
+script="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+cd "${1:-$(dirname "$0")}"
 
 export GOMODCACHE="${GOMODCACHE:-$HOME/.cache/go-mod}"
 export GOCACHE="${GOCACHE:-$HOME/.cache/go-build}"
@@ -19,9 +23,9 @@ export GOTOOLCHAIN=local
 export GOFLAGS=-mod=readonly
 
 version=$(sed -n 's/^\tk8s.io\/kubernetes \(v[0-9.]*\).*/\1/p' go.mod)
-key=$(cat go.mod go.sum build.sh cmd/*/main.go internal/*/*.go | sha256sum | cut -c1-16)
-out="$HOME/.cache/wasmco-kube/$key"
-binaries=(kube-apiserver etcd kubectl kubelet kube-controller-manager kube-scheduler kube-proxy etcd-server etcdctl)
+key=$(cat go.mod go.sum "$script" cmd/*/main.go $(ls internal/*/*.go 2>/dev/null) | sha256sum | cut -c1-16)
+out="$HOME/.cache/wasmco-kube/$(basename "$PWD")/$key"
+binaries=($(ls cmd))
 
 built() {
 	for binary in "${binaries[@]}"; do

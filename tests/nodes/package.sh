@@ -7,10 +7,16 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
+# `package.sh next` packs tests/kube-next's Kubernetes (a minor version on,
+# for the upgrade tests) with the same etcd.
 kube=$(bash ../kube/build.sh)
+parts=$kube
+if [ "${1:-}" = next ]; then
+	parts=$(bash ../kube/build.sh ../kube-next)
+fi
 images=$(bash images.sh)
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/wasmco-nodes/packages"
-key=$( { echo "$kube" "$images"; cat package.sh lab-addon.yaml; } | sha256sum | cut -c1-16)
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/wasmco-nodes/packages/${1:-current}"
+key=$( { echo "$kube" "$parts" "$images"; cat package.sh lab-addon.yaml; } | sha256sum | cut -c1-16)
 archive="$cache/$key/packages-amd64.tar.gz"
 
 if [ ! -f "$archive" ]; then
@@ -19,7 +25,7 @@ if [ ! -f "$archive" ]; then
 	stage="$cache/$key.partial/stage"
 	mkdir -p "$stage/bin" "$stage/image" "$stage/file"
 	for binary in kube-apiserver kube-controller-manager kube-scheduler kubectl kubelet kube-proxy; do
-		ln "$kube/$binary" "$stage/bin/$binary" 2>/dev/null || cp "$kube/$binary" "$stage/bin/$binary"
+		ln "$parts/$binary" "$stage/bin/$binary" 2>/dev/null || cp "$parts/$binary" "$stage/bin/$binary"
 	done
 	# etcd as its release runs it; tests/kube's own `etcd` is a test store.
 	cp "$kube/etcd-server" "$stage/bin/etcd"
