@@ -191,6 +191,43 @@ fn the_api_refuses_a_deploy_file_by_field_and_keeps_nothing() {
     assert!(!stored.to_string().contains(key_body), "{stored}");
     assert_eq!(status(&server, "c1").state, ClusterDeploymentState::Created);
 
+    // Machines join, leave or upgrade only a cluster that is there; a body
+    // that is not the action's is refused by field first.
+    let act = |action: &str, body: Value| server.post(&format!("{DEPLOYMENTS}/c1/{action}"), body);
+    let worker = json!({"workers": [{"name": "w2", "ip": "192.0.2.12", "port": 22}]});
+    for (action, body) in [
+        ("join", worker.clone()),
+        ("delete", json!({"nodes": ["w1"]})),
+        ("upgrade", Value::Null),
+    ] {
+        let refused = expect(act(action, body), 409);
+        assert!(
+            refused["message"]
+                .as_str()
+                .unwrap()
+                .contains("not deployed"),
+            "{refused}"
+        );
+    }
+    assert!(
+        refused_field(
+            act("join", json!({"workers": [{"name": "w2", "address": "x"}]})),
+            400
+        )
+        .starts_with("workers[0]")
+    );
+    assert_eq!(
+        refused_field(act("delete", json!({"nodes": "w1"})), 400),
+        "nodes"
+    );
+    assert_eq!(
+        refused_field(act("cleanup", json!({"force": "yes"})), 400),
+        "force"
+    );
+    assert_eq!(status(&server, "c1").state, ClusterDeploymentState::Created);
+    let unchanged = expect(server.get(&format!("{DEPLOYMENTS}/c1")), 200);
+    assert_eq!(unchanged["status"]["workers"], json!(["w1"]));
+
     // Machines nobody answers on: the run fails naming the machine and the
     // phase, and no cluster is registered.
     let nobody = deploy_to_nobody(&server, data.path());

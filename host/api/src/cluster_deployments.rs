@@ -37,7 +37,7 @@ impl From<DeploymentPath> for ClusterDeploymentRef {
 }
 
 /// `POST …/cluster-deployments/{clusterDeployment}/deploy`, `…/cleanup`,
-/// `…/join` or `…/delete`: the run starts and the answer comes at once
+/// `…/join`, `…/delete` or `…/upgrade`: the run starts and the answer comes at once
 /// (202), with the status as it starts.
 pub async fn act(
     state: AppState,
@@ -55,6 +55,7 @@ pub async fn act(
         }
         Request::Join(join) => deployments.join(&target, &join),
         Request::Delete(removal) => deployments.delete_nodes(&target, &removal.nodes),
+        Request::Upgrade => deployments.upgrade(&target),
     })
     .await??;
     Ok((StatusCode::ACCEPTED, axum::Json(status)).into_response())
@@ -66,6 +67,7 @@ enum Request {
     Cleanup(CleanupRequest),
     Join(JoinFile),
     Delete(NodeRemoval),
+    Upgrade,
 }
 
 impl Request {
@@ -87,6 +89,7 @@ impl Request {
             ClusterDeploymentAction::Cleanup => Request::Cleanup(wasmco_core::read_body(&value)?),
             ClusterDeploymentAction::Join => Request::Join(wasmco_core::read_body(&value)?),
             ClusterDeploymentAction::Delete => Request::Delete(wasmco_core::read_body(&value)?),
+            ClusterDeploymentAction::Upgrade => Request::Upgrade,
         })
     }
 }

@@ -3,7 +3,9 @@
 //! one master and two workers until every Node is Ready (target: 3
 //! minutes), and one master with four workers against one master with
 //! one (target: 1.5x), the workers being set up side by side; then a
-//! worker's join (target: 60 s), its delete, and a cleanup (target: 30 s).
+//! worker's join (target: 60 s), a rolling upgrade of the three machines
+//! to the next Kubernetes (target: 5 minutes), the worker's delete, and a
+//! cleanup (target: 30 s).
 //!
 //! `cargo bench -p wasmco-clusters --bench deploy` (as root, like the tests).
 
@@ -18,6 +20,7 @@ use support::lab::Lab;
 use support::{lab_deployment, runtime};
 use wasmco_clusters::{
     DeployProgress, DeploySettings, Deployment, Phase, Report, cleanup, deploy, join, remove_nodes,
+    upgrade,
 };
 use wasmco_core::eggo::{HostConfig, JoinFile};
 use wasmco_nodes::{NodeAddress, Secret};
@@ -64,10 +67,20 @@ fn deploy_time(workers: usize) -> Duration {
     elapsed
 }
 
+/// How long each step of a cluster's life took.
+struct Lifecycle {
+    join: Duration,
+    upgrade: Duration,
+    delete: Duration,
+    cleanup: Duration,
+}
+
 /// On a fresh lab: a master and a worker deployed, then a second worker's
-/// join, its delete (drained) and the cleanup of the whole cluster, each
-/// timed from its first SSH connection to its end.
-fn lifecycle_times() -> (Duration, Duration, Duration) {
+/// join, a rolling upgrade of the three machines to tests/kube-next's
+/// Kubernetes, the second worker's delete (drained) and the cleanup of the
+/// whole cluster, each timed from its first SSH connection to its end.
+fn lifecycle_times() -> Lifecycle {
+    let next = support::output_with(&support::script("package.sh"), &["next"]);
     let lab = Lab::up(3);
     let made = lab_deployment(&lab, &[&lab.nodes[0], &lab.nodes[1]]);
     let settings = DeploySettings::default();
@@ -86,33 +99,47 @@ fn lifecycle_times() -> (Duration, Duration, Duration) {
         .config
         .joined(&join_file)
         .expect("the worker joins the file");
+    let mut upgraded_config = grown_config.clone();
+    if let Some(source) = upgraded_config.install.package_source.as_mut() {
+        source.srcpath.insert("amd64".into(), next);
+    }
+    let key = std::fs::read_to_string(&made.config.private_key_path).expect("the key");
+    let with_material = |config, material| {
+        Deployment::prepare(config, Secret::PrivateKey(key.clone()), Some(material))
+            .expect("a deployment")
+    };
     runtime().block_on(async {
         let state = deploy(&made, &settings, DeployProgress::default(), report.clone())
             .await
             .expect("the deploy");
-        let key = std::fs::read_to_string(&made.config.private_key_path).expect("the key");
-        let grown = Deployment::prepare(
-            &grown_config,
-            Secret::PrivateKey(key),
-            Some(made.material.clone()),
-        )
-        .expect("the grown deployment");
+        let grown = with_material(&grown_config, made.material.clone());
         let joining = [joiner.name.clone()];
         let started = Instant::now();
         let state = join(&grown, &settings, state, report.clone(), &joining)
             .await
             .expect("the join");
-        let joined = started.elapsed();
+        let join_time = started.elapsed();
+        let upgraded = with_material(&upgraded_config, grown.material.clone());
         let started = Instant::now();
-        let state = remove_nodes(&grown, &settings, state, report.clone(), &joining)
+        let state = upgrade(&upgraded, &settings, state, report.clone())
+            .await
+            .expect("the upgrade");
+        let upgrade_time = started.elapsed();
+        let started = Instant::now();
+        let state = remove_nodes(&upgraded, &settings, state, report.clone(), &joining)
             .await
             .expect("the delete");
-        let deleted = started.elapsed();
+        let delete_time = started.elapsed();
         let started = Instant::now();
         cleanup(&made, &settings, state, report)
             .await
             .expect("the cleanup");
-        (joined, deleted, started.elapsed())
+        Lifecycle {
+            join: join_time,
+            upgrade: upgrade_time,
+            delete: delete_time,
+            cleanup: started.elapsed(),
+        }
     })
 }
 
@@ -144,20 +171,26 @@ fn main() {
         four.as_secs_f64(),
         verdict(ratio <= 1.5)
     );
-    let (joined, deleted, cleaned) = lifecycle_times();
+    let times = lifecycle_times();
+    let seconds = |time: Duration| time.as_secs_f64();
     println!(
         "join of one worker to Ready: {:.1} s (target <= 60 s) {}",
-        joined.as_secs_f64(),
-        verdict(joined.as_secs_f64() <= 60.0)
+        seconds(times.join),
+        verdict(seconds(times.join) <= 60.0)
     );
     println!(
-        "delete of that worker, drained: {:.1} s",
-        deleted.as_secs_f64()
+        "rolling upgrade of 1 master + 2 workers to the next minor version: {:.1} s (target <= 300 s) {}",
+        seconds(times.upgrade),
+        verdict(seconds(times.upgrade) <= 300.0)
+    );
+    println!(
+        "delete of one worker, drained: {:.1} s",
+        seconds(times.delete)
     );
     println!(
         "cleanup of 1 master + 1 worker: {:.1} s (target <= 30 s) {}",
-        cleaned.as_secs_f64(),
-        verdict(cleaned.as_secs_f64() <= 30.0)
+        seconds(times.cleanup),
+        verdict(seconds(times.cleanup) <= 30.0)
     );
     println!("load average after: {}", load());
 }

@@ -180,6 +180,11 @@ impl<'a> Run<'a> {
         self.deployment.plan()
     }
 
+    /// The package archive `machine` is sent, if the file has one.
+    pub(crate) fn archive_of(&self, machine: &str) -> Option<&Archive> {
+        self.archives.get(machine)
+    }
+
     async fn phases(&self) -> Result<(), DeployError> {
         let sessions = self.connect_all(Phase::Infrastructure).await?;
         // Refused before anything was touched; checked again here so a
@@ -262,7 +267,7 @@ impl<'a> Run<'a> {
             Phase::Infrastructure,
             machines.iter().copied(),
             sessions,
-            |machine| plan::infrastructure(&plan, machine, self.archives.get(&machine.name)),
+            |machine| plan::infrastructure(&plan, machine, self.archive_of(&machine.name)),
         )
         .await?;
         self.on_machines(

@@ -19,6 +19,7 @@ mod refusals;
 mod topology;
 mod trim;
 mod units;
+mod upgrade;
 
 #[cfg(test)]
 mod tests;
@@ -35,4 +36,5 @@ pub use material::{ClusterMaterial, EtcdStart, NodeMaterial};
 pub use plan::{Archive, PACKAGE_DIR, Plan, Step};
 pub use refusals::{refusals, template};
 pub use topology::{Machine, Roles, Topology};
+pub use upgrade::upgrade;
 pub use wasmco_core::wire::{DeployProgress, NodeProgress, Phase};

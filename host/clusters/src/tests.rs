@@ -359,6 +359,11 @@ fn a_cleanup_stops_pods_first_and_removes_only_what_the_deploy_put() {
                 machine.name
             );
             assert_eq!(has("/usr/bin/kube-apiserver"), machine.roles.master);
+            // The binary an upgrade replaced goes too.
+            assert_eq!(
+                has("/usr/bin/kube-apiserver.wasmco-previous"),
+                machine.roles.master
+            );
             assert!(has("/usr/lib/systemd/system/wasmco-kernel.service"));
             assert!(!has("/etc/kubernetes") && !has("/usr/bin"), "{paths:?}");
             let packages = removed(script_of(plan::postcleanup(plan, machine).last().unwrap()));

@@ -1,5 +1,5 @@
-//! A cluster deployment's actions (`deploy`, `cleanup`, `join`, `delete`)
-//! and its status.
+//! A cluster deployment's actions (`deploy`, `cleanup`, `join`, `delete`,
+//! `upgrade`) and its status.
 
 use serde_json::{Value, json};
 
@@ -37,6 +37,11 @@ pub(super) fn document_cluster_deployments(paths: &mut serde_json::Map<String, V
                 "take machines out of the deployed cluster (Eggo's delete): each is cordoned and drained (bounded), its etcd member removed, its services stopped and what the deploy put there removed, its Node deleted; then it leaves the deploy file; answers at once",
                 "a run of it is under way, or no deploy of it finished",
                 Some((wire::reference::<wasmco_core::wire::NodeRemoval>(), true)),
+            ),
+            ClusterDeploymentAction::Upgrade => (
+                "roll the deploy file as stored now (replace it first, with a package archive carrying the new Kubernetes or etcd) out over the machines one at a time: the masters first, each API server ready before the next, then each worker cordoned, drained, upgraded, Ready and uncordoned before the next; each binary replaced is kept beside the new one as NAME.wasmco-previous; answers at once",
+                "a run of it is under way, or no deploy of it finished",
+                None,
             ),
         };
         let mut operation = json!({

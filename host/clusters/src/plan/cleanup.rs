@@ -12,7 +12,7 @@ use wasmco_core::eggo::{PackageType, dst_allowed};
 use super::control_plane::control_plane;
 use super::etcd::etcd;
 use super::infrastructure::infrastructure;
-use super::packages::{package_dir, packages_for};
+use super::packages::{PREVIOUS, package_dir, packages_for};
 use super::step::{CONFIG_DIR, Plan, STAMPS, Step, quote, run};
 use super::worker::{worker_prepare, worker_start};
 use crate::topology::Machine;
@@ -205,7 +205,12 @@ fn copies(plan: &Plan<'_>, machine: &Machine) -> Vec<String> {
         })
         .flat_map(|package| package.names().map(move |name| (package, name)))
         .filter(|(package, name)| dst_allowed(&package.dst, name))
-        .map(|(package, name)| format!("{}/{name}", package.dst.trim_end_matches('/')))
+        .flat_map(|(package, name)| {
+            let path = format!("{}/{name}", package.dst.trim_end_matches('/'));
+            // An upgrade keeps the binary it replaced beside the new one.
+            let previous = (package.kind == PackageType::Bin).then(|| format!("{path}{PREVIOUS}"));
+            std::iter::once(path).chain(previous)
+        })
         .collect()
 }
 

@@ -86,6 +86,9 @@ pub fn package_dir(plan: &Plan<'_>) -> String {
         .to_owned()
 }
 
+/// What a binary an upgrade replaced is kept as, beside the new one.
+pub const PREVIOUS: &str = ".wasmco-previous";
+
 /// Installs `machine`'s `repo`, `pkg`, `bin`, `file` and `dir` packages,
 /// in Eggo's order. A copy replaces a file only when it differs, and
 /// through a rename, so a running binary is never written over.
@@ -137,6 +140,15 @@ pub fn installs(plan: &Plan<'_>, machine: &Machine) -> Vec<Step> {
             let script = if kind == PackageType::Dir {
                 format!(
                     "mkdir -p {dst} && cp -r {source} {dst}/",
+                    dst = quote(&package.dst)
+                )
+            } else if kind == PackageType::Bin {
+                // The binary replaced is kept beside the new one, for a
+                // rollback.
+                format!(
+                    "cmp -s {source} {target} || {{ mkdir -p {dst} && \
+                     {{ [ ! -e {target} ] || cp -pf {target} {target}{PREVIOUS}; }} && \
+                     cp -f {source} {target}.wasmco-partial && mv -f {target}.wasmco-partial {target}; }}",
                     dst = quote(&package.dst)
                 )
             } else {

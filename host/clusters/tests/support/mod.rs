@@ -26,17 +26,7 @@ pub fn script(name: &str) -> PathBuf {
 }
 
 pub fn output_of(script: &Path) -> String {
-    let ran = Command::new("bash")
-        .arg(script)
-        .output()
-        .expect("bash runs");
-    assert!(
-        ran.status.success(),
-        "{} failed: {}",
-        script.display(),
-        String::from_utf8_lossy(&ran.stderr)
-    );
-    String::from_utf8_lossy(&ran.stdout).trim().to_owned()
+    output_with(script, &[])
 }
 
 /// The version of the CoreDNS image tests/nodes/images.sh makes: the one
@@ -195,3 +185,19 @@ pub const LEFT_BEHIND: &str = "for service in kubelet kube-proxy containerd etcd
     /usr/bin/kube-apiserver /usr/lib/systemd/system/kubelet.service /etc/systemd/system/containerd.service \
     /etc/cni/net.d/10-wasmco-bridge.conflist /root/.eggo/package; do [ -e $path ] && \
     { [ ! -d $path ] || [ -n \"$(ls -A $path)\" ]; } && echo left $path: $(ls -A $path); done; true";
+
+/// `script`'s output when run with `arguments`.
+pub fn output_with(script: &Path, arguments: &[&str]) -> String {
+    let ran = Command::new("bash")
+        .arg(script)
+        .args(arguments)
+        .output()
+        .expect("bash runs");
+    assert!(
+        ran.status.success(),
+        "{} {arguments:?} failed: {}",
+        script.display(),
+        String::from_utf8_lossy(&ran.stderr)
+    );
+    String::from_utf8_lossy(&ran.stdout).trim().to_owned()
+}

@@ -31,6 +31,9 @@ pub enum ClusterDeploymentState {
     /// A host is taking machines out of the deployed cluster (Eggo's
     /// delete): drained, left, cleaned up.
     RemovingNodes,
+    /// A host is rolling the deploy file (a new Kubernetes or etcd in its
+    /// package archive) out over the machines, one at a time.
+    Upgrading,
 }
 
 impl ClusterDeploymentState {
@@ -45,6 +48,7 @@ impl ClusterDeploymentState {
             ClusterDeploymentState::CleanedUp => "CleanedUp",
             ClusterDeploymentState::Joining => "Joining",
             ClusterDeploymentState::RemovingNodes => "RemovingNodes",
+            ClusterDeploymentState::Upgrading => "Upgrading",
         }
     }
 
@@ -57,6 +61,7 @@ impl ClusterDeploymentState {
                 | ClusterDeploymentState::CleaningUp
                 | ClusterDeploymentState::Joining
                 | ClusterDeploymentState::RemovingNodes
+                | ClusterDeploymentState::Upgrading
         )
     }
 
@@ -66,6 +71,7 @@ impl ClusterDeploymentState {
             ClusterDeploymentState::CleaningUp => "cleanup",
             ClusterDeploymentState::Joining => "join",
             ClusterDeploymentState::RemovingNodes => "delete",
+            ClusterDeploymentState::Upgrading => "upgrade",
             _ => "deploy",
         }
     }
@@ -85,19 +91,23 @@ impl ClusterDeploymentState {
                 "cannot clean up: it was never deployed, so no machine has anything of it"
                     .to_owned(),
             ),
-            // A failed join or delete is tried again the same way; after a
-            // failed deploy the run finds out whether the cluster answers.
+            // A failed join, delete or upgrade is tried again the same way;
+            // after a failed deploy the run finds out whether the cluster
+            // answers.
             (ClusterDeploymentAction::Join, Deployed | Failed) => Ok(Joining),
             (ClusterDeploymentAction::Delete, Deployed | Failed) => Ok(RemovingNodes),
+            (ClusterDeploymentAction::Upgrade, Deployed | Failed) => Ok(Upgrading),
             (
-                ClusterDeploymentAction::Join | ClusterDeploymentAction::Delete,
+                ClusterDeploymentAction::Join
+                | ClusterDeploymentAction::Delete
+                | ClusterDeploymentAction::Upgrade,
                 Created | CleanedUp,
             ) => Err(format!(
                 "cannot {}: the cluster is not deployed; deploy it first (a new cluster's \
                      machines are the deploy file's)",
                 action.route()
             )),
-            (action, Deploying | CleaningUp | Joining | RemovingNodes) => Err(format!(
+            (action, Deploying | CleaningUp | Joining | RemovingNodes | Upgrading) => Err(format!(
                 "cannot {}: a {} of it is under way; wait for it to end (its status says where it is)",
                 action.route(),
                 self.run_name()
@@ -124,15 +134,19 @@ pub enum ClusterDeploymentAction {
     Join,
     /// Take machines out of the deployed cluster (body: [`NodeRemoval`]).
     Delete,
+    /// Roll the deploy file out over the machines one at a time (workers
+    /// drained), as a new Kubernetes comes in its package archive.
+    Upgrade,
 }
 
 impl ClusterDeploymentAction {
     /// Every action.
-    pub const ALL: [ClusterDeploymentAction; 4] = [
+    pub const ALL: [ClusterDeploymentAction; 5] = [
         ClusterDeploymentAction::Deploy,
         ClusterDeploymentAction::Cleanup,
         ClusterDeploymentAction::Join,
         ClusterDeploymentAction::Delete,
+        ClusterDeploymentAction::Upgrade,
     ];
 
     /// Its route, under the deployment's item path.
@@ -142,16 +156,7 @@ impl ClusterDeploymentAction {
             ClusterDeploymentAction::Cleanup => "cleanup",
             ClusterDeploymentAction::Join => "join",
             ClusterDeploymentAction::Delete => "delete",
-        }
-    }
-
-    /// The state its run is in while it runs.
-    pub fn running(self) -> ClusterDeploymentState {
-        match self {
-            ClusterDeploymentAction::Deploy => ClusterDeploymentState::Deploying,
-            ClusterDeploymentAction::Cleanup => ClusterDeploymentState::CleaningUp,
-            ClusterDeploymentAction::Join => ClusterDeploymentState::Joining,
-            ClusterDeploymentAction::Delete => ClusterDeploymentState::RemovingNodes,
+            ClusterDeploymentAction::Upgrade => "upgrade",
         }
     }
 }
@@ -326,7 +331,7 @@ pub struct DeployProgress {
 
 #[cfg(test)]
 mod tests {
-    use super::ClusterDeploymentAction::{Cleanup, Delete, Deploy, Join};
+    use super::ClusterDeploymentAction::{Cleanup, Delete, Deploy, Join, Upgrade};
     use super::ClusterDeploymentState::*;
 
     #[test]
@@ -346,13 +351,14 @@ mod tests {
         // Machines join or leave a cluster that is there.
         assert_eq!(Deployed.after(Join), Ok(Joining));
         assert_eq!(Failed.after(Delete), Ok(RemovingNodes));
+        assert_eq!(Deployed.after(Upgrade), Ok(Upgrading));
         for absent in [Created, CleanedUp] {
-            for action in [Join, Delete] {
+            for action in [Join, Delete, Upgrade] {
                 assert!(absent.after(action).unwrap_err().contains("not deployed"));
             }
         }
-        for running in [Deploying, CleaningUp, Joining, RemovingNodes] {
-            for action in [Deploy, Cleanup, Join, Delete] {
+        for running in [Deploying, CleaningUp, Joining, RemovingNodes, Upgrading] {
+            for action in [Deploy, Cleanup, Join, Delete, Upgrade] {
                 let refused = running.after(action).unwrap_err();
                 assert!(refused.contains("under way"), "{refused}");
             }

@@ -1,4 +1,5 @@
-//! The `join` and `delete` actions (Eggo's join and delete) and their runs.
+//! The `join`, `delete` and `upgrade` actions and their runs: machines
+//! joining and leaving (Eggo's join and delete), a new version rolled out.
 //! The deploy file stays the record of the cluster's machines: a join lays
 //! Eggo's join file into it before its run (the run sets up only the new
 //! machines), a delete takes the machines out of it once its run has
@@ -61,6 +62,35 @@ impl ClusterDeployments {
                 Ok(nodes.to_vec())
             },
         )
+    }
+
+    /// `upgrade`: a run that rolls the deploy file as it is stored now (a
+    /// new package archive) out over the machines, one at a time; answers
+    /// at once with the status.
+    pub fn upgrade(
+        &self,
+        target: &ClusterDeploymentRef,
+    ) -> Result<ClusterDeploymentStatus, OrchestratorError> {
+        self.start(target, ClusterDeploymentAction::Upgrade, |_, record, _| {
+            deployed_before(target, record)?;
+            Ok(Vec::new())
+        })
+    }
+
+    /// The upgrade itself.
+    pub(super) fn upgrade_once(
+        &self,
+        target: &ClusterDeploymentRef,
+        record: &mut RunRecord,
+    ) -> Result<(), OrchestratorError> {
+        let (_, deployment) = self.prepared(target)?;
+        record::save_material(&self.shared.db, &target.id(), &deployment.material)?;
+        let (deployment, settings, from) = (&deployment, &self.settings, record.progress.clone());
+        let outcome = self.on_machines(&target.id(), record, move |report| {
+            wasmco_clusters::upgrade(deployment, settings, from, report)
+        })?;
+        record.progress = outcome?;
+        Ok(())
     }
 
     /// The join itself, over the machines the record names.

@@ -300,6 +300,7 @@ impl ClusterDeployments {
                 ClusterDeploymentState::CleaningUp => self.clean_once(target, &mut record),
                 ClusterDeploymentState::Joining => self.join_once(target, &mut record),
                 ClusterDeploymentState::RemovingNodes => self.remove_once(target, &mut record),
+                ClusterDeploymentState::Upgrading => self.upgrade_once(target, &mut record),
                 _ => self.run_once(target, &mut record),
             };
             record.ended = Some(now());

@@ -1,5 +1,6 @@
 //! `wasmco cluster`: clusters made on machines from Eggo's deploy file
-//! (`deploy -f`, `status`, `cleanup`, `join`, `delete`, `template`),
+//! (`deploy -f`, `status`, `cleanup`, `join`, `delete`, `upgrade -f`,
+//! `template`),
 //! through the REST API.
 
 use std::io::{IsTerminal, Write};
@@ -36,6 +37,10 @@ pub enum ClusterCommand {
     /// Take machines out of a deployed cluster, as `eggo delete` does
     /// (drained first); followed until it ends.
     Delete(DeleteArgs),
+    /// Roll a changed deploy file (a package archive with a new Kubernetes
+    /// or etcd) out over a deployed cluster one machine at a time, the
+    /// masters first and each worker drained; followed until it ends.
+    Upgrade(DeployArgs),
     /// Write a deploy file to start from: Eggo's template, with what wasmco
     /// does not deploy changed to what it does.
     Template(TemplateArgs),
@@ -171,7 +176,8 @@ pub struct TemplateArgs {
 
 pub fn run(connect: &Connect, command: ClusterCommand) -> anyhow::Result<()> {
     match command {
-        ClusterCommand::Deploy(args) => deploy(connect, args),
+        ClusterCommand::Deploy(args) => deploy(connect, args, ClusterDeploymentAction::Deploy),
+        ClusterCommand::Upgrade(args) => deploy(connect, args, ClusterDeploymentAction::Upgrade),
         ClusterCommand::Status(args) => {
             let client = connect.client()?;
             let path = deploys::item(&args.provider, &args.name);
@@ -211,7 +217,13 @@ pub fn run(connect: &Connect, command: ClusterCommand) -> anyhow::Result<()> {
     }
 }
 
-fn deploy(connect: &Connect, args: DeployArgs) -> anyhow::Result<()> {
+/// Uploads the deploy file (and its key) and posts `action` (`deploy`,
+/// `upgrade`) on it.
+fn deploy(
+    connect: &Connect,
+    args: DeployArgs,
+    action: ClusterDeploymentAction,
+) -> anyhow::Result<()> {
     let text = std::fs::read_to_string(&args.file)
         .with_context(|| format!("cannot read {}", args.file.display()))?;
     let config = wasmco_core::eggo::parse(&text)
@@ -249,7 +261,6 @@ fn deploy(connect: &Connect, args: DeployArgs) -> anyhow::Result<()> {
     let collection = deploys::collection(&args.provider);
     let item = deploys::item(&args.provider, &name);
     client.create_or_replace(&collection, &item, &body, true, files)?;
-    let action = ClusterDeploymentAction::Deploy;
     act(
         &client,
         &item,
@@ -312,6 +323,7 @@ fn act(
         ClusterDeploymentAction::Cleanup => "cleaning up",
         ClusterDeploymentAction::Join => "joining machines to",
         ClusterDeploymentAction::Delete => "taking machines out of",
+        ClusterDeploymentAction::Upgrade => "upgrading",
     };
     println!(
         "{doing} cluster {} under provider {} ({} machines); `wasmco cluster status {}` follows it",
