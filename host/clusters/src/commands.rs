@@ -87,17 +87,42 @@ pub fn delete_bootstrap_token(plan: &Plan<'_>) -> Step {
 pub fn drain(node: &Machine, timeout: Duration) -> Step {
     let name = &node.name;
     let seconds = timeout.as_secs().max(1);
+    let cordoned = cordoned_marker(node);
     Step::Run(Command::new(
         format!("drain {name}"),
         format!(
             "export KUBECONFIG={CONFIG_DIR}/admin.conf; \
-             kubectl get node {name} >/dev/null 2>&1 || exit 0; \
+             found=$(kubectl get node {name} -o jsonpath='{{.spec.unschedulable}}' 2>&1) || \
+             {{ case \"$found\" in *NotFound*) exit 0 ;; esac; echo \"$found\" >&2; exit 1; }}; \
+             mkdir -p {STAMPS} && rm -f {cordoned}; \
+             [ \"$found\" = true ] && touch {cordoned}; \
              kubectl cordon {name} >/dev/null && \
              {{ kubectl drain {name} --ignore-daemonsets --delete-emptydir-data --force \
              --timeout={seconds}s >/dev/null 2>&1 || \
              echo \"{name}'s pods were not all evicted within {seconds}s\" >&2; }}"
         ),
         timeout + Duration::from_secs(60),
+    ))
+}
+
+/// On the first master: where [`drain`] notes that a node was cordoned
+/// before it (by someone else), so [`uncordon`] leaves it so.
+fn cordoned_marker(node: &Machine) -> String {
+    format!("{STAMPS}/cordoned-before-drain-{}", node.name)
+}
+
+/// On the first master: `node` schedulable again, unless it was cordoned
+/// before [`drain`] cordoned it.
+pub fn uncordon(node: &Machine) -> Step {
+    let name = &node.name;
+    let cordoned = cordoned_marker(node);
+    Step::Run(Command::new(
+        format!("uncordon {name}"),
+        format!(
+            "export KUBECONFIG={CONFIG_DIR}/admin.conf; if [ -e {cordoned} ]; then rm -f {cordoned}; \
+             else kubectl uncordon {name} >/dev/null; fi"
+        ),
+        Duration::from_secs(60),
     ))
 }
 

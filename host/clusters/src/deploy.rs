@@ -9,9 +9,7 @@ use std::time::Duration;
 
 use sha2::{Digest, Sha256};
 use wasmco_core::eggo::{DeployConfig, Schedule};
-use wasmco_nodes::{
-    HostKeyPolicy, Login, NodeAddress, NodeError, NodeSession, SessionSettings, on_each,
-};
+use wasmco_nodes::{Login, NodeError, NodeSession, SessionSettings, on_each};
 
 use crate::commands;
 use crate::error::DeployError;
@@ -43,9 +41,16 @@ pub(crate) fn bootstrap_objects(plan: &Plan<'_>) -> Vec<Step> {
             contents: plan::bootstrap_rbac(plan).into_bytes(),
             mode: 0o600,
         }),
+        // The token lapses within the hour should the run stop before it
+        // deletes it (the cluster's token cleaner removes it then).
         commands::kubectl(
             "apply the bootstrap objects",
-            &format!("apply -f {BOOTSTRAP_MANIFEST} && rm -f {BOOTSTRAP_MANIFEST}"),
+            &format!(
+                "apply -f {BOOTSTRAP_MANIFEST} && rm -f {BOOTSTRAP_MANIFEST} && \
+                 kubectl -n kube-system patch secret bootstrap-token-{id} --type merge -p \
+                 \"{{\\\"stringData\\\":{{\\\"expiration\\\":\\\"$(date -u -d '+1 hour' +%Y-%m-%dT%H:%M:%SZ)\\\"}}}}\" >/dev/null",
+                id = plan.material.bootstrap_token_id()
+            ),
         ),
     ]
 }
@@ -321,62 +326,6 @@ impl<'a> Run<'a> {
         .await
     }
 
-    /// One session per machine, all opened before anything changes, so an
-    /// unreachable machine or a wrong key stops the run before it began;
-    /// a failure is `phase`'s, the run's first.
-    pub(crate) async fn connect_all(&self, phase: Phase) -> Result<Sessions, DeployError> {
-        self.connect(phase, self.deployment.topology.machines.iter())
-            .await
-    }
-
-    /// One session on each of `machines`, as [`Run::connect_all`].
-    pub(crate) async fn connect<'m>(
-        &self,
-        phase: Phase,
-        machines: impl IntoIterator<Item = &'m Machine>,
-    ) -> Result<Sessions, DeployError> {
-        let mut machines: Vec<&Machine> = machines.into_iter().collect();
-        let mut seen = std::collections::BTreeSet::new();
-        machines.retain(|machine| seen.insert(machine.name.clone()));
-        self.with_state(|state| {
-            state.phase.get_or_insert(phase);
-        });
-        let opened = on_each(machines, self.settings.parallel, |machine| async move {
-            self.update(&machine.name, |progress| {
-                progress.phase.get_or_insert(phase);
-                progress.step = Some("connect over SSH".to_owned());
-            });
-            let pinned = self.progress_of(&machine.name, |progress| progress.host_key.clone());
-            let policy = pinned.map_or(HostKeyPolicy::FirstContact, HostKeyPolicy::Pinned);
-            let address = NodeAddress {
-                name: machine.name.clone(),
-                host: machine.ip.to_string(),
-                port: machine.port,
-            };
-            let session = NodeSession::connect(
-                &address,
-                &self.deployment.login,
-                &policy,
-                &self.settings.session,
-            )
-            .await;
-            self.update(&machine.name, |progress| match &session {
-                Ok(session) => {
-                    progress.step = None;
-                    progress.host_key = Some(session.host_key().to_owned());
-                    progress.error = None;
-                }
-                Err(error) => progress.error = Some(error.to_string()),
-            });
-            session.map(|session| (machine.name.clone(), session))
-        })
-        .await;
-        opened
-            .into_iter()
-            .collect::<Result<_, NodeError>>()
-            .map_err(|error| DeployError::Node { phase, error })
-    }
-
     /// Runs each machine's steps for `phase`, machines side by side.
     pub(crate) async fn on_machines<'m, F>(
         &self,
@@ -464,16 +413,16 @@ impl<'a> Run<'a> {
         Ok(())
     }
 
-    fn progress_of<T>(&self, node: &str, read: impl FnOnce(&NodeProgress) -> T) -> T {
+    pub(crate) fn progress_of<T>(&self, node: &str, read: impl FnOnce(&NodeProgress) -> T) -> T {
         let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         read(&state.nodes.get(node).cloned().unwrap_or_default())
     }
 
-    fn update(&self, node: &str, change: impl FnOnce(&mut NodeProgress)) {
+    pub(crate) fn update(&self, node: &str, change: impl FnOnce(&mut NodeProgress)) {
         self.with_state(|state| change(state.nodes.entry(node.to_owned()).or_default()));
     }
 
-    fn with_state(&self, change: impl FnOnce(&mut DeployProgress)) {
+    pub(crate) fn with_state(&self, change: impl FnOnce(&mut DeployProgress)) {
         let snapshot = {
             let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
             change(&mut state);

@@ -11,7 +11,7 @@ use wasmco_core::eggo::Schedule;
 use wasmco_core::wire::{DeployProgress, Phase};
 
 use crate::commands;
-use crate::deploy::{DeploySettings, Deployment, Report, Run, close};
+use crate::deploy::{DeploySettings, Deployment, Report, Run, Sessions, close};
 use crate::error::DeployError;
 use crate::plan::{self, Plan};
 use crate::topology::Machine;
@@ -57,17 +57,12 @@ async fn phases(run: &Run<'_>, first: &Machine, leaving: &[&Machine]) -> Result<
     let routed: Vec<&Machine> = staying.with(|roles| roles.worker).collect();
     // A member that stays removes the leaving ones.
     let remover = staying.with(|roles| roles.etcd).next();
-    let sessions = run
-        .connect(
-            Phase::Drain,
-            leaving
-                .iter()
-                .copied()
-                .chain([first])
-                .chain(remover)
-                .chain(routed.clone()),
-        )
-        .await?;
+    let (sessions, reached) = connect(
+        run,
+        [first].into_iter().chain(remover).chain(routed.clone()),
+        leaving,
+    )
+    .await?;
     let drain_timeout = run.settings.drain_timeout;
     run.on_machines(Phase::Drain, [first], &sessions, |_| {
         leaving
@@ -87,17 +82,13 @@ async fn phases(run: &Run<'_>, first: &Machine, leaving: &[&Machine]) -> Result<
             .collect()
     })
     .await?;
-    let leaving_now = leaving.iter().copied();
-    run.on_machines(Phase::Precleanup, leaving_now, &sessions, |machine| {
+    run.on_machines(Phase::Precleanup, reached.clone(), &sessions, |machine| {
         plan::hooks(&plan, machine, Schedule::Precleanup)
     })
     .await?;
-    run.on_machines(
-        Phase::Cleanup,
-        leaving.iter().copied(),
-        &sessions,
-        |machine| plan::teardown(&plan, machine),
-    )
+    run.on_machines(Phase::Cleanup, reached.clone(), &sessions, |machine| {
+        plan::teardown(&plan, machine)
+    })
     .await?;
     let after = Plan {
         topology: &staying,
@@ -123,13 +114,42 @@ async fn phases(run: &Run<'_>, first: &Machine, leaving: &[&Machine]) -> Result<
         },
     )
     .await?;
-    run.on_machines(
-        Phase::Postcleanup,
-        leaving.iter().copied(),
-        &sessions,
-        |machine| plan::postcleanup(&plan, machine),
-    )
+    run.on_machines(Phase::Postcleanup, reached, &sessions, |machine| {
+        plan::postcleanup(&plan, machine)
+    })
     .await?;
     close(sessions).await;
     Ok(())
+}
+
+/// Sessions on `needed` (every one must answer) and on the leaving
+/// machines that answer, which are returned with them. A leaving machine
+/// that does not answer (dead, or never reached by a failed join) still
+/// leaves: drained, its member removed, its Node deleted; only its own
+/// cleanup is skipped, and its progress says so.
+async fn connect<'m>(
+    run: &Run<'_>,
+    needed: impl IntoIterator<Item = &'m Machine>,
+    leaving: &[&'m Machine],
+) -> Result<(Sessions, Vec<&'m Machine>), DeployError> {
+    let mut sessions = run.connect(Phase::Drain, needed).await?;
+    sessions.extend(
+        run.connect_reachable(Phase::Drain, leaving.iter().copied())
+            .await,
+    );
+    let reached: Vec<&Machine> = leaving
+        .iter()
+        .copied()
+        .filter(|machine| sessions.contains_key(&machine.name))
+        .collect();
+    for gone in leaving.iter().filter(|machine| !reached.contains(machine)) {
+        run.update(&gone.name, |progress| {
+            let why = progress.error.take().unwrap_or_default();
+            progress.error = Some(format!(
+                "not reached ({why}): taken out of the cluster without its own cleanup; clean \
+                 it by hand before it runs a kubelet again"
+            ));
+        });
+    }
+    Ok((sessions, reached))
 }

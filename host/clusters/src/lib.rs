@@ -8,6 +8,7 @@
 mod addons;
 mod cleanup;
 mod commands;
+mod connect;
 mod deploy;
 mod error;
 mod join;

@@ -32,6 +32,24 @@ pub fn refusals(config: &DeployConfig) -> Vec<FieldError> {
             "import the CA through the cluster's PKI instead; a CA read from a path is not supported",
         );
     }
+    // The architecture names a package archive and goes into etcd's
+    // settings: a plain word, as Eggo's `amd64` and `arm64` are.
+    let lists = [
+        ("masters", &config.masters),
+        ("workers", &config.workers),
+        ("etcds", &config.etcds),
+    ];
+    for (list, hosts) in lists {
+        for (index, host) in hosts.iter().enumerate() {
+            let plain = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_';
+            if !host.arch.chars().all(plain) {
+                refuse(
+                    &format!("{list}[{index}].arch"),
+                    "is not an architecture (amd64, arm64)",
+                );
+            }
+        }
+    }
     if config.enable_kubelet_serving {
         refuse(
             "enable-kubelet-serving",

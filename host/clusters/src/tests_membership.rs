@@ -169,3 +169,73 @@ fn a_leaving_member_is_removed_by_its_peer_address_from_a_member_that_stays() {
         command.script
     );
 }
+
+#[test]
+fn a_slice_stays_taken_until_its_machine_has_left_and_names_stay_plain() {
+    let config = parse(FILE).unwrap().with_defaults();
+    let topology = Topology::of(&config).unwrap();
+    let mut kept = std::collections::BTreeMap::new();
+    for machine in &topology.machines {
+        if let Some(slice) = machine.pod_subnet {
+            kept.insert(machine.name.clone(), slice);
+        }
+    }
+    // w1 is out of the file but still in the material: a new worker gets
+    // neither its slice nor w2's.
+    let shrunk = parse(FILE)
+        .unwrap()
+        .without(&["w1".into()])
+        .joined(&JoinFile {
+            workers: vec![machine("w3", "192.0.2.13")],
+            ..JoinFile::default()
+        })
+        .unwrap()
+        .with_defaults();
+    let laid = Topology::keeping(&shrunk, &kept).unwrap();
+    let w3 = laid.machine("w3").unwrap().pod_subnet.unwrap();
+    assert!(!kept.values().any(|slice| *slice == w3), "{w3} {kept:?}");
+
+    let mut odd = config.clone();
+    odd.workers[0].arch = "amd64\nETCD_X=1".into();
+    let refused = crate::refusals::refusals(&odd);
+    assert!(
+        refused
+            .iter()
+            .any(|problem| problem.field == "workers[0].arch"),
+        "{refused:?}"
+    );
+}
+
+#[test]
+fn a_drain_remembers_a_node_cordoned_before_it_and_fails_when_the_api_does() {
+    let config = parse(FILE).unwrap().with_defaults();
+    let topology = Topology::of(&config).unwrap();
+    let w1 = topology.machine("w1").unwrap();
+    let Step::Run(drain) = crate::commands::drain(w1, std::time::Duration::from_secs(5)) else {
+        panic!("a command")
+    };
+    assert!(
+        drain.script.contains("*NotFound*) exit 0"),
+        "{}",
+        drain.script
+    );
+    assert!(
+        drain.script.contains("cordoned-before-drain-w1"),
+        "{}",
+        drain.script
+    );
+    let Step::Run(uncordon) = crate::commands::uncordon(w1) else {
+        panic!("a command")
+    };
+    assert!(
+        uncordon
+            .script
+            .contains("if [ -e /etc/kubernetes/.wasmco/cordoned-before-drain-w1 ]")
+    );
+    let m1 = topology.machine("m1").unwrap();
+    let Step::Run(remove) = plan::remove_member(m1, w1) else {
+        panic!("a command")
+    };
+    assert!(remove.script.starts_with("members=$("), "{}", remove.script);
+    assert!(remove.script.contains("|| exit 1"), "{}", remove.script);
+}

@@ -210,10 +210,12 @@ fn hand_out_pod_subnets(
             .filter(|subnet| subnet.prefix_len() == prefix && pod_cidr.contains(*subnet))
             .copied()
     };
-    let taken: Vec<IpNet> = machines
-        .iter()
-        .filter(|machine| machine.roles.worker)
-        .filter_map(keeps)
+    // Every slice kept is taken, a machine's no longer in the file too: it
+    // may still run pods there.
+    let taken: Vec<IpNet> = kept
+        .values()
+        .filter(|subnet| subnet.prefix_len() == prefix && pod_cidr.contains(*subnet))
+        .copied()
         .collect();
     for machine in machines.iter_mut().filter(|machine| machine.roles.worker) {
         machine.pod_subnet = match keeps(machine) {

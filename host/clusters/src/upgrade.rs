@@ -1,9 +1,10 @@
 //! A rolling upgrade: the deployment's file (its package archive with a
-//! new Kubernetes or etcd) rolled out one machine at a time, the control
-//! plane first (the API servers must never be older than the kubelets),
-//! each master's API server answering before the next; then each worker
-//! cordoned and drained, moved to the new binaries, Ready again and
-//! uncordoned before the next, so an app spread over the workers keeps
+//! new Kubernetes or etcd) rolled out one machine at a time, the whole
+//! control plane first (the API servers must never be older than the
+//! kubelets), each master's API server answering before the next; then
+//! each machine that runs pods cordoned and drained (within the drain
+//! bound), moved to the new binaries, Ready again and uncordoned before
+//! the next, so an app whose PodDisruptionBudget keeps a pod up keeps
 //! running. A machine's services restart only when what they run changed
 //! (a binary's digest, a file), and each binary replaced is kept beside the
 //! new one (`NAME.wasmco-previous`) for a rollback.
@@ -14,7 +15,7 @@ use wasmco_core::wire::{DeployProgress, Phase};
 use wasmco_nodes::Command;
 
 use crate::commands;
-use crate::deploy::{DeploySettings, Deployment, Report, Run, Sessions, close};
+use crate::deploy::{DeploySettings, Deployment, Report, Run, close};
 use crate::error::DeployError;
 use crate::plan::{self, CONFIG_DIR, Step};
 use crate::topology::Machine;
@@ -45,32 +46,49 @@ async fn phases(run: &Run<'_>) -> Result<(), DeployError> {
         )));
     };
     let sessions = run.connect_all(Phase::Infrastructure).await?;
-    // The control plane's machines first, the first master first; etcd
-    // members that are no master with them.
-    let control: Vec<&Machine> = topology.with(|roles| roles.master || roles.etcd).collect();
-    for machine in control {
-        upgrade_machine(run, &sessions, machine).await?;
-        if machine.roles.master {
-            run.on_machines(Phase::ControlPlane, [machine], &sessions, |machine| {
-                vec![wait_for_own_api(machine, run.settings.ready_timeout)]
-            })
-            .await?;
-        }
+    let plan = run.plan();
+    // The whole control plane before any kubelet (a kubelet may never be
+    // newer than an API server): the first master first, each master's
+    // API server answering before the next; etcd members with them.
+    for machine in topology.with(|roles| roles.master || roles.etcd) {
+        run.on_machines(Phase::Infrastructure, [machine], &sessions, |machine| {
+            plan::infrastructure(&plan, machine, run.archive_of(&machine.name))
+        })
+        .await?;
+        run.on_machines(Phase::Etcd, [machine], &sessions, |machine| {
+            plan::etcd(&plan, machine)
+        })
+        .await?;
+        run.on_machines(Phase::ControlPlane, [machine], &sessions, |machine| {
+            let mut steps = plan::control_plane(&plan, machine);
+            if machine.roles.master {
+                steps.push(wait_for_own_api(machine, run.settings.ready_timeout));
+            }
+            steps
+        })
+        .await?;
     }
-    for worker in topology.with(|roles| roles.worker && !roles.master && !roles.etcd) {
+    // Then every machine that runs pods, one at a time, drained first.
+    for worker in topology.with(|roles| roles.worker) {
         let drain_timeout = run.settings.drain_timeout;
         run.on_machines(Phase::Drain, [first], &sessions, |_| {
             vec![commands::drain(worker, drain_timeout)]
         })
         .await?;
-        upgrade_machine(run, &sessions, worker).await?;
+        run.on_machines(Phase::Infrastructure, [worker], &sessions, |machine| {
+            plan::infrastructure(&plan, machine, run.archive_of(&machine.name))
+        })
+        .await?;
+        run.on_machines(Phase::Bootstrap, [worker], &sessions, |machine| {
+            let mut steps = plan::worker_prepare(&plan, machine);
+            steps.extend(plan::worker_start(&plan, machine));
+            steps
+        })
+        .await?;
         run.on_machines(Phase::Bootstrap, [first], &sessions, |_| {
             vec![
                 commands::wait_for_node(worker, run.settings.ready_timeout),
-                commands::kubectl(
-                    &format!("uncordon {}", worker.name),
-                    &format!("uncordon {}", worker.name),
-                ),
+                commands::uncordon(worker),
             ]
         })
         .await?;
@@ -84,35 +102,6 @@ async fn phases(run: &Run<'_>) -> Result<(), DeployError> {
     .await?;
     close(sessions).await;
     Ok(())
-}
-
-/// Everything a deploy puts on `machine` for its roles, again: its
-/// binaries from the new archive, its settings; each service restarted
-/// when what it runs changed.
-async fn upgrade_machine(
-    run: &Run<'_>,
-    sessions: &Sessions,
-    machine: &Machine,
-) -> Result<(), DeployError> {
-    let plan = run.plan();
-    run.on_machines(Phase::Infrastructure, [machine], sessions, |machine| {
-        plan::infrastructure(&plan, machine, run.archive_of(&machine.name))
-    })
-    .await?;
-    run.on_machines(Phase::Etcd, [machine], sessions, |machine| {
-        plan::etcd(&plan, machine)
-    })
-    .await?;
-    run.on_machines(Phase::ControlPlane, [machine], sessions, |machine| {
-        plan::control_plane(&plan, machine)
-    })
-    .await?;
-    run.on_machines(Phase::Bootstrap, [machine], sessions, |machine| {
-        let mut steps = plan::worker_prepare(&plan, machine);
-        steps.extend(plan::worker_start(&plan, machine));
-        steps
-    })
-    .await
 }
 
 /// Waits until `master`'s own API server answers ready (not the cluster's

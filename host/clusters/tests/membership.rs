@@ -138,6 +138,38 @@ fn machines_join_a_running_cluster_and_leave_it_drained() {
             let left = on_node(&lab, node, support::LEFT_BEHIND).await;
             assert_eq!(left.trim(), "", "{} after it left", lab.nodes[node].name);
         }
+
+        // A machine at an address nothing answers on (mistyped) fails its
+        // join before anything changed, and still leaves again.
+        let mut ghost = host(&lab.nodes[2]);
+        ghost.name = "ghost".into();
+        ghost.ip = format!("{}.250", lab.nodes[0].host.rsplit_once('.').unwrap().0);
+        let haunted_config = grown_config
+            .without(&["node3".into(), "node4".into()])
+            .joined(&JoinFile { workers: vec![ghost], ..JoinFile::default() })
+            .unwrap();
+        let mut material = bigger.material.clone();
+        material.forget(&["node3".into(), "node4".into()]);
+        let key = std::fs::read_to_string(&config.private_key_path).unwrap();
+        let haunted = Deployment::prepare(&haunted_config, Secret::PrivateKey(key), Some(material)).unwrap();
+        let impatient = DeploySettings {
+            session: wasmco_nodes::SessionSettings {
+                connect_timeout: std::time::Duration::from_secs(3),
+                ..Default::default()
+            },
+            ..DeploySettings::default()
+        };
+        let failed = join(&haunted, &impatient, left.clone(), report.clone(), &["ghost".into()])
+            .await
+            .unwrap_err();
+        assert!(failed.to_string().contains("ghost"), "{failed}");
+        let gone = remove_nodes(&haunted, &impatient, left, report.clone(), &["ghost".into()])
+            .await
+            .unwrap_or_else(|error| panic!("the ghost's delete failed: {error}"));
+        assert!(gone.finished);
+        let said = gone.nodes["ghost"].error.clone().unwrap_or_default();
+        assert!(said.contains("without its own cleanup"), "{said}");
+        assert_eq!(on_master(&lab, READY).await.trim(), "node2=True");
     });
 }
 

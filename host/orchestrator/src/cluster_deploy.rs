@@ -6,7 +6,6 @@
 
 mod addons;
 mod cleanup;
-mod forced;
 mod members;
 mod record;
 mod register;

@@ -17,7 +17,7 @@ use wasmco_store::db::{DbError, ResourceDb, ResourceId};
 use wasmco_store::hosts::HostGroup;
 
 use crate::ca_certs::CaCerts;
-use crate::cluster_deploy::ClusterDeployments;
+use crate::cluster_deploy::{ClusterDeploymentRef, ClusterDeployments};
 use crate::dig::{Build, Digs, Sources};
 use crate::error::OrchestratorError;
 use crate::intents::{Catalog, IntentCatalog};
@@ -29,7 +29,7 @@ use crate::registry::ControllerRegistry;
 use crate::service_discovery::Mirrors;
 use crate::shared::Shared;
 use crate::status::SyncedContext;
-use crate::target::{CaCertRef, CertStage, DigRef, LogicalCloudRef, NetworkSetRef};
+use crate::target::{CaCertRef, CertStage, Deployed, DigRef, LogicalCloudRef, NetworkSetRef};
 use crate::tenancy::Actor;
 
 /// DIG, logical cloud, network and caCert actions over the resource
@@ -99,6 +99,39 @@ impl Orchestrator {
             settings: wasmco_clusters::DeploySettings::default(),
             threads: self.deploy_runs.clone(),
         }
+    }
+
+    /// `cleanup` of a cluster deployment; with `force`, what is deployed
+    /// on its cluster (DIGs, then the logical clouds they run in, then
+    /// network intents) is terminated first, each through its own
+    /// lifecycle, instead of refusing.
+    pub fn cleanup_cluster_deployment(
+        &self,
+        target: &ClusterDeploymentRef,
+        force: bool,
+    ) -> Result<wasmco_core::wire::ClusterDeploymentStatus, OrchestratorError> {
+        let deployments = self.cluster_deployments();
+        if force {
+            let mut deployed = Vec::new();
+            for key in deployments.deployed_on_cluster_of(target)? {
+                let kind = Deployed::of(&key).ok_or_else(|| {
+                    OrchestratorError::Deployed(format!(
+                        "{key} is deployed on the cluster and a forced cleanup cannot terminate \
+                         it; terminate it, then clean up"
+                    ))
+                })?;
+                deployed.push(kind);
+            }
+            deployed.sort_by_key(Deployed::order);
+            for kind in deployed {
+                match kind {
+                    Deployed::Dig(dig) => self.terminate(&dig)?,
+                    Deployed::Cloud(cloud) => self.terminate_logical_cloud(&cloud)?,
+                    Deployed::Networks(set) => self.terminate_networks(&set)?,
+                };
+            }
+        }
+        deployments.cleanup(target, force)
     }
 
     fn digs(&self) -> Digs<'_> {

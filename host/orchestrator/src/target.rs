@@ -4,11 +4,13 @@
 //! that every concern can name every other's targets without importing it.
 
 mod ca_cert;
+mod deployed;
 mod dig;
 mod logical_cloud;
 mod network;
 
 pub use ca_cert::{CaCertRef, CaCertScope, CertStage};
+pub(crate) use deployed::Deployed;
 pub use dig::DigRef;
 pub(crate) use logical_cloud::CLOUD_APP;
 pub use logical_cloud::LogicalCloudRef;

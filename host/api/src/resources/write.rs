@@ -95,6 +95,15 @@ pub async fn update(
                     .cluster_deployments()
                     .check_idle(&deployment)?;
             }
+            if let (Some(deployment), Some(file)) = (
+                wasmco_orchestrator::ClusterDeploymentRef::of(&id),
+                incoming.file.as_deref(),
+            ) {
+                worker
+                    .orchestrator
+                    .cluster_deployments()
+                    .check_replacement(&deployment, file)?;
+            }
             let file = match incoming.file {
                 Some(file) => Some(file),
                 // Kept, and checked again: the policy may have changed since.

@@ -90,7 +90,8 @@ fn add_member(plan: &Plan<'_>, member: &Machine) -> Step {
         format!("add {} to etcd's members", member.name),
         format!(
             "[ -d {DATA_DIR}/member ] && exit 0; \
-             {ctl} member list | grep -q ', {peer}, ' || \
+             members=$({ctl} member list) || exit 1; \
+             printf '%s\\n' \"$members\" | grep -qF ', {peer}, ' || \
              {ctl} member add {name} --learner --peer-urls={peer} >/dev/null",
             name = member.name
         ),
@@ -106,7 +107,8 @@ fn promote_member(plan: &Plan<'_>, member: &Machine) -> Step {
     Step::Run(wasmco_nodes::Command::new(
         format!("promote {} to a voting etcd member", member.name),
         format!(
-            "for i in $(seq 120); do line=$({ctl} member list | grep ', {peer}, '); \
+            "for i in $(seq 120); do members=$({ctl} member list) || exit 1; \
+             line=$(printf '%s\\n' \"$members\" | grep -F ', {peer}, '); \
              case \"$line\" in *', false') exit 0 ;; '') echo 'not a member' >&2; exit 1 ;; esac; \
              {ctl} member promote ${{line%%,*}} >/dev/null 2>&1 && exit 0; sleep 1; done; \
              {ctl} member promote ${{line%%,*}}"
@@ -116,27 +118,27 @@ fn promote_member(plan: &Plan<'_>, member: &Machine) -> Step {
 }
 
 /// Removes `leaving`'s member from the cluster, run on `on` (a member
-/// that stays); nothing when it is not a member.
+/// that stays); nothing when the members, as listed, no longer have it. A
+/// list that cannot be read fails the step: the member would otherwise
+/// be stopped while it still votes.
 pub fn remove_member(on: &Machine, leaving: &Machine) -> Step {
     let peer = format!("https://{}", socket(leaving, 2380));
     let ctl = etcdctl(&format!("https://{}", socket(on, 2379)));
     Step::Run(wasmco_nodes::Command::new(
         format!("remove {} from etcd's members", leaving.name),
         format!(
-            "id=$({ctl} member list | grep ', {peer}, ' | cut -d, -f1); \
+            "members=$({ctl} member list) || exit 1; \
+             id=$(printf '%s\\n' \"$members\" | grep -F ', {peer}, ' | cut -d, -f1); \
              [ -z \"$id\" ] || {ctl} member remove $id >/dev/null"
         ),
         std::time::Duration::from_secs(60),
     ))
 }
 
-/// etcd's settings as `ETCD_*` variables (Eggo's set), with the file's
-/// `etcd` extra arguments laid over them.
-fn environment(plan: &Plan<'_>, member: &Machine) -> String {
-    let client = format!("https://{}", socket(member, 2379));
-    let peer = format!("https://{}", socket(member, 2380));
-    let start = plan
-        .material
+/// How `member` started (or starts): as kept with the cluster's
+/// material, else as a member of a new cluster with every etcd machine.
+fn start_of(plan: &Plan<'_>, member: &Machine) -> EtcdStart {
+    plan.material
         .nodes
         .get(&member.name)
         .and_then(|node| node.etcd_start.clone())
@@ -145,7 +147,15 @@ fn environment(plan: &Plan<'_>, member: &Machine) -> String {
                 &plan.topology.with(|roles| roles.etcd).collect::<Vec<_>>(),
             ),
             existing: false,
-        });
+        })
+}
+
+/// etcd's settings as `ETCD_*` variables (Eggo's set), with the file's
+/// `etcd` extra arguments laid over them.
+fn environment(plan: &Plan<'_>, member: &Machine) -> String {
+    let client = format!("https://{}", socket(member, 2379));
+    let peer = format!("https://{}", socket(member, 2380));
+    let start = start_of(plan, member);
     let cluster_state = if start.existing { "existing" } else { "new" };
     let mut variables = std::collections::BTreeMap::from([
         ("ETCD_NAME".to_owned(), member.name.clone()),

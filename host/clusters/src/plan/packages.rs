@@ -227,9 +227,16 @@ pub fn hooks(plan: &Plan<'_>, machine: &Machine, schedule: Schedule) -> Vec<Step
             let timeout =
                 parse_go_duration(package.timeout_or_default()).unwrap_or(Duration::from_secs(30));
             let script = quote(&format!("{dir}/file/{name}"));
+            // A cleanup run again after its last phase removed the archive
+            // finds its hooks gone with it: they ran.
+            let gone = if matches!(schedule, Schedule::Precleanup | Schedule::Postcleanup) {
+                format!("[ -e {script} ] || exit 0; ")
+            } else {
+                String::new()
+            };
             Step::Run(Command::new(
                 format!("{schedule} hook {name}"),
-                format!("chmod +x {script} && {script}"),
+                format!("{gone}chmod +x {script} && {script}"),
                 timeout,
             ))
         })

@@ -134,6 +134,15 @@ impl DeployConfig {
         config
     }
 
+    /// Whether a machine called `name` is in any of the file's lists.
+    pub fn has_machine(&self, name: &str) -> bool {
+        self.masters
+            .iter()
+            .chain(&self.workers)
+            .chain(&self.etcds)
+            .any(|host| host.name == name)
+    }
+
     /// The name of the machine every other joins through (Eggo's first
     /// master), which may not be deleted.
     pub fn first_master(&self) -> Option<&str> {

@@ -46,12 +46,14 @@ impl ClusterDeployments {
     }
 
     /// The contexts deployed on `target`'s cluster (DIGs, logical clouds,
-    /// network sets), by key: what a forced cleanup terminates.
+    /// network sets), by key: what a forced cleanup terminates. Refused,
+    /// terminating nothing, when a cleanup could not start now.
     pub fn deployed_on_cluster_of(
         &self,
         target: &ClusterDeploymentRef,
     ) -> Result<Vec<String>, OrchestratorError> {
-        let (spec, _) = self.inputs(target)?;
+        let _action = self.shared.lock(&target.lock_key("action"))?;
+        let (spec, ..) = self.admitted(target, ClusterDeploymentAction::Cleanup)?;
         self.deployed_on(&ClusterRef::new(
             &target.provider,
             spec.cluster_name(&target.name),

@@ -31,6 +31,13 @@ impl ClusterDeployments {
             |_, record, upload| {
                 deployed_before(target, record)?;
                 let config = raw_config(upload)?;
+                let first = config.first_master().map(str::to_owned);
+                if let Some(first) = first.filter(|first| join.names().contains(first)) {
+                    return Err(OrchestratorError::Field(FieldError::new(
+                        "masters",
+                        format!("{first} is the cluster's first master; it joins nothing"),
+                    )));
+                }
                 let grown = config.joined(join).map_err(OrchestratorError::Field)?;
                 // The machines there are keep their pod slices and etcd
                 // starts, written down from the file as it was.
@@ -93,6 +100,41 @@ impl ClusterDeployments {
         Ok(())
     }
 
+    /// Refuses to store `file` over the deploy file of a cluster that runs
+    /// when it leaves out machines of that cluster: they would be neither
+    /// upgraded nor deletable, and their pod slices could be handed out
+    /// again. `delete` takes machines out.
+    pub fn check_replacement(
+        &self,
+        target: &ClusterDeploymentRef,
+        file: &[u8],
+    ) -> Result<(), OrchestratorError> {
+        let record = record::load(&self.shared.db, &target.id())?;
+        let material = record::material(&self.shared.db, &target.id())?;
+        let (true, Some(material)) = (record.registered, material) else {
+            return Ok(());
+        };
+        let upload = DeployUpload::from_bytes(file).map_err(OrchestratorError::Field)?;
+        let config = raw_config(&upload)?.with_defaults();
+        let missing: Vec<&str> = material
+            .nodes
+            .keys()
+            .filter(|name| !config.has_machine(name))
+            .map(String::as_str)
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        Err(OrchestratorError::Conflict(format!(
+            "the deploy file leaves out {} of cluster deployment {}, which the cluster runs; \
+             keep them in the file, or take them out of the cluster first (`wasmco cluster \
+             delete --id {} NODE...`)",
+            missing.join(", "),
+            target.name,
+            target.name
+        )))
+    }
+
     /// The join itself, over the machines the record names.
     pub(super) fn join_once(
         &self,
@@ -119,15 +161,25 @@ impl ClusterDeployments {
         record: &mut RunRecord,
     ) -> Result<(), OrchestratorError> {
         let (_, deployment) = self.prepared(target)?;
-        let (deployment, settings) = (&deployment, &self.settings);
-        let (from, leaving) = (record.progress.clone(), record.scope.clone());
-        let outcome = self.on_machines(&target.id(), record, move |report| async move {
-            wasmco_clusters::remove_nodes(deployment, settings, from, report, &leaving).await
-        })?;
-        record.progress = outcome?;
-        let (_, upload) = self.inputs(target)?;
-        let config = raw_config(&upload)?;
-        self.rewrite(target, &upload, &config.without(&record.scope))?;
+        // A run taken up after the file was rewritten has only the
+        // bookkeeping left.
+        let leaving: Vec<String> = record
+            .scope
+            .iter()
+            .filter(|name| deployment.topology.machine(name).is_some())
+            .cloned()
+            .collect();
+        if !leaving.is_empty() {
+            let (deployment, settings) = (&deployment, &self.settings);
+            let from = record.progress.clone();
+            let outcome = self.on_machines(&target.id(), record, move |report| async move {
+                wasmco_clusters::remove_nodes(deployment, settings, from, report, &leaving).await
+            })?;
+            record.progress = outcome?;
+            let (_, upload) = self.inputs(target)?;
+            let config = raw_config(&upload)?;
+            self.rewrite(target, &upload, &config.without(&record.scope))?;
+        }
         let mut material = deployment.material.clone();
         material.forget(&record.scope);
         record::save_material(&self.shared.db, &target.id(), &material)?;
@@ -200,17 +252,9 @@ fn check_leaving(config: &DeployConfig, nodes: &[String]) -> Result<(), FieldErr
     if nodes.is_empty() {
         return Err(FieldError::new("nodes", "names no machine to delete"));
     }
-    let listed = |name: &String| {
-        config
-            .masters
-            .iter()
-            .chain(&config.workers)
-            .chain(&config.etcds)
-            .any(|host| &host.name == name)
-    };
     for (index, name) in nodes.iter().enumerate() {
         let at = format!("nodes[{index}]");
-        if !listed(name) {
+        if !config.has_machine(name) {
             return Err(FieldError::new(
                 at,
                 format!("{name} is not a machine of the cluster"),

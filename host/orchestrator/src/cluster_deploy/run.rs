@@ -80,13 +80,7 @@ impl ClusterDeployments {
     ) -> Result<ClusterDeploymentStatus, OrchestratorError> {
         let id = target.id();
         let _action = self.shared.lock(&target.lock_key("action"))?;
-        let (spec, upload) = self.inputs(target)?;
-        let mut record = record::load(&self.shared.db, &id)?;
-        let next = record
-            .state
-            .after(action)
-            .map_err(OrchestratorError::Conflict)?;
-        upload.checked().map_err(OrchestratorError::Field)?;
+        let (spec, upload, mut record, next) = self.admitted(target, action)?;
         let scope = check(&spec, &mut record, &upload)?;
         record.begin(next, self.host.clone(), scope);
         record::save(&self.shared.db, &id, &record)?;
@@ -94,6 +88,33 @@ impl ClusterDeployments {
         // stopped host's run being taken up) runs this one too.
         self.spawn(target.clone())?;
         self.answer(target, &spec, record)
+    }
+
+    /// Whether `action` may start now: the state allows it and the file
+    /// still passes (the server's files, the package archive, may have
+    /// changed since the upload). Its inputs, its record and the state it
+    /// leads to when it may.
+    pub(super) fn admitted(
+        &self,
+        target: &ClusterDeploymentRef,
+        action: ClusterDeploymentAction,
+    ) -> Result<
+        (
+            ClusterDeploymentSpec,
+            DeployUpload,
+            RunRecord,
+            ClusterDeploymentState,
+        ),
+        OrchestratorError,
+    > {
+        let (spec, upload) = self.inputs(target)?;
+        let record = record::load(&self.shared.db, &target.id())?;
+        let next = record
+            .state
+            .after(action)
+            .map_err(OrchestratorError::Conflict)?;
+        upload.checked().map_err(OrchestratorError::Field)?;
+        Ok((spec, upload, record, next))
     }
 
     /// Where the deployment is.
