@@ -71,14 +71,7 @@ fn machines_join_a_running_cluster_and_leave_it_drained() {
         assert_ne!(node3_subnet.trim(), node2_subnet.trim(), "each node its own pod slice");
         let routes = on_node(&lab, 1, "ip route").await;
         assert!(routes.contains(node3_subnet.trim()), "node2 routes to node3's pods: {routes}");
-        let sleeper = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"sleeper"},
-            "spec":{"replicas":4,"selector":{"matchLabels":{"app":"sleeper"}},
-            "template":{"metadata":{"labels":{"app":"sleeper"}},"spec":{
-            "topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"kubernetes.io/hostname",
-            "whenUnsatisfiable":"DoNotSchedule","nodeTaintsPolicy":"Honor","labelSelector":{"matchLabels":{"app":"sleeper"}}}],
-            "terminationGracePeriodSeconds":1,"containers":[{
-            "name":"sleeper","image":"localhost/busybox:local","imagePullPolicy":"Never",
-            "command":["sleep","3600"]}]}}}}"#;
+        let sleeper = support::spread_sleeper(4);
         let placed = on_master(
             &lab,
             &format!(

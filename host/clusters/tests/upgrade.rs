@@ -33,14 +33,7 @@ fn an_upgrade_moves_every_machine_to_the_next_kubernetes_while_an_app_stays_read
         let state = deploy(&made, &settings, DeployProgress::default(), report.clone())
             .await
             .unwrap_or_else(|error| panic!("the deploy failed: {error}"));
-        let sleeper = r#"{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"sleeper"},
-            "spec":{"replicas":2,"selector":{"matchLabels":{"app":"sleeper"}},
-            "template":{"metadata":{"labels":{"app":"sleeper"}},"spec":{
-            "topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"kubernetes.io/hostname",
-            "whenUnsatisfiable":"DoNotSchedule","nodeTaintsPolicy":"Honor","labelSelector":{"matchLabels":{"app":"sleeper"}}}],
-            "terminationGracePeriodSeconds":1,"containers":[{
-            "name":"sleeper","image":"localhost/busybox:local","imagePullPolicy":"Never",
-            "command":["sleep","3600"]}]}}}}"#;
+        let sleeper = support::spread_sleeper(2);
         // As an app that must stay up says so: drains evict its pods one
         // at a time, each after the one before is replaced.
         let budget = r#"{"apiVersion":"policy/v1","kind":"PodDisruptionBudget","metadata":{"name":"sleeper"},

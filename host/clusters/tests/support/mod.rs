@@ -201,3 +201,18 @@ pub fn output_with(script: &Path, arguments: &[&str]) -> String {
     );
     String::from_utf8_lossy(&ran.stdout).trim().to_owned()
 }
+
+/// A Deployment of `replicas` busybox sleepers spread one per worker (a
+/// cordoned worker no longer counts), as JSON for `kubectl apply -f -`.
+pub fn spread_sleeper(replicas: u32) -> String {
+    format!(
+        r#"{{"apiVersion":"apps/v1","kind":"Deployment","metadata":{{"name":"sleeper"}},
+        "spec":{{"replicas":{replicas},"selector":{{"matchLabels":{{"app":"sleeper"}}}},
+        "template":{{"metadata":{{"labels":{{"app":"sleeper"}}}},"spec":{{
+        "topologySpreadConstraints":[{{"maxSkew":1,"topologyKey":"kubernetes.io/hostname",
+        "whenUnsatisfiable":"DoNotSchedule","nodeTaintsPolicy":"Honor","labelSelector":{{"matchLabels":{{"app":"sleeper"}}}}}}],
+        "terminationGracePeriodSeconds":1,"containers":[{{
+        "name":"sleeper","image":"localhost/busybox:local","imagePullPolicy":"Never",
+        "command":["sleep","3600"]}}]}}}}}}}}"#
+    )
+}
