@@ -10,6 +10,7 @@ mod members;
 mod record;
 mod register;
 mod run;
+mod source;
 mod target;
 mod upload;
 

@@ -17,6 +17,7 @@ mod dig;
 pub mod draft;
 mod error;
 mod follow_ups;
+pub mod gitops;
 pub mod intents;
 mod locks;
 mod logical_cloud;

@@ -193,6 +193,10 @@ pub struct ClusterDeploymentStatus {
     pub cluster: String,
     /// Where it is.
     pub state: ClusterDeploymentState,
+    /// The kind of the last run begun (`Deploying`, `Joining`, …): what a
+    /// `Failed` deployment failed at.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<ClusterDeploymentState>,
     /// When the last deploy started, RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started: Option<String>,

@@ -6,6 +6,7 @@
 
 pub mod cluster_deploy;
 pub mod deployment;
+pub mod gitops;
 pub mod lifecycle;
 pub mod status;
 
@@ -20,6 +21,7 @@ pub use deployment::{
     AppDependency, AppStatus, ClusterState, ClusterStatus, ContextApp, ContextBody, ContextCluster,
     DeploymentState, DeploymentStatus, Gvk, History, Link, ResourceEntry, Subject,
 };
+pub use gitops::{GitOpsAction, GitOpsError, GitOpsFile, GitOpsStatus};
 pub use lifecycle::{
     CertAction, CloudAction, DeployState, DigAction, Lifecycle, MigrateTo, NetworkAction, Refused,
     StateAction,

@@ -269,6 +269,7 @@ impl ClusterDeployments {
             cluster_provider: target.provider.clone(),
             cluster: cluster.to_owned(),
             state: record.state,
+            run: record.run,
             started: record.started,
             ended: record.ended,
             host: record.host,
