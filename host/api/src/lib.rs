@@ -6,6 +6,7 @@ mod cluster_deployments;
 mod clusters;
 mod deployments;
 mod error;
+mod gitops;
 mod hosts;
 mod intents;
 mod logical_clouds;

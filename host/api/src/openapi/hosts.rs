@@ -4,7 +4,8 @@
 use serde_json::{Value, json};
 
 use super::parts::{error_responses, merge, parameters};
-use super::specs;
+use super::{specs, wire};
+use wasmco_core::wire::GitOpsStatus;
 
 /// The hosts sharing the store, and the scoped tokens (admin only).
 pub(super) fn document_hosts_and_tokens(paths: &mut serde_json::Map<String, Value>) {
@@ -23,6 +24,13 @@ pub(super) fn document_hosts_and_tokens(paths: &mut serde_json::Map<String, Valu
         "/v2/overview".into(),
         json!({"get": {"summary": "what the status page at /ui shows (admin only): every DIG with its state, revision, actions and per app × cluster cell (deployed, ready, resource counts, connectivity); every cluster with its labels, reachability, server version and the deployed DIGs on it; every controller with its type, priority, limits and its calls since the host started (counts, the last 20 with duration and outcome); every cluster deployment's status (state, phase, each machine's step and last error)",
                        "responses": {"200": {"description": "{digs, clusters, controllers, clusterDeployments}"},
+                                     "503": unavailable.clone()}}}),
+    );
+    paths.insert(
+        "/v2/gitops".into(),
+        json!({"get": {"summary": "GitOps mode (`wasmco serve --cluster-repo`): the repository, the commit last read, and per deploy file its cluster deployment, state, the last commit it reached, the action last started and what stops it (a file that is not a valid Eggo deploy file, by field)",
+                       "responses": {"200": wire::answers::<GitOpsStatus>("the status"),
+                                     "404": merge(&errors["404"], "no host of this store follows a cluster repository"),
                                      "503": unavailable.clone()}}}),
     );
     let token = "/v2/tokens/{token}";

@@ -11,6 +11,7 @@ pub fn operations() -> Vec<(&'static str, String)> {
         ("get", "/v2/openapi.json".to_owned()),
         ("get", "/v2/hosts".to_owned()),
         ("get", "/v2/overview".to_owned()),
+        ("get", "/v2/gitops".to_owned()),
         ("get", "/v2/tokens".to_owned()),
         ("post", "/v2/tokens".to_owned()),
         ("get", "/v2/tokens/{token}".to_owned()),

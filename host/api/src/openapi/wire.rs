@@ -29,6 +29,7 @@ pub(super) fn components() -> Map<String, Value> {
     generator.subschema_for::<DeploymentStatus>();
     generator.subschema_for::<ContextBody>();
     generator.subschema_for::<ErrorBody>();
+    generator.subschema_for::<wasmco_core::wire::GitOpsStatus>();
     // The bodies cluster deployments' actions read.
     generator.subschema_for::<wasmco_core::eggo::JoinFile>();
     generator.subschema_for::<wasmco_core::wire::NodeRemoval>();

@@ -7,7 +7,7 @@ use axum::routing::get;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{hosts, metrics, openapi, overview, tokens};
+use crate::{gitops, hosts, metrics, openapi, overview, tokens};
 
 pub(super) fn routes() -> Router<AppState> {
     Router::new()
@@ -27,6 +27,10 @@ pub(super) fn routes() -> Router<AppState> {
             get(|State(s): State<AppState>| metrics::serve(s.metrics, s.orchestrator)),
         )
         .route("/v2/hosts", get(|State(s): State<AppState>| hosts::list(s)))
+        .route(
+            "/v2/gitops",
+            get(|State(s): State<AppState>| gitops::status(s)),
+        )
         .route(
             "/v2/overview",
             get(|State(s): State<AppState>| overview::overview(s)),

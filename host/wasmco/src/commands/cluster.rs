@@ -1,6 +1,6 @@
 //! `wasmco cluster`: clusters made on machines from Eggo's deploy file
 //! (`deploy -f`, `status`, `cleanup`, `join`, `delete`, `upgrade -f`,
-//! `template`),
+//! `template`, `gitops`),
 //! through the REST API.
 
 use std::io::{IsTerminal, Write};
@@ -13,7 +13,9 @@ use serde_json::json;
 use wasmco::cli::client::{ApiClient, Upload};
 use wasmco::cli::deploys;
 use wasmco_core::eggo::{HostConfig, JoinFile};
-use wasmco_core::wire::{ClusterDeploymentAction, ClusterDeploymentState, ClusterDeploymentStatus};
+use wasmco_core::wire::{
+    ClusterDeploymentAction, ClusterDeploymentState, ClusterDeploymentStatus, GitOpsStatus,
+};
 
 use super::connect::Connect;
 
@@ -44,6 +46,10 @@ pub enum ClusterCommand {
     /// Write a deploy file to start from: Eggo's template, with what wasmco
     /// does not deploy changed to what it does.
     Template(TemplateArgs),
+    /// Show GitOps mode's status (`wasmco serve --cluster-repo`): the
+    /// commit read, and per deploy file its cluster, state, the commit it
+    /// reached and what stops it.
+    Gitops,
 }
 
 /// `wasmco cluster deploy`.
@@ -204,6 +210,10 @@ pub fn run(connect: &Connect, command: ClusterCommand) -> anyhow::Result<()> {
             let body = json!({"nodes": args.nodes});
             let action = ClusterDeploymentAction::Delete;
             act(&client, &item, action, &body, args.wait.limit())
+        }
+        ClusterCommand::Gitops => {
+            let status: GitOpsStatus = connect.client()?.get_as("/v2/gitops")?;
+            Ok(std::io::stdout().write_all(gitops_table(&status).as_bytes())?)
         }
         ClusterCommand::Template(args) => {
             let text = wasmco_core::eggo::to_yaml(&wasmco_clusters::template())
@@ -376,4 +386,56 @@ fn follow(client: &ApiClient, item: &str, watch: bool, timeout: Duration) -> any
         }
         std::thread::sleep(Duration::from_millis(500));
     }
+}
+
+/// The repository's line, then a row per deploy file.
+fn gitops_table(status: &GitOpsStatus) -> String {
+    let short = |commit: &Option<String>| -> String {
+        commit
+            .as_deref()
+            .map_or("-".to_owned(), |c| c.chars().take(12).collect())
+    };
+    let mut out = format!(
+        "repository {}{} (provider {}) at {}, read {}\n",
+        status.repo,
+        status
+            .branch
+            .as_ref()
+            .map(|b| format!("#{b}"))
+            .unwrap_or_default(),
+        status.cluster_provider,
+        short(&status.commit),
+        status.polled.as_deref().unwrap_or("never"),
+    );
+    if let Some(error) = &status.error {
+        out.push_str(&format!("cannot read it: {error}\n"));
+    }
+    out.push_str(&format!(
+        "{:<28} {:<20} {:<14} {:<13} {}\n",
+        "FILE", "DEPLOYMENT", "STATE", "REACHED", "PROBLEM"
+    ));
+    for file in &status.files {
+        let state = file.state.map_or("-".to_owned(), |s| s.to_string());
+        let state = if file.removed {
+            format!("{state} (removed)")
+        } else {
+            state
+        };
+        let problem = file
+            .error
+            .as_ref()
+            .map_or(String::new(), |e| match &e.field {
+                Some(field) => format!("{field}: {}", e.reason),
+                None => e.reason.clone(),
+            });
+        out.push_str(&format!(
+            "{:<28} {:<20} {:<14} {:<13} {}\n",
+            file.path,
+            file.cluster_deployment.as_deref().unwrap_or("-"),
+            state,
+            short(&file.reached),
+            problem
+        ));
+    }
+    out
 }

@@ -2,6 +2,7 @@
 //! arguments and its own `run`; `main` only parses and dispatches.
 
 pub mod cluster;
+mod cluster_repo;
 pub mod compile;
 mod connect;
 pub mod controller;

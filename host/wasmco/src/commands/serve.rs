@@ -115,6 +115,8 @@ pub struct Args {
     tls_sans: Vec<String>,
     #[command(flatten)]
     kubeconfigs: KubeconfigArgs,
+    #[command(flatten)]
+    cluster_repo: super::cluster_repo::ClusterRepoArgs,
     /// How long an uploaded controller may take to compile (it compiles
     /// in a child process, stopped past this).
     #[arg(long, default_value = "60s", value_parser = humantime::parse_duration)]
@@ -163,6 +165,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     let sync = Some((runtime.handle().clone(), args.rsync_config()));
     let state = wasmco::startup::open_state(&args.data_dir, sync, options)
         .with_context(|| format!("opening the data directory {}", args.data_dir.display()))?;
+    args.cluster_repo
+        .start(&state.orchestrator, &args.data_dir)?;
     let tls_config = if args.tls {
         Some(wasmco::startup::tls_config(
             &state,
