@@ -28,7 +28,7 @@ use crate::support::wait::eventually;
 // The deploy tests' lab and deploy file, shared rather than written twice
 // (it allows the helpers this binary does not need).
 #[path = "../../host/clusters/tests/support/mod.rs"]
-mod lab_support;
+pub(crate) mod lab_support;
 
 use lab_support::lab::Lab;
 use lab_support::{deploy_file, output_of, script};
@@ -74,7 +74,7 @@ fn refused_field(response: reqwest::blocking::Response, status: u16) -> String {
 
 /// A deploy file for two machines at `ips` and `port`, which need not
 /// exist: the API's checks come before any connection.
-fn paper_file(archive: &Path, key: &Path, ips: [&str; 2], port: u16) -> String {
+pub(crate) fn paper_file(archive: &Path, key: &Path, ips: [&str; 2], port: u16) -> String {
     let machine = |name: &str, ip: &str| wasmco_nodes::NodeAddress {
         name: name.into(),
         host: ip.into(),
@@ -85,7 +85,7 @@ fn paper_file(archive: &Path, key: &Path, ips: [&str; 2], port: u16) -> String {
 }
 
 /// A private key made as a user makes one, at `dir/name`.
-fn a_key(dir: &Path, name: &str) -> String {
+pub(crate) fn a_key(dir: &Path, name: &str) -> String {
     let path = dir.join(name);
     let made = std::process::Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"])
@@ -99,11 +99,9 @@ fn a_key(dir: &Path, name: &str) -> String {
     std::fs::read_to_string(path).unwrap()
 }
 
-/// Creates the deployment `nobody` under provider `eggo`, its two machines
-/// loopback ports nobody listens on, and starts its deploy.
-pub(crate) fn deploy_to_nobody(server: &Server, dir: &Path) -> String {
-    // The archive holds the file's `yaml` package, read before any machine
-    // is reached.
+/// A package archive holding only the `yaml` package of the lab's deploy
+/// file, which is read before any machine is reached.
+pub(crate) fn addon_archive(dir: &Path) -> std::path::PathBuf {
     let archive = dir.join("packages.tar.gz");
     let files = dir.join("packages/file");
     std::fs::create_dir_all(&files).unwrap();
@@ -117,15 +115,26 @@ pub(crate) fn deploy_to_nobody(server: &Server, dir: &Path) -> String {
         .status()
         .expect("tar runs");
     assert!(packed.success());
-    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+    archive
+}
+
+/// A loopback port nobody listens on.
+pub(crate) fn closed_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .unwrap()
-        .port();
+        .port()
+}
+
+/// Creates the deployment `nobody` under provider `eggo`, its two machines
+/// loopback ports nobody listens on, and starts its deploy.
+pub(crate) fn deploy_to_nobody(server: &Server, dir: &Path) -> String {
+    let archive = addon_archive(dir);
     let file = paper_file(
         &archive,
         &dir.join("id_rsa"),
         ["127.0.0.1", "127.0.0.2"],
-        closed,
+        closed_port(),
     );
     let key = a_key(dir, "nobody_key");
     expect(upload(server, "nobody", &file, Some(&key)), 201);

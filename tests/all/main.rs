@@ -12,6 +12,7 @@ mod declared_intents;
 mod deploy;
 mod docs;
 mod emco_flows;
+mod gitops;
 mod helm;
 mod hostile;
 mod hosts;
