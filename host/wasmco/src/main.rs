@@ -98,6 +98,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Every TLS client in the process (kube, etcd, gix's and the OTLP
+    // exporter's reqwest, built without a provider of their own) takes
+    // ring; installed before any of them is made.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let cli = Cli::parse();
     // The compiler child's stderr is its error message, nothing else.
     let _telemetry = if matches!(cli.command, Command::CompileController(_)) {
