@@ -155,19 +155,29 @@ fn gitops_reports_bad_files_by_field_tries_each_commit_once_and_fetches_over_git
     assert_eq!(error.field.as_deref(), Some("workers[0].ip"), "{error:?}");
     assert_eq!(error.commit, head);
     assert_eq!(bad_entry.cluster_deployment, None);
-    let same = wait_file(
-        &server,
-        "the duplicate reported",
-        timeout,
-        &head,
-        "same.yaml",
-        |f| f.error.is_some(),
+    // Two files claiming one cluster: neither is carried.
+    for path in ["lab.yaml", "same.yaml"] {
+        let claimed = wait_file(
+            &server,
+            "the duplicate reported",
+            timeout,
+            &head,
+            path,
+            |f| f.error.is_some(),
+        );
+        let error = claimed.error.unwrap();
+        assert_eq!(error.field.as_deref(), Some("cluster-id"), "{error:?}");
+        assert!(error.reason.contains("lab.yaml and same.yaml"), "{error:?}");
+    }
+    expect(
+        server.get("/v2/cluster-providers/gitops/cluster-deployments/lab-cluster"),
+        404,
     );
-    assert_eq!(same.error.unwrap().field.as_deref(), Some("cluster-id"));
     expect(
         server.get("/v2/cluster-providers/gitops/cluster-deployments/bad"),
         404,
     );
+    let head = repo.commit("same.yaml", None, "one file per cluster");
 
     // lab.yaml is deployed once for this commit; its machines never answer,
     // and the failure waits for the next commit.
@@ -229,10 +239,25 @@ fn gitops_reports_bad_files_by_field_tries_each_commit_once_and_fetches_over_git
     );
     assert!(text.contains(&head[..12]), "{text}");
 
-    // Files removed: their cluster is cleaned up (the cleanup of machines
-    // that never answer then fails, and says so).
-    repo.git(&["rm", "-q", "same.yaml"]);
+    // A file removed while another cannot be read (it may be the removed
+    // one under a new name): the cleanup waits for it.
     let removed = repo.commit("lab.yaml", None, "the cluster goes");
+    let waiting = wait_file(
+        &server,
+        "the removal waiting",
+        timeout,
+        &removed,
+        "lab.yaml",
+        |f| f.removed && f.error.is_some(),
+    );
+    assert!(waiting.error.unwrap().reason.contains("teams/bad.yaml"));
+    expect(
+        server.get("/v2/cluster-providers/gitops/cluster-deployments/lab-cluster"),
+        200,
+    );
+    // Once every file reads, the cluster is cleaned up (the cleanup of
+    // machines that never answer then fails, and says so).
+    let removed = repo.commit("teams/bad.yaml", None, "the typo goes too");
     let going = wait_file(
         &server,
         "the removal started",
@@ -242,6 +267,11 @@ fn gitops_reports_bad_files_by_field_tries_each_commit_once_and_fetches_over_git
         |f| f.removed && f.started.as_ref().is_some_and(|s| s.action == "cleanup"),
     );
     assert_eq!(going.cluster_deployment.as_deref(), Some("lab-cluster"));
+    let removed = repo.commit(
+        "teams/bad.yaml",
+        Some(&bad.replace("cluster-id: lab-cluster", "cluster-id: bad")),
+        "the typo is back",
+    );
     drop(server);
 
     // The same repository over git://, from a second data directory.

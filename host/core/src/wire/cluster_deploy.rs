@@ -197,6 +197,9 @@ pub struct ClusterDeploymentStatus {
     /// `Failed` deployment failed at.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<ClusterDeploymentState>,
+    /// The machines the last join or delete worked on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scope: Vec<String>,
     /// When the last deploy started, RFC 3339.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started: Option<String>,

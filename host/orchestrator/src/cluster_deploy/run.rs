@@ -270,6 +270,7 @@ impl ClusterDeployments {
             cluster: cluster.to_owned(),
             state: record.state,
             run: record.run,
+            scope: record.scope,
             started: record.started,
             ended: record.ended,
             host: record.host,

@@ -49,17 +49,21 @@ impl ClusterDeployments {
             }
         }
         let file = upload.to_bytes();
-        let body = json!({
-            "metadata": {"name": target.name, "description": description},
-            "spec": {},
-            "status": DeployUpload::summary(&config),
-        });
+        let summary = DeployUpload::summary(&config);
         let id = target.id();
         if db.exists(&id)? {
             self.check_idle(target)?;
             self.check_replacement(target, &file)?;
+            // Its name, labels and the cluster it registers stay as they are.
+            let mut body = db.get(&id)?;
+            body["status"] = summary;
             db.update(&id, plain(body, Some(file)))?;
         } else {
+            let body = json!({
+                "metadata": {"name": target.name, "description": description},
+                "spec": {},
+                "status": summary,
+            });
             db.create(&id, plain(body, Some(file)))?;
         }
         Ok(())

@@ -1,10 +1,10 @@
 //! One step of one file: the action that carries its deployment toward
 //! the commit read, started once per commit, or its removal.
 
-use std::collections::BTreeMap;
-
 use wasmco_core::eggo::DeployConfig;
-use wasmco_core::wire::{ClusterDeploymentState, GitOpsAction, GitOpsError, GitOpsFile};
+use wasmco_core::wire::{
+    ClusterDeploymentState, ClusterDeploymentStatus, GitOpsAction, GitOpsError, GitOpsFile,
+};
 
 use super::follower::GitOps;
 use super::plan::{Current, Step, next_step};
@@ -33,9 +33,7 @@ impl GitOps {
         let target = self.target(&name);
         let current = match deployments.stored(&target).and_then(|stored| {
             stored
-                .map(|(status, stored)| {
-                    current(status.state, status.run, &stored).map(|c| (c, status))
-                })
+                .map(|(status, stored)| current(&status, &stored).map(|c| (c, status)))
                 .transpose()
         }) {
             Ok(current) => current,
@@ -86,19 +84,10 @@ impl GitOps {
 
     /// Takes a removed file's cluster down, then forgets its deployment;
     /// whether the file is still to be shown (not yet gone).
-    pub(super) fn remove(
-        &self,
-        commit: &str,
-        file: &mut GitOpsFile,
-        names: &BTreeMap<String, String>,
-    ) -> bool {
+    pub(super) fn remove(&self, commit: &str, file: &mut GitOpsFile) -> bool {
         let Some(name) = file.cluster_deployment.clone() else {
             return false;
         };
-        // Another file makes that cluster now (the file was renamed).
-        if names.contains_key(&name) {
-            return false;
-        }
         let target = self.target(&name);
         let deployments = self.orchestrator.cluster_deployments();
         let status = match deployments.stored(&target) {
@@ -122,16 +111,22 @@ impl GitOps {
                     action: "cleanup".to_owned(),
                     commit: commit.to_owned(),
                 };
-                if file.started.as_ref() == Some(&this) {
+                let failed_here = status.state == ClusterDeploymentState::Failed
+                    && status.run == Some(ClusterDeploymentState::CleaningUp);
+                if file.started.as_ref() == Some(&this) && failed_here {
                     Err(OrchestratorError::Conflict(format!(
                         "the cleanup failed: {}",
                         status.progress.error.unwrap_or_default()
                     )))
                 } else {
-                    file.started = Some(this);
+                    // Started only once the cleanup is: one refused (apps
+                    // still on the cluster) is asked again every poll.
                     self.orchestrator
                         .cleanup_cluster_deployment(&target, false)
-                        .map(|status| file.state = Some(status.state))
+                        .map(|status| {
+                            file.started = Some(this);
+                            file.state = Some(status.state);
+                        })
                 }
             }
         };
@@ -144,12 +139,16 @@ impl GitOps {
 
 /// Where the deployment is, with its stored file read.
 fn current(
-    state: ClusterDeploymentState,
-    run: Option<ClusterDeploymentState>,
+    status: &ClusterDeploymentStatus,
     stored: &DeployUpload,
 ) -> Result<Current, OrchestratorError> {
     let config = wasmco_core::eggo::parse(&stored.deploy_file).map_err(OrchestratorError::Field)?;
-    Ok(Current { state, run, config })
+    Ok(Current {
+        state: status.state,
+        run: status.run,
+        scope: status.scope.clone(),
+        config,
+    })
 }
 
 /// Stores the file where the step needs it, then starts the step's action;

@@ -12,6 +12,8 @@ pub(super) struct Current {
     pub(super) state: ClusterDeploymentState,
     /// The kind of its last run (`Deploying`, `Joining`, …), if any.
     pub(super) run: Option<ClusterDeploymentState>,
+    /// The machines its last join or delete worked on.
+    pub(super) scope: Vec<String>,
     /// Its stored deploy file.
     pub(super) config: DeployConfig,
 }
@@ -55,16 +57,45 @@ pub(super) fn next_step(current: Option<&Current>, desired: &DeployConfig) -> St
         return Step::Create;
     };
     let changed = normalised(&current.config) != normalised(desired);
-    match current.state {
-        state if state.is_running() => Step::Wait,
-        Created | CleanedUp => Step::Deploy { replace: changed },
+    let step = match (current.state, current.run) {
+        (state, _) if state.is_running() => Step::Wait,
+        (Created | CleanedUp, _) => Step::Deploy { replace: changed },
         // A deploy that never finished is deployed again, from the file as
-        // it now is; a join, delete or upgrade that failed left a cluster
-        // whose machines the file's diff is taken against.
-        Failed if matches!(current.run, None | Some(Deploying)) => {
-            Step::Deploy { replace: changed }
+        // it now is, and so is a cluster whose cleanup stopped half-way
+        // while its file is still there.
+        (Failed, None | Some(Deploying | CleaningUp)) => Step::Deploy { replace: changed },
+        // The stored file already says what a failed join, delete or
+        // upgrade was to make of the cluster, so it cannot tell that the
+        // cluster is not there: the run is tried again as it was.
+        (Failed, Some(Upgrading)) => Step::Upgrade,
+        (Failed, Some(RemovingNodes)) if !current.scope.is_empty() => {
+            Step::Delete(current.scope.clone())
+        }
+        (Failed, Some(Joining)) if !current.scope.is_empty() => {
+            let rejoin = |hosts: &[HostConfig]| -> Vec<HostConfig> {
+                hosts
+                    .iter()
+                    .filter(|host| current.scope.contains(&host.name))
+                    .cloned()
+                    .collect()
+            };
+            let join = JoinFile {
+                masters: rejoin(&desired.masters),
+                workers: rejoin(&desired.workers),
+            };
+            if join.masters.is_empty() && join.workers.is_empty() {
+                // The file no longer wants them: they leave instead.
+                toward(&current.config, desired, changed)
+            } else {
+                Step::Join(join)
+            }
         }
         _ => toward(&current.config, desired, changed),
+    };
+    match step {
+        // Whatever failed, a failed cluster is not where its file says.
+        Step::Reached if current.state == Failed => Step::Deploy { replace: false },
+        step => step,
     }
 }
 
@@ -146,7 +177,12 @@ mod tests {
         run: Option<ClusterDeploymentState>,
         config: DeployConfig,
     ) -> Current {
-        Current { state, run, config }
+        Current {
+            state,
+            run,
+            scope: Vec::new(),
+            config,
+        }
     }
 
     use ClusterDeploymentState::*;
@@ -185,8 +221,8 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_deploy_is_deployed_again_and_a_failed_join_taken_up_by_the_diff() {
-        let desired = file(&["w1", "w2"], "/a.tgz");
+    fn a_failed_run_is_tried_again_as_it_was_never_called_reached() {
+        let desired = file(&["w1", "w2"], "/b.tgz");
         let never = at(Failed, Some(Deploying), file(&["w1"], "/a.tgz"));
         assert_eq!(
             next_step(Some(&never), &desired),
@@ -197,12 +233,36 @@ mod tests {
             next_step(Some(&same), &desired),
             Step::Deploy { replace: false }
         );
-        let failed_join = at(Failed, Some(Joining), file(&["w1", "w2"], "/a.tgz"));
-        assert_eq!(next_step(Some(&failed_join), &desired), Step::Reached);
         let cleaned = at(CleanedUp, Some(CleaningUp), file(&["w1"], "/a.tgz"));
         assert_eq!(
             next_step(Some(&cleaned), &desired),
             Step::Deploy { replace: true }
+        );
+        let half_cleaned = at(Failed, Some(CleaningUp), desired.clone());
+        assert_eq!(
+            next_step(Some(&half_cleaned), &desired),
+            Step::Deploy { replace: false }
+        );
+        // The stored file is already the desired one: the run is what
+        // says the cluster is not.
+        let upgrade = at(Failed, Some(Upgrading), desired.clone());
+        assert_eq!(next_step(Some(&upgrade), &desired), Step::Upgrade);
+        let mut join = at(Failed, Some(Joining), desired.clone());
+        join.scope = vec!["w2".into()];
+        let Step::Join(again) = next_step(Some(&join), &desired) else {
+            panic!("the join again");
+        };
+        assert_eq!(again.names(), vec!["w2".to_owned()]);
+        // Taken out of the file meanwhile, the joiner leaves instead.
+        assert_eq!(
+            next_step(Some(&join), &file(&["w1"], "/b.tgz")),
+            Step::Delete(vec!["w2".into()])
+        );
+        let mut delete = at(Failed, Some(RemovingNodes), file(&["w1"], "/b.tgz"));
+        delete.scope = vec!["w3".into()];
+        assert_eq!(
+            next_step(Some(&delete), &desired),
+            Step::Delete(vec!["w3".into()])
         );
     }
 }

@@ -41,9 +41,10 @@ impl std::str::FromStr for ClusterRepo {
     type Err = String;
 
     fn from_str(text: &str) -> Result<Self, String> {
+        // A `#` in the URL's password is not a branch's mark.
         let (url, branch) = match text.rsplit_once('#') {
-            Some((url, branch)) => (url, Some(branch)),
-            None => (text, None),
+            Some((url, branch)) if !branch.contains('@') => (url, Some(branch)),
+            _ => (text, None),
         };
         if url.is_empty() {
             return Err("names no repository (URL[#branch])".to_owned());
@@ -202,6 +203,11 @@ mod tests {
             .parse()
             .unwrap();
         assert_eq!(repo.shown(), "https://git.example.com/c.git");
+        let repo: ClusterRepo = "https://bot:pa#ss@git.example.com/c.git".parse().unwrap();
+        assert_eq!(
+            (repo.shown().as_str(), repo.branch),
+            ("https://git.example.com/c.git", None)
+        );
         let repo: ClusterRepo = "https://git.example.com/a@b/c.git".parse().unwrap();
         assert_eq!(repo.shown(), "https://git.example.com/a@b/c.git");
     }
