@@ -5,6 +5,7 @@
 
 mod check;
 mod defaults;
+pub mod eggops;
 mod hosts;
 mod install;
 mod membership;
