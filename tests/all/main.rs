@@ -11,6 +11,7 @@ mod contract;
 mod declared_intents;
 mod deploy;
 mod docs;
+mod eggops;
 mod emco_flows;
 mod gitops;
 mod helm;

@@ -91,8 +91,19 @@ pub fn check_spec(
             Ok(Vec::new())
         }
         Kind::ClusterDeployment => checked::<ClusterDeploymentSpec>(spec, &scope),
+        Kind::Machine => {
+            read_spec::<crate::eggo::eggops::MachineSpec>(spec)?.check()?;
+            Ok(Vec::new())
+        }
+        Kind::Infrastructure => {
+            // Relative archive paths are the server's to place; the rest
+            // must read as a deploy file's `install` and `open-ports`.
+            read_spec::<crate::eggo::eggops::InfrastructureSpec>(spec)?.deploy_parts("/")?;
+            Ok(Vec::new())
+        }
         Kind::ClusterProvider
         | Kind::Cluster
+        | Kind::MachineLogin
         | Kind::ClusterLabel
         | Kind::Project
         | Kind::App

@@ -6,6 +6,7 @@
 
 mod addons;
 mod cleanup;
+mod inventory;
 mod members;
 mod record;
 mod register;

@@ -51,6 +51,7 @@ pub struct Orchestrator {
     host: Option<String>,
     /// The cluster deployments this process has a run thread for.
     deploy_runs: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
+    package_dir: Option<std::path::PathBuf>,
 }
 
 impl Orchestrator {
@@ -79,7 +80,15 @@ impl Orchestrator {
             intents: Arc::default(),
             host: None,
             deploy_runs: Arc::default(),
+            package_dir: None,
         }
+    }
+
+    /// Where Eggops' `Infrastructure` finds the package archives its
+    /// `srcPackages` name by relative path.
+    pub fn with_package_dir(mut self, package_dir: std::path::PathBuf) -> Self {
+        self.package_dir = Some(package_dir);
+        self
     }
 
     /// Serialises each target's actions across `hosts` too, not only
@@ -97,6 +106,7 @@ impl Orchestrator {
             policy: self.kubeconfigs.clone(),
             host: self.host.clone(),
             settings: wasmco_clusters::DeploySettings::default(),
+            package_dir: self.package_dir.clone(),
             threads: self.deploy_runs.clone(),
         }
     }

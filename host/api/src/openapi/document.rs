@@ -145,6 +145,9 @@ fn request_body(kind: Kind) -> Value {
                 }
                 FileKind::Profile => "the profile's overrides (YAML)",
                 FileKind::DeployFile => "Eggo's deploy file (YAML), unchanged",
+                FileKind::MachineLogin => {
+                    "a kubernetes.io/basic-auth or kubernetes.io/ssh-auth Secret (YAML or JSON), as Eggops takes it"
+                }
             };
             let mut properties = json!({
                 "metadata": merge(&document, "the document (metadata and spec), as JSON"),
@@ -154,11 +157,17 @@ fn request_body(kind: Kind) -> Value {
                 properties["privateKey"] = json!({"type": "string", "format": "binary",
                     "description": "the SSH private key the deploy file's private-key-path names"});
             }
+            // A cluster deployment made from `spec.request` has no file.
+            let required = if file == FileKind::DeployFile {
+                json!(["metadata"])
+            } else {
+                json!(["metadata", "file"])
+            };
             json!({"required": true, "content": {"multipart/form-data": {
             "schema": {
                 "type": "object",
                 "additionalProperties": false,
-                "required": ["metadata", "file"],
+                "required": required,
                 "properties": properties},
             "encoding": {"metadata": {"contentType": "application/json"}}}}})
         }

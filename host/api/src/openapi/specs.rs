@@ -16,6 +16,7 @@ use schemars::{Schema, SchemaGenerator};
 use serde_json::{Map, Value, json};
 
 use wasmco_core::Kind;
+use wasmco_core::eggo::eggops::{InfrastructureSpec, MachineSpec};
 use wasmco_core::network::{NetworkSpec, ProviderNetworkSpec};
 pub use wasmco_core::specs::NAME_PATTERN;
 use wasmco_core::specs::{
@@ -100,6 +101,10 @@ fn schema(kind: Kind, generator: &mut SchemaGenerator) -> Value {
         Kind::ClusterKvPair | Kind::LogicalCloudKvPair => of(generator.subschema_for::<KvPairSpec>()),
         Kind::Controller => of(generator.subschema_for::<ControllerSpec>()),
         Kind::ClusterDeployment => of(generator.subschema_for::<ClusterDeploymentSpec>()),
+        Kind::Machine => of(generator.subschema_for::<MachineSpec>()),
+        Kind::Infrastructure => of(generator.subschema_for::<InfrastructureSpec>()),
+        // Its login is the `file` part; the spec holds nothing.
+        Kind::MachineLogin => free(),
         Kind::CompositeApp => of(generator.subschema_for::<CompositeAppSpec>()),
         Kind::AppDependency => of(generator.subschema_for::<DependencySpec>()),
         Kind::AppProfile => of(generator.subschema_for::<AppProfileSpec>()),

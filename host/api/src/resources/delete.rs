@@ -50,6 +50,17 @@ pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Res
             .orchestrator
             .cluster_deployments()
             .check_idle(&deployment)?;
+        state
+            .orchestrator
+            .cluster_deployments()
+            .check_holds_no_machine(&deployment)?;
+    }
+    if kind == Kind::Machine {
+        let deployments = state.orchestrator.cluster_deployments();
+        let (provider, machine) = (id.path[0].clone(), id.path[1].clone());
+        // Waits for the inventory's lock, which a pick holds.
+        crate::work::off_the_workers(move || deployments.check_machine_free(&provider, &machine))
+            .await??;
     }
     if kind == Kind::Cluster {
         state

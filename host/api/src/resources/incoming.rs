@@ -54,7 +54,8 @@ pub(super) fn parse_incoming(
                 )
             })?;
             let document = wasmco_core::parse_document(&metadata, "metadata")?;
-            if creating && file.is_none() {
+            let requested = requested(file_kind, &document, file.is_some())?;
+            if creating && file.is_none() && !requested {
                 return Err(ApiError::field(
                     StatusCode::BAD_REQUEST,
                     "file",
@@ -97,6 +98,22 @@ pub(super) fn parse_incoming(
             checked_document(kind, parent, document, None)
         }
     }
+}
+
+/// Whether `document` is a cluster deployment made from `spec.request`,
+/// which has no file; refused when it has one all the same.
+fn requested(file_kind: FileKind, document: &Document, has_file: bool) -> Result<bool, ApiError> {
+    let requested = file_kind == FileKind::DeployFile
+        && document.spec.get("request").is_some_and(|r| !r.is_null());
+    if requested && has_file {
+        return Err(ApiError::field(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "file",
+            "a cluster deployment is made from a deploy file or from spec.request (its \
+             machines picked from the provider's), not both",
+        ));
+    }
+    Ok(requested)
 }
 
 fn checked_document(
@@ -150,6 +167,9 @@ fn check_file(kind: FileKind, bytes: &[u8]) -> Result<(), FieldError> {
         FileKind::Component => Ok(()),
         // Checked in `prepare`, with wasmco's refusals and the server's files.
         FileKind::DeployFile => Ok(()),
+        FileKind::MachineLogin => {
+            wasmco_core::eggo::eggops::MachineLogin::from_secret(bytes).map(drop)
+        }
     }
 }
 

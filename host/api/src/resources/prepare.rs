@@ -79,6 +79,15 @@ fn with_kubeconfig_verdict(
 fn with_deploy_summary(mut body: Value, file: Option<&[u8]>) -> Result<Value, ApiError> {
     let refused =
         |e: FieldError| ApiError::field(StatusCode::UNPROCESSABLE_ENTITY, e.field, e.reason);
+    let request = &body["spec"]["request"];
+    if !request.is_null() {
+        // Its file is made when its machines are picked.
+        body["status"] = serde_json::json!({
+            "masters": request["masterRequire"]["number"],
+            "workers": request["workerRequire"]["number"],
+        });
+        return Ok(body);
+    }
     let upload =
         wasmco_orchestrator::DeployUpload::from_bytes(file.unwrap_or_default()).map_err(refused)?;
     let (config, _) = upload.checked().map_err(refused)?;

@@ -49,6 +49,7 @@ pub(super) async fn read_body(kind: Kind, request: Request) -> Result<RawBody, A
                     FileKind::Profile => "the profile: EMCO's .tgz or a YAML map",
                     FileKind::Kubeconfig => "the cluster's kubeconfig",
                     FileKind::DeployFile => "Eggo's deploy file (and the `privateKey` part, if it logs in with a key)",
+                    FileKind::MachineLogin => "the login: a kubernetes.io/basic-auth or kubernetes.io/ssh-auth Secret",
                 };
                 let got = if content_type.starts_with("multipart/") {
                     format!("the multipart body is unreadable ({e})")

@@ -90,10 +90,9 @@ pub async fn update(
             // controller's component would otherwise be compiled first).
             worker.db.get_raw(&id)?;
             if let Some(deployment) = wasmco_orchestrator::ClusterDeploymentRef::of(&id) {
-                worker
-                    .orchestrator
-                    .cluster_deployments()
-                    .check_idle(&deployment)?;
+                let deployments = worker.orchestrator.cluster_deployments();
+                deployments.check_idle(&deployment)?;
+                deployments.check_request_change(&deployment, &incoming.body["spec"])?;
             }
             if let (Some(deployment), Some(file)) = (
                 wasmco_orchestrator::ClusterDeploymentRef::of(&id),

@@ -11,9 +11,6 @@ mod request;
 #[cfg(test)]
 mod tests;
 
-pub use documents::{EggopsDocument, MachineLogin, document};
+pub use documents::{API_VERSION, EggopsDocument, MachineLogin, document};
 pub use machines::{MachineSpec, Picked, Requirement, pick};
 pub use request::{ClusterRequestSpec, InfrastructureSpec, ObjectRef, Role};
-
-/// The group and version of Eggops' kinds.
-pub const API_VERSION: &str = "eggo.isula.org/v1";

@@ -68,6 +68,18 @@ pub enum Kind {
     /// (multipart, with an Eggo deploy file): a cluster wasmco makes on
     /// machines over SSH and then registers under the provider.
     ClusterDeployment,
+    /// `/cluster-providers/{clusterProvider}/machines/{machine}`: a machine
+    /// registered once for clusters requested by requirements to be made
+    /// on (Eggops' `Machine`).
+    Machine,
+    /// `/cluster-providers/{clusterProvider}/machine-logins/{machineLogin}`
+    /// (multipart, with Eggops' login `Secret`): how the provider's
+    /// machines are logged in to, sealed at rest.
+    MachineLogin,
+    /// `/cluster-providers/{clusterProvider}/infrastructures/{infrastructure}`:
+    /// what requested clusters' machines are installed with (Eggops'
+    /// `Infrastructure`).
+    Infrastructure,
     /// `/projects/{project}/tenancy-policies/{tenancyPolicy}`: what the
     /// admin lets the project's deployments put on the clusters.
     TenancyPolicy,
@@ -82,13 +94,16 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, parents before children.
-    pub const ALL: [Kind; 32] = [
+    pub const ALL: [Kind; 35] = [
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
         Kind::ClusterKvPair,
         Kind::ClusterNetwork,
         Kind::ClusterProviderNetwork,
+        Kind::Machine,
+        Kind::MachineLogin,
+        Kind::Infrastructure,
         Kind::ClusterDeployment,
         Kind::CaCert,
         Kind::CaCertClusterGroup,
@@ -132,7 +147,10 @@ impl Kind {
     /// Its file holds credentials (a cluster's kubeconfig, a deploy file's
     /// logins): sealed at rest.
     pub fn file_is_secret(self) -> bool {
-        matches!(self, Kind::Cluster | Kind::ClusterDeployment)
+        matches!(
+            self,
+            Kind::Cluster | Kind::ClusterDeployment | Kind::MachineLogin
+        )
     }
 
     /// The composite app is named by name and version (two path segments).

@@ -26,6 +26,9 @@ pub enum FileKind {
     Profile,
     /// Eggo's deploy file (YAML), with the SSH key it logs in with.
     DeployFile,
+    /// A `kubernetes.io/basic-auth` or `kubernetes.io/ssh-auth` Secret
+    /// (YAML or JSON), as Eggops takes machine logins.
+    MachineLogin,
 }
 
 /// What the table says about one kind.
@@ -296,6 +299,36 @@ impl Kind {
                 "clusterDeployment",
                 Multipart(FileKind::DeployFile),
                 false,
+                JSON_LIMIT
+            ),
+            Kind::Machine => kind!(
+                "machine",
+                "machine",
+                Some(Kind::ClusterProvider),
+                "machines",
+                "machine",
+                Document,
+                true,
+                JSON_LIMIT
+            ),
+            Kind::MachineLogin => kind!(
+                "machine login",
+                "machine-login",
+                Some(Kind::ClusterProvider),
+                "machine-logins",
+                "machineLogin",
+                Multipart(FileKind::MachineLogin),
+                true,
+                JSON_LIMIT
+            ),
+            Kind::Infrastructure => kind!(
+                "infrastructure",
+                "infrastructure",
+                Some(Kind::ClusterProvider),
+                "infrastructures",
+                "infrastructure",
+                Document,
+                true,
                 JSON_LIMIT
             ),
             Kind::LogicalCloudKvPair => kind!(

@@ -215,6 +215,10 @@ pub struct ClusterDeploymentStatus {
     /// packages, CoreDNS), once the cluster is registered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub addons: Option<AddonsStatus>,
+    /// A requested cluster's machines, by role, once picked; they are
+    /// its until its cleanup ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machines: Option<crate::eggo::eggops::Picked>,
 }
 
 /// The addons of a deployed cluster, as rsync keeps them there.
@@ -334,6 +338,10 @@ pub struct DeployProgress {
     pub error: Option<String>,
     /// Each machine's progress, by node name.
     pub nodes: BTreeMap<String, NodeProgress>,
+    /// Why a requested cluster's run waits before any machine is touched
+    /// (too few free machines match its requirements).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<String>,
 }
 
 #[cfg(test)]

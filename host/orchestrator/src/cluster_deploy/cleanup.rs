@@ -25,6 +25,10 @@ impl ClusterDeployments {
         target: &ClusterDeploymentRef,
         forced: bool,
     ) -> Result<ClusterDeploymentStatus, OrchestratorError> {
+        if let Some(record) = self.withdraw(target)? {
+            let (spec, _) = self.spec_and_record(target)?;
+            return self.answer(target, &spec, record);
+        }
         self.start(
             target,
             ClusterDeploymentAction::Cleanup,

@@ -30,6 +30,7 @@ impl ClusterDeployments {
             ClusterDeploymentAction::Join,
             |_, record, upload| {
                 deployed_before(target, record)?;
+                let upload = filed(target, upload)?;
                 let config = raw_config(upload)?;
                 let first = config.first_master().map(str::to_owned);
                 if let Some(first) = first.filter(|first| join.names().contains(first)) {
@@ -64,7 +65,7 @@ impl ClusterDeployments {
             ClusterDeploymentAction::Delete,
             |_, record, upload| {
                 deployed_before(target, record)?;
-                let config = raw_config(upload)?.with_defaults();
+                let config = raw_config(filed(target, upload)?)?.with_defaults();
                 check_leaving(&config, nodes).map_err(OrchestratorError::Field)?;
                 Ok(nodes.to_vec())
             },
@@ -191,7 +192,7 @@ impl ClusterDeployments {
 
     /// Stores `config` as the deployment's deploy file (with the same
     /// login), its summary in the resource's status with it.
-    fn rewrite(
+    pub(super) fn rewrite(
         &self,
         target: &ClusterDeploymentRef,
         upload: &DeployUpload,
@@ -237,6 +238,19 @@ fn deployed_before(
          first",
         target.name
     )))
+}
+
+/// The deploy file a join or delete works on; every deployed cluster has one.
+fn filed<'a>(
+    target: &ClusterDeploymentRef,
+    upload: Option<&'a DeployUpload>,
+) -> Result<&'a DeployUpload, OrchestratorError> {
+    upload.ok_or_else(|| {
+        OrchestratorError::Input(format!(
+            "cluster deployment {} has no deploy file",
+            target.name
+        ))
+    })
 }
 
 /// The deploy file as stored, before Eggo's defaults: what is written back.

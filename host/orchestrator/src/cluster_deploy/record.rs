@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use wasmco_clusters::ClusterMaterial;
+use wasmco_core::eggo::eggops::Picked;
 use wasmco_core::wire::{ClusterDeploymentState, DeployProgress, NodeProgress};
 use wasmco_store::appcontext::now;
 use wasmco_store::db::{DbError, ResourceDb, ResourceId};
@@ -38,6 +39,10 @@ pub(super) struct RunRecord {
     /// Whether the cleanup terminates what is deployed on the cluster first.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(super) force: bool,
+    /// A requested cluster's machines, held from their pick to the end of
+    /// its cleanup.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) machines: Option<Picked>,
 }
 
 impl Default for RunRecord {
@@ -52,6 +57,7 @@ impl Default for RunRecord {
             run: None,
             scope: Vec::new(),
             force: false,
+            machines: None,
         }
     }
 }

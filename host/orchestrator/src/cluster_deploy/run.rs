@@ -32,6 +32,8 @@ pub struct ClusterDeployments {
     /// This host's id among the hosts sharing the store, if any.
     pub(crate) host: Option<String>,
     pub(crate) settings: DeploySettings,
+    /// Where an Eggops `Infrastructure`'s relative `srcPackages` are.
+    pub(crate) package_dir: Option<std::path::PathBuf>,
     /// The deployments (by run lock) this process has a run thread for,
     /// running or waiting for the lock: one each is enough.
     pub(crate) threads: Arc<Mutex<BTreeSet<String>>>,
@@ -75,13 +77,13 @@ impl ClusterDeployments {
         check: impl FnOnce(
             &ClusterDeploymentSpec,
             &mut RunRecord,
-            &DeployUpload,
+            Option<&DeployUpload>,
         ) -> Result<Vec<String>, OrchestratorError>,
     ) -> Result<ClusterDeploymentStatus, OrchestratorError> {
         let id = target.id();
         let _action = self.shared.lock(&target.lock_key("action"))?;
         let (spec, upload, mut record, next) = self.admitted(target, action)?;
-        let scope = check(&spec, &mut record, &upload)?;
+        let scope = check(&spec, &mut record, upload.as_ref())?;
         record.begin(next, self.host.clone(), scope);
         record::save(&self.shared.db, &id, &record)?;
         // A thread of this process already waiting for the run lock (a
@@ -93,7 +95,8 @@ impl ClusterDeployments {
     /// Whether `action` may start now: the state allows it and the file
     /// still passes (the server's files, the package archive, may have
     /// changed since the upload). Its inputs, its record and the state it
-    /// leads to when it may.
+    /// leads to when it may; a requested cluster whose machines are still
+    /// to be picked has no file yet.
     pub(super) fn admitted(
         &self,
         target: &ClusterDeploymentRef,
@@ -101,20 +104,34 @@ impl ClusterDeployments {
     ) -> Result<
         (
             ClusterDeploymentSpec,
-            DeployUpload,
+            Option<DeployUpload>,
             RunRecord,
             ClusterDeploymentState,
         ),
         OrchestratorError,
     > {
-        let (spec, upload) = self.inputs(target)?;
-        let record = record::load(&self.shared.db, &target.id())?;
+        let (spec, record) = self.spec_and_record(target)?;
         let next = record
             .state
             .after(action)
             .map_err(OrchestratorError::Conflict)?;
+        if spec.request.is_some() {
+            if matches!(
+                action,
+                ClusterDeploymentAction::Join | ClusterDeploymentAction::Delete
+            ) {
+                return Err(OrchestratorError::Conflict(format!(
+                    "cluster deployment {} is made from a request: its nodes are the machines                      picked for it, not joined or deleted one by one",
+                    target.name
+                )));
+            }
+            if record.machines.is_none() {
+                return Ok((spec, None, record, next));
+            }
+        }
+        let (_, upload) = self.inputs(target)?;
         upload.checked().map_err(OrchestratorError::Field)?;
-        Ok((spec, upload, record, next))
+        Ok((spec, Some(upload), record, next))
     }
 
     /// Where the deployment is.
@@ -276,6 +293,7 @@ impl ClusterDeployments {
             host: record.host,
             progress: record.progress,
             addons,
+            machines: record.machines,
         })
     }
 
@@ -324,13 +342,19 @@ impl ClusterDeployments {
                 ClusterDeploymentState::Joining => self.join_once(target, &mut record),
                 ClusterDeploymentState::RemovingNodes => self.remove_once(target, &mut record),
                 ClusterDeploymentState::Upgrading => self.upgrade_once(target, &mut record),
-                _ => self.run_once(target, &mut record),
+                _ => match self.machines_for(target, &mut record) {
+                    // Withdrawn while it waited: the record is the cleanup's.
+                    Ok(false) => return Ok(()),
+                    Ok(true) => self.run_once(target, &mut record),
+                    Err(error) => Err(error),
+                },
             };
             record.ended = Some(now());
             match outcome {
                 Ok(()) if kind == ClusterDeploymentState::CleaningUp => {
                     record.state = ClusterDeploymentState::CleanedUp;
                     record.registered = false;
+                    record.machines = None;
                     tracing::info!(deployment = %target.name, "cluster cleaned up and unregistered");
                 }
                 Ok(()) => {

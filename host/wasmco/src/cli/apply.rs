@@ -49,7 +49,8 @@ impl std::fmt::Display for Tally {
     }
 }
 
-enum Outcome {
+/// What became of one document.
+pub(super) enum Outcome {
     Done(String),
     Skipped(String),
     Unsupported(String),
@@ -63,7 +64,9 @@ pub fn apply(
     options: RunOptions,
     out: &mut dyn Write,
 ) -> Result<Tally, CliError> {
-    run(documents.iter(), options, out, |doc| apply_one(client, doc))
+    run(documents.iter(), anchored, options, out, |doc| {
+        apply_one(client, doc)
+    })
 }
 
 /// Replaces each resource `documents` describe (emcoctl's `update`: a PUT,
@@ -74,7 +77,7 @@ pub fn update(
     options: RunOptions,
     out: &mut dyn Write,
 ) -> Result<Tally, CliError> {
-    run(documents.iter(), options, out, |doc| {
+    run(documents.iter(), anchored, options, out, |doc| {
         update_one(client, doc)
     })
 }
@@ -88,16 +91,23 @@ pub fn delete(
     options: RunOptions,
     out: &mut dyn Write,
 ) -> Result<Tally, CliError> {
-    run(documents.iter().rev(), options, out, |doc| {
+    run(documents.iter().rev(), anchored, options, out, |doc| {
         delete_one(client, doc, options.terminate_timeout)
     })
 }
 
-fn run<'a>(
-    documents: impl Iterator<Item = &'a Document>,
+fn anchored(document: &Document) -> String {
+    format!("{} ({})", document.anchor, document.origin)
+}
+
+/// Runs `each` over `documents`, reporting each (named by `label`) and
+/// counting what it came to.
+pub(super) fn run<'a, T: 'a>(
+    documents: impl Iterator<Item = &'a T>,
+    label: impl Fn(&T) -> String,
     options: RunOptions,
     out: &mut dyn Write,
-    mut each: impl FnMut(&Document) -> Result<Outcome, CliError>,
+    mut each: impl FnMut(&T) -> Result<Outcome, CliError>,
 ) -> Result<Tally, CliError> {
     let mut tally = Tally::default();
     for document in documents {
@@ -126,11 +136,7 @@ fn run<'a>(
                 ("failed", error.to_string(), Some("the first failure"))
             }
         };
-        writeln!(
-            out,
-            "{verdict:<12}{} ({}): {detail}",
-            document.anchor, document.origin
-        )?;
+        writeln!(out, "{verdict:<12}{}: {detail}", label(document))?;
         out.flush()?;
         if let Some(reason) = stop.filter(|_| options.stop_on_error) {
             return Err(CliError::Usage(format!(
@@ -365,7 +371,7 @@ fn summary_counts(snapshot: &Snapshot) -> String {
     format!("{total} resource(s) deleted")
 }
 
-fn api_message(error: &ClientError) -> String {
+pub(super) fn api_message(error: &ClientError) -> String {
     match error {
         ClientError::Api { message, .. } => message.clone(),
         other => other.to_string(),

@@ -6,6 +6,7 @@ pub mod client;
 pub mod controller;
 pub mod deploys;
 pub mod dev;
+pub mod eggops;
 pub mod emcoctl;
 mod error;
 pub mod languages;

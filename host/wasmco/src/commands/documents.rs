@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use wasmco::cli::resources::Scope;
-use wasmco::cli::{apply, emcoctl};
+use wasmco::cli::{apply, eggops, emcoctl};
 use wasmco_core::wire::DigAction;
 
 use super::connect::Connect;
@@ -22,6 +22,10 @@ pub struct DocumentArgs {
     /// Stop at the first document that fails.
     #[arg(short = 's', long = "stop-on-error")]
     stop_on_error: bool,
+    /// For Eggops' documents (`eggo.isula.org/v1`): the cluster provider
+    /// they go under, instead of each one's namespace.
+    #[arg(long)]
+    provider: Option<String>,
 }
 
 /// Delete what emcoctl documents describe, in reverse order (terminating a
@@ -36,7 +40,37 @@ pub struct DeleteArgs {
 }
 
 pub fn apply(connect: &Connect, args: DocumentArgs) -> anyhow::Result<()> {
+    if eggops::is_eggops(&args.files) {
+        return run_eggops(connect, &args, std::time::Duration::ZERO, eggops::apply);
+    }
     run(connect, &args, std::time::Duration::ZERO, apply::apply)
+}
+
+/// Eggops' documents: the provider's machines, logins, infrastructures
+/// and requested clusters.
+fn run_eggops(
+    connect: &Connect,
+    args: &DocumentArgs,
+    terminate_timeout: std::time::Duration,
+    verb: impl FnOnce(
+        &wasmco::cli::client::ApiClient,
+        &[eggops::Item],
+        apply::RunOptions,
+        &mut dyn std::io::Write,
+    ) -> Result<apply::Tally, wasmco::cli::CliError>,
+) -> anyhow::Result<()> {
+    let items = eggops::load(&args.files, args.provider.as_deref())?;
+    let options = apply::RunOptions {
+        stop_on_error: args.stop_on_error,
+        terminate_timeout,
+    };
+    let tally = verb(
+        &connect.client()?,
+        &items,
+        options,
+        &mut std::io::stdout().lock(),
+    )?;
+    finish(tally)
 }
 
 /// `wasmco update`: a DIG to its current inputs, or emcoctl's `update -f`.
@@ -69,6 +103,7 @@ pub fn update(connect: &Connect, args: UpdateArgs) -> anyhow::Result<()> {
                 files: args.files,
                 values: args.values,
                 stop_on_error: args.stop_on_error,
+                provider: None,
             };
             run(
                 connect,
@@ -81,6 +116,10 @@ pub fn update(connect: &Connect, args: UpdateArgs) -> anyhow::Result<()> {
 }
 
 pub fn delete(connect: &Connect, args: DeleteArgs) -> anyhow::Result<()> {
+    if eggops::is_eggops(&args.documents.files) {
+        let timeout = args.timeout;
+        return run_eggops(connect, &args.documents, timeout, eggops::delete);
+    }
     run(connect, &args.documents, args.timeout, apply::delete)
 }
 

@@ -11,6 +11,9 @@ use super::error::ServeError;
 
 /// The audit log in the data directory: one JSON line per request.
 pub const AUDIT_LOG_FILE: &str = "audit.log";
+/// Where, under the data directory, the package archives an Eggops
+/// `Infrastructure` names by relative path are found.
+pub const PACKAGE_DIR: &str = "packages";
 
 /// The file holding the admin bearer token, made (0600) on first start.
 pub const ADMIN_TOKEN_FILE: &str = "admin.token";

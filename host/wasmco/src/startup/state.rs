@@ -19,7 +19,9 @@ use wasmco_store::secrets::MasterKey;
 use wasmco_store::{EtcdStore, KvStore, SledStore};
 
 use super::error::ServeError;
-use super::keys::{AUDIT_LOG_FILE, master_key_fits_store, open_admin_token, open_master_key};
+use super::keys::{
+    AUDIT_LOG_FILE, PACKAGE_DIR, master_key_fits_store, open_admin_token, open_master_key,
+};
 use super::options::{HostOptions, StoreLocation, default_host_id};
 
 /// Opens the data directory (store and compile cache) and loads the stored controllers.
@@ -77,7 +79,8 @@ pub fn open_state(
         helm,
         engine,
         kubeconfigs.clone(),
-    );
+    )
+    .with_package_dir(data_dir.join(PACKAGE_DIR));
     if hosts.shared() {
         orchestrator = orchestrator.with_hosts(hosts.clone());
     }

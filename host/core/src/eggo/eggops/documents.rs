@@ -13,6 +13,9 @@ use super::machines::MachineSpec;
 use super::request::{ClusterRequestSpec, InfrastructureSpec};
 use crate::FieldError;
 
+/// The group and version of Eggops' kinds.
+pub const API_VERSION: &str = "eggo.isula.org/v1";
+
 /// One of Eggops' documents.
 #[derive(Debug, Clone, PartialEq)]
 pub enum EggopsDocument {
@@ -21,7 +24,7 @@ pub enum EggopsDocument {
     /// What clusters' machines are installed with.
     Infrastructure(String, InfrastructureSpec),
     /// A cluster requested.
-    Cluster(String, ClusterRequestSpec),
+    Cluster(String, Box<ClusterRequestSpec>),
     /// A login for machines (a `kubernetes.io/basic-auth` or
     /// `kubernetes.io/ssh-auth` Secret).
     Login(String, MachineLogin),
@@ -53,6 +56,23 @@ impl std::fmt::Debug for MachineLogin {
     }
 }
 
+impl MachineLogin {
+    /// A login Secret as uploaded (YAML or JSON).
+    pub fn from_secret(bytes: &[u8]) -> Result<MachineLogin, FieldError> {
+        let text =
+            std::str::from_utf8(bytes).map_err(|_| FieldError::new("file", "is not UTF-8 text"))?;
+        let value: Value = serde_norway::from_str(text)
+            .map_err(|e| FieldError::new("file", format!("is not a YAML or JSON Secret: {e}")))?;
+        if value["kind"].as_str() != Some("Secret") {
+            return Err(FieldError::new(
+                "file.kind",
+                "must be Secret (a kubernetes.io/basic-auth or kubernetes.io/ssh-auth one)",
+            ));
+        }
+        login(&value).map_err(|e| FieldError::new(format!("file.{}", e.field), e.reason))
+    }
+}
+
 /// `value` read as an Eggops document; `None` when it is none (another
 /// API's document).
 pub fn document(value: &Value) -> Result<Option<EggopsDocument>, FieldError> {
@@ -62,27 +82,27 @@ pub fn document(value: &Value) -> Result<Option<EggopsDocument>, FieldError> {
         .as_str()
         .unwrap_or_default()
         .to_owned();
-    let eggops = api_version == super::API_VERSION;
+    let eggops = api_version == API_VERSION;
     if eggops || (api_version == "v1" && kind == "Secret") {
         crate::check_name("metadata.name", &name)?;
     }
     let spec = &value["spec"];
     Ok(Some(match (api_version, kind) {
-        (super::API_VERSION, "Machine") => {
+        (API_VERSION, "Machine") => {
             let mut machine: MachineSpec = crate::document::from_value(spec, "spec")?;
             machine.labels = labels(&value["metadata"]["labels"])?;
             machine.check()?;
             EggopsDocument::Machine(name, machine)
         }
-        (super::API_VERSION, "Infrastructure") => {
+        (API_VERSION, "Infrastructure") => {
             EggopsDocument::Infrastructure(name, crate::document::from_value(spec, "spec")?)
         }
-        (super::API_VERSION, "Cluster") => {
+        (API_VERSION, "Cluster") => {
             let request: ClusterRequestSpec = crate::document::from_value(spec, "spec")?;
             request.check()?;
-            EggopsDocument::Cluster(name, request)
+            EggopsDocument::Cluster(name, Box::new(request))
         }
-        (super::API_VERSION, other) => {
+        (API_VERSION, other) => {
             return Err(FieldError::new(
                 "kind",
                 format!(

@@ -45,12 +45,24 @@ pub struct Requirement {
 }
 
 /// The machines picked for a request, by role.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Picked {
     /// The masters' machine names.
     pub masters: Vec<String>,
     /// The workers' machine names.
     pub workers: Vec<String>,
+}
+
+impl Picked {
+    /// Whether nothing is picked.
+    pub fn is_empty(&self) -> bool {
+        self.masters.is_empty() && self.workers.is_empty()
+    }
+
+    /// Every machine picked, masters first.
+    pub fn all(&self) -> impl Iterator<Item = &String> {
+        self.masters.iter().chain(&self.workers)
+    }
 }
 
 impl MachineSpec {

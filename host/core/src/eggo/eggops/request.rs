@@ -183,7 +183,7 @@ impl ClusterRequestSpec {
         name: &str,
         machines: &[(&str, &MachineSpec, Role)],
         login: (&str, &str),
-        infrastructure: (Install, RolePorts),
+        infrastructure: Option<(Install, RolePorts)>,
     ) -> Result<DeployConfig, FieldError> {
         let mut config: DeployConfig = match &self.deploy_file {
             Some(fragment) => crate::document::from_value(fragment, "spec.deployFile")?,
@@ -237,7 +237,9 @@ impl ClusterRequestSpec {
                 Role::Worker => config.workers.push(host),
             }
         }
-        (config.install, config.open_ports) = infrastructure;
+        if let Some(parts) = infrastructure {
+            (config.install, config.open_ports) = parts;
+        }
         Ok(config)
     }
 

@@ -94,7 +94,7 @@ fn the_example_cluster_becomes_a_deploy_file_on_the_machines_picked() {
     ];
     // Eggops' example names both machines `machine1`: refused, naming them.
     let clash = request
-        .deploy_config(&name, &chosen, ("root", "123456"), parts.clone())
+        .deploy_config(&name, &chosen, ("root", "123456"), Some(parts.clone()))
         .unwrap_err();
     assert_eq!(clash.field, "spec.hostname");
     assert!(
@@ -105,12 +105,9 @@ fn the_example_cluster_becomes_a_deploy_file_on_the_machines_picked() {
     );
     let mut second = machines["machine2-example"].clone();
     second.hostname = "machine2".into();
-    let chosen = [
-        chosen[0].clone(),
-        ("machine2-example", &second, Role::Worker),
-    ];
+    let chosen = [chosen[0], ("machine2-example", &second, Role::Worker)];
     let config = request
-        .deploy_config(&name, &chosen, ("root", "123456"), parts)
+        .deploy_config(&name, &chosen, ("root", "123456"), Some(parts))
         .expect("a deploy file");
     assert_eq!(config.cluster_id, "cluster-example");
     assert_eq!(config.masters[0].arch, "arm64");

@@ -1,0 +1,294 @@
+//! The machine inventory (Eggops' API mode) through a real server and the
+//! CLI: Eggops' own example applied unchanged with `wasmco apply -f`, and
+//! clusters requested from a pool of five machines getting disjoint ones,
+//! a third that cannot be satisfied waiting with the reason, and taking
+//! the machine registered for it. The machines are loopback ports nobody
+//! listens on: what is checked is the inventory, before any machine is
+//! reached (the deploy itself is the cluster deployment tests').
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use wasmco_core::eggo::eggops::Picked;
+use wasmco_core::wire::{ClusterDeploymentState, ClusterDeploymentStatus};
+
+use crate::cli::wasmco;
+use crate::cluster_deploy::{addon_archive, closed_port};
+use crate::support::server::{Server, expect, refused};
+use crate::support::wait::eventually;
+
+const EXAMPLE: &str = "tests/fixtures/eggo/eggops_cluster.yaml";
+
+/// The CLI against `server`, as its admin; stdout, or a panic with stderr.
+fn cli(server: &Server, args: &[&str]) -> (bool, String) {
+    let base = server.url("");
+    let out = wasmco(
+        &[
+            &[
+                "--server",
+                base.trim_end_matches('/'),
+                "--token",
+                &server.token,
+            ],
+            args,
+        ]
+        .concat(),
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn status(server: &Server, provider: &str, name: &str) -> ClusterDeploymentStatus {
+    let path = format!("/v2/cluster-providers/{provider}/cluster-deployments/{name}/status");
+    serde_json::from_value(expect(server.get(&path), 200)).expect("a deployment's status")
+}
+
+fn settled(server: &Server, provider: &str, name: &str) -> ClusterDeploymentStatus {
+    eventually(
+        format!("{name}'s run to stop"),
+        Duration::from_secs(60),
+        || {
+            let now = status(server, provider, name);
+            match now.state {
+                ClusterDeploymentState::Failed | ClusterDeploymentState::Deployed => Ok(now),
+                _ => Err(format!("{now:?}")),
+            }
+        },
+    )
+}
+
+#[test]
+fn eggops_own_example_applies_unchanged_and_is_refused_by_what_it_names() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    let (ok, out) = cli(&server, &["apply", "-f", EXAMPLE]);
+    assert!(ok, "{out}");
+    for made in [
+        "machine-logins/secret-example",
+        "machines/machine1-example",
+        "machines/machine2-example",
+        "infrastructures/infrastructure-example",
+        "cluster-deployments/cluster-example",
+    ] {
+        assert!(
+            out.contains(&format!("cluster-providers/eggo-system/{made}")),
+            "{made}: {out}"
+        );
+    }
+    assert!(
+        out.contains("3 skipped"),
+        "Namespace, volume and claim: {out}"
+    );
+    // The login is sealed: its body holds no password.
+    let login = server.get("/v2/cluster-providers/eggo-system/machine-logins/secret-example");
+    assert!(!expect(login, 200).to_string().contains("123456"));
+    // Both machines are picked, and both call themselves machine1: the
+    // run stops there, naming them, and holds nothing.
+    let stopped = settled(&server, "eggo-system", "cluster-example");
+    assert_eq!(stopped.state, ClusterDeploymentState::Failed);
+    let error = stopped.progress.error.unwrap_or_default();
+    assert!(
+        error.contains("machine1-example and machine2-example both have hostname machine1"),
+        "{error}"
+    );
+    assert_eq!(stopped.machines, None);
+    // Applied again, nothing is duplicated; deleted, everything goes.
+    let (ok, out) = cli(&server, &["apply", "-f", EXAMPLE]);
+    assert!(ok, "{out}");
+    let (ok, out) = cli(&server, &["delete", "-f", EXAMPLE]);
+    assert!(ok, "{out}");
+    let machines = expect(
+        server.get("/v2/cluster-providers/eggo-system/machines"),
+        200,
+    );
+    assert_eq!(machines, json!([]));
+}
+
+/// Five machines: two may be masters, three workers.
+fn pool(server: &Server, provider: &str, port: u16) {
+    expect(
+        server.post(
+            "/v2/cluster-providers",
+            json!({"metadata": {"name": provider}, "spec": {}}),
+        ),
+        201,
+    );
+    for (n, role) in [
+        (1, "master"),
+        (2, "master"),
+        (3, "worker"),
+        (4, "worker"),
+        (5, "worker"),
+    ] {
+        register_machine(server, provider, &format!("m{n}"), n, role, port);
+    }
+    let secret = json!({
+        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/basic-auth",
+        "metadata": {"name": "root-login"},
+        "stringData": {"username": "root", "password": "not-a-real-one"},
+    });
+    expect(
+        server.upload(
+            &format!("/v2/cluster-providers/{provider}/machine-logins"),
+            json!({"metadata": {"name": "root-login"}, "spec": {}}),
+            Some(secret.to_string().into_bytes()),
+        ),
+        201,
+    );
+}
+
+fn register_machine(server: &Server, provider: &str, name: &str, n: u8, role: &str, port: u16) {
+    let machine = json!({
+        "metadata": {"name": name},
+        "spec": {"hostname": name, "ip": format!("127.0.0.{n}"), "port": port,
+                 "labels": {"role": role}},
+    });
+    expect(
+        server.post(
+            &format!("/v2/cluster-providers/{provider}/machines"),
+            machine,
+        ),
+        201,
+    );
+}
+
+/// A request for one master and one worker, installed from `archive`.
+fn request(name: &str, archive: &Path) -> Value {
+    json!({
+        "metadata": {"name": name},
+        "spec": {"request": {
+            "masterRequire": {"number": 1, "features": {"role": "master"}},
+            "workerRequire": {"number": 1, "features": {"role": "worker"}},
+            "machineLoginSecret": {"name": "root-login"},
+            "runtime": {"runtime": "containerd"},
+            "network": {"pod-cidr": "10.244.0.0/16", "pod-plugin": "bridge"},
+            "deployFile": {"install": {"package-source": {
+                "type": "tar.gz", "srcpath": {"amd64": archive.display().to_string()}}}},
+        }},
+    })
+}
+
+fn create_and_deploy(server: &Server, provider: &str, body: Value) -> String {
+    let name = body["metadata"]["name"].as_str().unwrap().to_owned();
+    let deployments = format!("/v2/cluster-providers/{provider}/cluster-deployments");
+    expect(server.upload(&deployments, body, None), 201);
+    expect(
+        server.post(&format!("{deployments}/{name}/deploy"), json!({})),
+        202,
+    );
+    name
+}
+
+fn picked(status: &ClusterDeploymentStatus) -> Picked {
+    status
+        .machines
+        .clone()
+        .unwrap_or_else(|| panic!("no machines picked: {status:?}"))
+}
+
+#[test]
+fn requests_get_disjoint_machines_and_one_too_many_waits_with_the_reason() {
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start(data.path());
+    let archive = addon_archive(data.path());
+    let provider = "pool";
+    pool(&server, provider, closed_port());
+    let deployments = format!("/v2/cluster-providers/{provider}/cluster-deployments");
+
+    // What the request names must be there, by field.
+    let mut nameless = request("nameless", &archive);
+    nameless["spec"]["request"]["machineLoginSecret"]["name"] = json!("nobody");
+    refused(
+        server.upload(&deployments, nameless, None),
+        422,
+        Some("spec.request.machineLoginSecret.name"),
+        "nobody",
+    );
+    let mut both = request("both", &archive);
+    both["spec"]["request"]["masterRequire"]["number"] = json!(0);
+    refused(
+        server.upload(&deployments, both, None),
+        400,
+        Some("spec.request.masterRequire.number"),
+        "at least one master",
+    );
+
+    let a = create_and_deploy(&server, provider, request("a", &archive));
+    let b = create_and_deploy(&server, provider, request("b", &archive));
+    // Their machines never answer: each run fails, and keeps its machines
+    // until it is cleaned up.
+    let (a_is, b_is) = (
+        settled(&server, provider, &a),
+        settled(&server, provider, &b),
+    );
+    let (a_has, b_has) = (picked(&a_is), picked(&b_is));
+    assert!(
+        a_has
+            .all()
+            .all(|machine| !b_has.all().any(|other| other == machine)),
+        "{a_has:?} {b_has:?}"
+    );
+    assert_eq!(a_has.masters.len() + b_has.masters.len(), 2);
+
+    let c = create_and_deploy(&server, provider, request("c", &archive));
+    let waiting = eventually("c to wait", Duration::from_secs(30), || {
+        let now = status(&server, provider, &c);
+        match &now.progress.waiting {
+            Some(reason) => Ok(reason.clone()),
+            None => Err(format!("{now:?}")),
+        }
+    });
+    assert!(
+        waiting.contains("needs 1 master with role=master; 0 free to pick")
+            && waiting.contains("m1 is ")
+            && waiting.contains("m2 is "),
+        "{waiting}"
+    );
+    assert_eq!(
+        status(&server, provider, &c).state,
+        ClusterDeploymentState::Deploying
+    );
+
+    // Held machines stay: neither they nor their deployments can be deleted.
+    let held = &a_has.masters[0];
+    refused(
+        server.delete(&format!("/v2/cluster-providers/{provider}/machines/{held}")),
+        409,
+        None,
+        &format!("cluster deployment {a}"),
+    );
+    refused(
+        server.delete(&format!("{deployments}/{a}")),
+        409,
+        None,
+        "holds machines",
+    );
+
+    // A machine registered for masters ends the wait.
+    register_machine(&server, provider, "m6", 6, "master", closed_port());
+    let c_is = settled(&server, provider, &c);
+    assert_eq!(picked(&c_is).masters, ["m6"]);
+    assert!(c_is.progress.waiting.is_none());
+
+    // A request no machine can meet waits until it is withdrawn, and then
+    // holds nothing and may go.
+    let mut big = request("big", &archive);
+    big["spec"]["request"]["workerRequire"]["number"] = json!(9);
+    let big = create_and_deploy(&server, provider, big);
+    eventually("big to wait", Duration::from_secs(30), || {
+        let now = status(&server, provider, &big);
+        now.progress.waiting.clone().ok_or(format!("{now:?}"))
+    });
+    let withdrawn = expect(
+        server.post(&format!("{deployments}/{big}/cleanup"), json!({})),
+        202,
+    );
+    assert_eq!(withdrawn["state"], "CleanedUp");
+    expect(server.delete(&format!("{deployments}/{big}")), 204);
+}
