@@ -2,9 +2,11 @@
 //! CLI: Eggops' own example applied unchanged with `wasmco apply -f`, and
 //! clusters requested from a pool of five machines getting disjoint ones,
 //! a third that cannot be satisfied waiting with the reason, and taking
-//! the machine registered for it. The machines are loopback ports nobody
-//! listens on: what is checked is the inventory, before any machine is
-//! reached (the deploy itself is the cluster deployment tests').
+//! the machine registered for it (loopback ports nobody listens on: the
+//! inventory is decided before any machine is reached). On the lab's
+//! machines (tests/nodes/lab.sh): a requested cluster deployed for real on
+//! the machines picked, a second one waiting for its master until the
+//! first is cleaned up, then deployed there, and nothing left behind.
 
 use std::path::Path;
 use std::time::Duration;
@@ -15,6 +17,8 @@ use wasmco_core::eggo::eggops::Picked;
 use wasmco_core::wire::{ClusterDeploymentState, ClusterDeploymentStatus};
 
 use crate::cli::wasmco;
+use crate::cluster_deploy::lab_support::lab::Lab;
+use crate::cluster_deploy::lab_support::{self, deploy_file, output_of, script};
 use crate::cluster_deploy::{addon_archive, closed_port};
 use crate::support::server::{Server, expect, refused};
 use crate::support::wait::eventually;
@@ -88,19 +92,26 @@ fn eggops_own_example_applies_unchanged_and_is_refused_by_what_it_names() {
     // The login is sealed: its body holds no password.
     let login = server.get("/v2/cluster-providers/eggo-system/machine-logins/secret-example");
     assert!(!expect(login, 200).to_string().contains("123456"));
-    // Both machines are picked, and both call themselves machine1: the
-    // run stops there, naming them, and holds nothing.
-    let stopped = settled(&server, "eggo-system", "cluster-example");
-    assert_eq!(stopped.state, ClusterDeploymentState::Failed);
-    let error = stopped.progress.error.unwrap_or_default();
+    // Both machines call themselves machine1, and a cluster's nodes need
+    // names of their own: the request waits for a worker, saying why, and
+    // holds nothing.
+    let waiting = eventually("the example to wait", Duration::from_secs(30), || {
+        let now = status(&server, "eggo-system", "cluster-example");
+        now.progress.waiting.clone().ok_or(format!("{now:?}"))
+    });
     assert!(
-        error.contains("machine1-example and machine2-example both have hostname machine1"),
-        "{error}"
+        waiting.contains("needs 1 worker with workerRole=allow; 0 free to pick")
+            && waiting.contains("machine2-example is named machine1 as machine1-example is"),
+        "{waiting}"
     );
-    assert_eq!(stopped.machines, None);
-    // Applied again, nothing is duplicated; deleted, everything goes.
+    let now = status(&server, "eggo-system", "cluster-example");
+    assert_eq!(now.state, ClusterDeploymentState::Deploying);
+    assert_eq!(now.machines, None);
+    // Applied again, nothing is duplicated and the waiting run is left
+    // alone; deleted, the request is withdrawn and everything goes.
     let (ok, out) = cli(&server, &["apply", "-f", EXAMPLE]);
     assert!(ok, "{out}");
+    assert!(out.contains("is Deploying"), "{out}");
     let (ok, out) = cli(&server, &["delete", "-f", EXAMPLE]);
     assert!(ok, "{out}");
     let machines = expect(
@@ -255,19 +266,51 @@ fn requests_get_disjoint_machines_and_one_too_many_waits_with_the_reason() {
         ClusterDeploymentState::Deploying
     );
 
-    // Held machines stay: neither they nor their deployments can be deleted.
+    // Held machines stay: neither they nor their deployments can be
+    // deleted, a held machine cannot move, and no two machines share an
+    // address; a request stays a request.
     let held = &a_has.masters[0];
+    let machine = format!("/v2/cluster-providers/{provider}/machines/{held}");
     refused(
-        server.delete(&format!("/v2/cluster-providers/{provider}/machines/{held}")),
+        server.delete(&machine),
         409,
         None,
         &format!("cluster deployment {a}"),
+    );
+    let mut moved = expect(server.get(&machine), 200);
+    moved["spec"]["ip"] = json!("127.0.0.9");
+    refused(
+        server.put(&machine, moved.clone()),
+        409,
+        None,
+        "stay as they are",
+    );
+    let mut labelled = expect(server.get(&machine), 200);
+    labelled["spec"]["labels"]["zone"] = json!("a");
+    expect(server.put(&machine, labelled), 200);
+    moved["metadata"]["name"] = json!("twin");
+    moved["spec"]["ip"] = json!("127.0.0.3");
+    refused(
+        server.post(&format!("/v2/cluster-providers/{provider}/machines"), moved),
+        422,
+        Some("spec.ip"),
+        "is reached at 127.0.0.3",
     );
     refused(
         server.delete(&format!("{deployments}/{a}")),
         409,
         None,
         "holds machines",
+    );
+    refused(
+        server.upload_put(
+            &format!("{deployments}/{a}"),
+            json!({"metadata": {"name": a}, "spec": {}}),
+            None,
+        ),
+        409,
+        None,
+        "made from a request",
     );
 
     // A machine registered for masters ends the wait.
@@ -291,4 +334,163 @@ fn requests_get_disjoint_machines_and_one_too_many_waits_with_the_reason() {
     );
     assert_eq!(withdrawn["state"], "CleanedUp");
     expect(server.delete(&format!("{deployments}/{big}")), 204);
+}
+
+/// A request for one master and one worker on the lab's machines: the
+/// lab's own deploy file, less what the request makes of the machines
+/// picked and the login, is its `deployFile`.
+fn lab_request(name: &str, lab: &Lab, archive: &str) -> Value {
+    let nodes: Vec<&wasmco_nodes::NodeAddress> = lab.nodes.iter().collect();
+    let file = deploy_file(&nodes, archive, &lab.file("id_rsa"));
+    let mut fragment: Value = serde_norway::from_str(&file).expect("the lab's deploy file");
+    let fields = fragment.as_object_mut().expect("a mapping");
+    for made in [
+        "cluster-id",
+        "username",
+        "private-key-path",
+        "masters",
+        "workers",
+    ] {
+        fields.remove(made);
+    }
+    json!({
+        "metadata": {"name": name},
+        "spec": {"request": {
+            "masterRequire": {"number": 1, "features": {"role": "master"}},
+            "workerRequire": {"number": 1, "features": {"role": "worker"}},
+            "machineLoginSecret": {"name": "lab-key"},
+            "deployFile": fragment,
+        }},
+    })
+}
+
+fn deployed(server: &Server, provider: &str, name: &str) -> ClusterDeploymentStatus {
+    let long = Duration::from_secs(600);
+    eventually(format!("{name} deployed"), long, || {
+        let now = status(server, provider, name);
+        match now.state {
+            ClusterDeploymentState::Deployed => Ok(now),
+            ClusterDeploymentState::Failed => panic!("{name} failed: {now:?}"),
+            _ => Err(format!("{now:?}")),
+        }
+    })
+}
+
+fn cleaned_up(server: &Server, provider: &str, name: &str) {
+    let path = format!("/v2/cluster-providers/{provider}/cluster-deployments/{name}");
+    expect(server.post(&format!("{path}/cleanup"), json!({})), 202);
+    eventually(
+        format!("{name} cleaned up"),
+        Duration::from_secs(300),
+        || {
+            let now = status(server, provider, name);
+            match now.state {
+                ClusterDeploymentState::CleanedUp => Ok(()),
+                ClusterDeploymentState::Failed => panic!("{name}'s cleanup failed: {now:?}"),
+                _ => Err(format!("{now:?}")),
+            }
+        },
+    );
+}
+
+#[test]
+fn a_requested_cluster_is_made_on_the_machines_picked_and_gives_them_back() {
+    // Built (when not cached) before this thread enters the lab's network.
+    let archive = output_of(&script("package.sh"));
+    let lab = Lab::up(3);
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_with(data.path(), &["--probe-interval", "1s"]);
+    let provider = "lab";
+    expect(
+        server.post(
+            "/v2/cluster-providers",
+            json!({"metadata": {"name": provider}, "spec": {}}),
+        ),
+        201,
+    );
+    for (index, node) in lab.nodes.iter().enumerate() {
+        let role = if index == 0 { "master" } else { "worker" };
+        let machine = json!({
+            "metadata": {"name": node.name},
+            "spec": {"hostname": node.name, "ip": node.host, "port": node.port,
+                     "labels": {"role": role}},
+        });
+        expect(
+            server.post(
+                &format!("/v2/cluster-providers/{provider}/machines"),
+                machine,
+            ),
+            201,
+        );
+    }
+    let key = std::fs::read_to_string(lab.file("id_rsa")).unwrap();
+    let secret = json!({
+        "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/ssh-auth",
+        "metadata": {"name": "lab-key"},
+        "data": {"ssh-privatekey": base64::Engine::encode(
+            &base64::engine::general_purpose::STANDARD, key.as_bytes())},
+    });
+    expect(
+        server.upload(
+            &format!("/v2/cluster-providers/{provider}/machine-logins"),
+            json!({"metadata": {"name": "lab-key"}, "spec": {}}),
+            Some(secret.to_string().into_bytes()),
+        ),
+        201,
+    );
+
+    let first = create_and_deploy(&server, provider, lab_request("first", &lab, &archive));
+    let made = deployed(&server, provider, &first);
+    let first_has = picked(&made);
+    assert_eq!(first_has.masters, ["node1"]);
+    assert_eq!(first_has.workers, ["node2"]);
+    expect(
+        server.get(&format!(
+            "/v2/cluster-providers/{provider}/clusters/{first}"
+        )),
+        200,
+    );
+    let on_master =
+        |script: &str| lab_support::runtime().block_on(lab_support::on_master(&lab, script));
+    let nodes = on_master("kubectl get nodes --no-headers");
+    assert!(
+        nodes.contains("node2") && nodes.contains(" Ready"),
+        "{nodes}"
+    );
+    assert!(!nodes.contains("node3"), "{nodes}");
+
+    // The only master is the first's: the second waits, saying so.
+    let second = create_and_deploy(&server, provider, lab_request("second", &lab, &archive));
+    let waiting = eventually("the second to wait", Duration::from_secs(30), || {
+        let now = status(&server, provider, &second);
+        now.progress.waiting.clone().ok_or(format!("{now:?}"))
+    });
+    assert!(
+        waiting.contains("needs 1 master with role=master; 0 free to pick (node1 is first's)"),
+        "{waiting}"
+    );
+
+    // Cleaned up, the first gives its machines back, and the second is
+    // made on them.
+    cleaned_up(&server, provider, &first);
+    assert_eq!(status(&server, provider, &first).machines, None);
+    let made = deployed(&server, provider, &second);
+    assert_eq!(picked(&made).masters, ["node1"]);
+    cleaned_up(&server, provider, &second);
+    for name in [&first, &second] {
+        expect(
+            server.delete(&format!(
+                "/v2/cluster-providers/{provider}/cluster-deployments/{name}"
+            )),
+            204,
+        );
+    }
+    for node in 0..3 {
+        let left = lab_support::runtime().block_on(lab_support::on_node(
+            &lab,
+            node,
+            lab_support::LEFT_BEHIND,
+        ));
+        assert_eq!(left.trim(), "", "left on node{}", node + 1);
+    }
 }

@@ -15,6 +15,7 @@ mod source;
 mod target;
 mod upload;
 
+pub use inventory::MachineChange;
 pub use run::ClusterDeployments;
 pub use target::ClusterDeploymentRef;
 pub use upload::DeployUpload;

@@ -32,7 +32,7 @@ mod status;
 mod target;
 mod tenancy;
 
-pub use cluster_deploy::{ClusterDeploymentRef, ClusterDeployments, DeployUpload};
+pub use cluster_deploy::{ClusterDeploymentRef, ClusterDeployments, DeployUpload, MachineChange};
 pub use error::OrchestratorError;
 pub use follow_ups::FollowUps;
 pub use locks::DeclarationLock;

@@ -121,6 +121,10 @@ impl Orchestrator {
         force: bool,
     ) -> Result<wasmco_core::wire::ClusterDeploymentStatus, OrchestratorError> {
         let deployments = self.cluster_deployments();
+        // A request holding no machine has nothing on a cluster to force off.
+        if let Some(status) = deployments.withdrawn(target)? {
+            return Ok(status);
+        }
         if force {
             let mut deployed = Vec::new();
             for key in deployments.deployed_on_cluster_of(target)? {

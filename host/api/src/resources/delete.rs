@@ -45,22 +45,24 @@ pub async fn delete(state: AppState, kind: Kind, path: PathValues) -> Result<Res
         // As a logical cloud: a deployed stage must be terminated first.
         state.orchestrator.release_ca_cert(&cert)?;
     }
+    // Checked and deleted under their locks: a deploy picking machines or
+    // a pick taking one could start between a check and the delete.
+    let deployments = state.orchestrator.cluster_deployments();
     if let Some(deployment) = wasmco_orchestrator::ClusterDeploymentRef::of(&id) {
-        state
-            .orchestrator
-            .cluster_deployments()
-            .check_idle(&deployment)?;
-        state
-            .orchestrator
-            .cluster_deployments()
-            .check_holds_no_machine(&deployment)?;
+        crate::work::off_the_workers(move || deployments.forget(&deployment)).await??;
+        return Ok(StatusCode::NO_CONTENT.into_response());
     }
     if kind == Kind::Machine {
-        let deployments = state.orchestrator.cluster_deployments();
         let (provider, machine) = (id.path[0].clone(), id.path[1].clone());
-        // Waits for the inventory's lock, which a pick holds.
-        crate::work::off_the_workers(move || deployments.check_machine_free(&provider, &machine))
-            .await??;
+        crate::work::off_the_workers(move || {
+            deployments.write_machine(
+                &provider,
+                &machine,
+                wasmco_orchestrator::MachineChange::Delete,
+            )
+        })
+        .await??;
+        return Ok(StatusCode::NO_CONTENT.into_response());
     }
     if kind == Kind::Cluster {
         state

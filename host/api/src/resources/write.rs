@@ -5,6 +5,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
 use wasmco_core::Kind;
+use wasmco_orchestrator::MachineChange;
 use wasmco_store::db::{ResourceId, Write};
 
 use super::incoming::parse_incoming;
@@ -43,9 +44,8 @@ pub async fn create(
         })
         .await??;
     let body = write.body.clone();
-    let db = state.db.clone();
     let created = id.clone();
-    blocking(move || db.create(&id, write)).await?;
+    store(&state, id, write, true).await?;
     // Live only once stored: a refused write leaves the old version serving.
     if let Some(uploaded) = controller {
         state.controllers.insert(uploaded.controller);
@@ -125,9 +125,8 @@ pub async fn update(
         })
         .await??;
     let body = write.body.clone();
-    let db = state.db.clone();
     let changed = id.clone();
-    blocking(move || db.update(&id, write)).await?;
+    store(&state, id, write, false).await?;
     if kind == Kind::Cluster {
         state
             .orchestrator
@@ -143,5 +142,32 @@ fn name_field(kind: Kind) -> &'static str {
     match kind {
         Kind::ClusterLabel => "clusterLabel",
         _ => "metadata.name",
+    }
+}
+
+/// Stores `write` as `id`; a machine through the inventory, which keeps
+/// the machines its clusters hold where they are.
+async fn store(
+    state: &AppState,
+    id: ResourceId,
+    write: Write,
+    creating: bool,
+) -> Result<(), ApiError> {
+    if id.kind == Kind::Machine {
+        let deployments = state.orchestrator.cluster_deployments();
+        let change = match creating {
+            true => MachineChange::Create(write),
+            false => MachineChange::Update(write),
+        };
+        return crate::work::off_the_workers(move || {
+            deployments.write_machine(&id.path[0], &id.path[1], change)
+        })
+        .await?
+        .map_err(ApiError::from);
+    }
+    let db = state.db.clone();
+    match creating {
+        true => blocking(move || db.create(&id, write)).await,
+        false => blocking(move || db.update(&id, write)).await,
     }
 }

@@ -25,9 +25,8 @@ impl ClusterDeployments {
         target: &ClusterDeploymentRef,
         forced: bool,
     ) -> Result<ClusterDeploymentStatus, OrchestratorError> {
-        if let Some(record) = self.withdraw(target)? {
-            let (spec, _) = self.spec_and_record(target)?;
-            return self.answer(target, &spec, record);
+        if let Some(status) = self.withdrawn(target)? {
+            return Ok(status);
         }
         self.start(
             target,

@@ -11,7 +11,7 @@ use std::time::Duration;
 use wasmco_core::eggo::eggops::{ClusterRequestSpec, MachineLogin, MachineSpec, Picked, Role};
 use wasmco_core::eggo::{Install, RolePorts};
 use wasmco_core::specs::ClusterDeploymentSpec;
-use wasmco_core::wire::ClusterDeploymentState;
+use wasmco_core::wire::{ClusterDeploymentState, ClusterDeploymentStatus};
 use wasmco_core::{FieldError, Kind};
 use wasmco_store::db::ResourceId;
 
@@ -53,10 +53,17 @@ impl ClusterDeployments {
                 let wanted = (&request.master_require, &request.worker_require);
                 match wasmco_core::eggo::eggops::pick(&machines, &held, wanted.0, wanted.1) {
                     Ok(picked) => {
-                        self.write_request_file(target, request, &machines, &picked)?;
+                        // New machines: no progress, no host key pinned, of
+                        // whatever its earlier machines were.
+                        record.progress = Default::default();
+                        if let Err(error) =
+                            self.write_request_file(target, request, &machines, &picked)
+                        {
+                            record.progress.waiting = None;
+                            return Err(error);
+                        }
                         tracing::info!(deployment = %target.name, ?picked, "machines picked");
                         record.machines = Some(picked);
-                        record.progress.waiting = None;
                         record::save(&self.shared.db, &id, record)?;
                         return Ok(true);
                     }
@@ -74,45 +81,100 @@ impl ClusterDeployments {
         }
     }
 
-    /// Ends a requested cluster's run that holds no machine (waiting for
+    /// A cleanup of a requested cluster that holds no machine (waiting for
     /// them, or stopped before any was picked): nothing is on a machine,
-    /// so there is nothing to clean up. `None` when it is not such a run.
-    pub(super) fn withdraw(
+    /// so the run, if any, is withdrawn and nothing else is done. `None`
+    /// when the deployment holds machines or is not a request.
+    pub fn withdrawn(
         &self,
         target: &ClusterDeploymentRef,
-    ) -> Result<Option<RunRecord>, OrchestratorError> {
+    ) -> Result<Option<ClusterDeploymentStatus>, OrchestratorError> {
+        // Under both: no deploy starts, nor any pick is made, meanwhile.
+        let _action = self.shared.lock(&target.lock_key("action"))?;
         let _inventory = self.shared.lock(&inventory_key(&target.provider))?;
         let (spec, mut record) = self.spec_and_record(target)?;
-        let withdrawable = matches!(
-            record.state,
-            ClusterDeploymentState::Deploying | ClusterDeploymentState::Failed
-        );
-        if spec.request.is_none() || record.machines.is_some() || !withdrawable {
+        if spec.request.is_none() || record.machines.is_some() {
             return Ok(None);
         }
-        record.state = ClusterDeploymentState::CleanedUp;
-        record.progress.waiting = None;
-        record.ended = Some(wasmco_store::appcontext::now());
-        record::save(&self.shared.db, &target.id(), &record)?;
-        Ok(Some(record))
+        if matches!(
+            record.state,
+            ClusterDeploymentState::Deploying | ClusterDeploymentState::Failed
+        ) {
+            record.state = ClusterDeploymentState::CleanedUp;
+            record.progress.waiting = None;
+            record.ended = Some(wasmco_store::appcontext::now());
+            record::save(&self.shared.db, &target.id(), &record)?;
+        } else if record.state.is_running() {
+            return Ok(None);
+        }
+        Ok(Some(self.answer(target, &spec, record)?))
     }
 
-    /// Refuses to forget machine `name` of `provider` while a requested
-    /// cluster holds it.
-    pub fn check_machine_free(&self, provider: &str, name: &str) -> Result<(), OrchestratorError> {
+    /// Stores machine `name` of `provider` (`body` is its whole body), or
+    /// with `None` deletes it: refused while a requested cluster holds it
+    /// and the change would move it (its address, port, name or
+    /// architecture), or when another machine of the provider is reached
+    /// at the same address and port.
+    pub fn write_machine(
+        &self,
+        provider: &str,
+        name: &str,
+        change: MachineChange,
+    ) -> Result<(), OrchestratorError> {
         let _inventory = self.shared.lock(&inventory_key(provider))?;
-        match self.held(provider)?.get(name) {
-            Some(deployment) => Err(OrchestratorError::Conflict(format!(
-                "machine {name} is in the cluster of cluster deployment {deployment}; clean that \
-                 up (or delete the deployment) first"
-            ))),
-            None => Ok(()),
+        let id = ResourceId::new(Kind::Machine, vec![provider.to_owned(), name.to_owned()]);
+        let held_by = self.held(provider)?.remove(name);
+        let (write, creating) = match change {
+            MachineChange::Create(write) => (Some(write), true),
+            MachineChange::Update(write) => (Some(write), false),
+            MachineChange::Delete => (None, false),
+        };
+        let Some(write) = write else {
+            if let Some(deployment) = held_by {
+                return Err(OrchestratorError::Conflict(format!(
+                    "machine {name} is in the cluster of cluster deployment {deployment}; clean \
+                     that up (or delete the deployment) first"
+                )));
+            }
+            self.shared.db.delete(&id)?;
+            return Ok(());
+        };
+        let spec: MachineSpec =
+            wasmco_core::read_spec(&write.body["spec"]).map_err(OrchestratorError::Field)?;
+        let machines = self.machines(provider)?;
+        if let (Some(deployment), Some(now)) = (&held_by, machines.get(name))
+            && now.host(name) != spec.host(name)
+        {
+            return Err(OrchestratorError::Conflict(format!(
+                "machine {name} is in the cluster of cluster deployment {deployment}; its \
+                 address, port, hostname and arch stay as they are until that is cleaned up"
+            )));
         }
+        let host = spec.host(name);
+        if let Some((other, _)) = machines.iter().find(|(other, machine)| {
+            *other != name
+                && machine.host(other).ip == host.ip
+                && machine.host(other).port == host.port
+        }) {
+            return Err(OrchestratorError::Field(FieldError::new(
+                "spec.ip",
+                format!(
+                    "machine {other} is reached at {}:{} already",
+                    host.ip, host.port
+                ),
+            )));
+        }
+        if creating {
+            self.shared.db.create(&id, write)?;
+        } else {
+            self.shared.db.update(&id, write)?;
+        }
+        Ok(())
     }
 
     /// Refuses to forget a requested cluster that holds machines: they
     /// would be handed out again while its cluster runs on them.
-    pub fn check_holds_no_machine(
+    pub(super) fn check_holds_no_machine(
         &self,
         target: &ClusterDeploymentRef,
     ) -> Result<(), OrchestratorError> {
@@ -137,6 +199,24 @@ impl ClusterDeployments {
         let (spec, record) = self.spec_and_record(target)?;
         let new: ClusterDeploymentSpec =
             wasmco_core::read_spec(new_spec).map_err(OrchestratorError::Field)?;
+        if new.request.is_some() != spec.request.is_some() {
+            // A file's cluster is not the inventory's, nor the other way.
+            return Err(OrchestratorError::Conflict(format!(
+                "cluster deployment {} is made from {}; delete it and create another to make it \
+                 from {}",
+                target.name,
+                if spec.request.is_some() {
+                    "a request"
+                } else {
+                    "a deploy file"
+                },
+                if spec.request.is_some() {
+                    "a deploy file"
+                } else {
+                    "a request"
+                },
+            )));
+        }
         if record.machines.is_none() || new.request == spec.request {
             return Ok(());
         }
@@ -215,7 +295,7 @@ impl ClusterDeployments {
             })
             .collect();
         let password = login.password.as_deref().unwrap_or_default();
-        let config = request
+        let mut config = request
             .deploy_config(
                 &target.name,
                 &chosen,
@@ -223,6 +303,15 @@ impl ClusterDeployments {
                 infrastructure,
             )
             .map_err(|e| in_request(e, "machines"))?;
+        if login.private_key.is_some() {
+            // Where Eggo would read the key from (an absolute path, by its
+            // checks); wasmco's comes sealed with the file, and this only
+            // says which login it is.
+            config.private_key_path = format!(
+                "/wasmco/machine-logins/{}",
+                request.machine_login_secret.name
+            );
+        }
         let upload = DeployUpload {
             deploy_file: String::new(),
             private_key: login.private_key.clone(),
@@ -259,6 +348,16 @@ impl ClusterDeployments {
         spec.deploy_parts(&package_dir.to_string_lossy())
             .map_err(|e| in_request(e, &format!("infrastructure {name}")))
     }
+}
+
+/// What a write does to a machine.
+pub enum MachineChange {
+    /// `POST`.
+    Create(wasmco_store::db::Write),
+    /// `PUT`.
+    Update(wasmco_store::db::Write),
+    /// `DELETE`.
+    Delete,
 }
 
 /// The lock every pick of a provider's machines is made under.

@@ -121,11 +121,20 @@ impl ClusterDeployments {
                 ClusterDeploymentAction::Join | ClusterDeploymentAction::Delete
             ) {
                 return Err(OrchestratorError::Conflict(format!(
-                    "cluster deployment {} is made from a request: its nodes are the machines                      picked for it, not joined or deleted one by one",
+                    "cluster deployment {} is made from a request: its nodes are the machines \
+                     picked for it, not joined or deleted one by one",
                     target.name
                 )));
             }
             if record.machines.is_none() {
+                // Its old file (if any) names machines it no longer holds.
+                if action != ClusterDeploymentAction::Deploy {
+                    return Err(OrchestratorError::Conflict(format!(
+                        "cluster deployment {} holds no machines: there is nothing to {}",
+                        target.name,
+                        action.route()
+                    )));
+                }
                 return Ok((spec, None, record, next));
             }
         }

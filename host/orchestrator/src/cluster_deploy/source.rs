@@ -53,6 +53,15 @@ impl ClusterDeployments {
         let id = target.id();
         if db.exists(&id)? {
             self.check_idle(target)?;
+            let spec: wasmco_core::specs::ClusterDeploymentSpec =
+                wasmco_core::read_spec(&db.get(&id)?["spec"]).map_err(OrchestratorError::Field)?;
+            if spec.request.is_some() {
+                return Err(OrchestratorError::Conflict(format!(
+                    "cluster deployment {} is made from a request of the machine inventory, not \
+                     a deploy file",
+                    target.name
+                )));
+            }
             self.check_replacement(target, &file)?;
             // Its name, labels and the cluster it registers stay as they are.
             let mut body = db.get(&id)?;
@@ -69,10 +78,14 @@ impl ClusterDeployments {
         Ok(())
     }
 
-    /// Deletes `target` once no run goes on; its cluster must have been
-    /// cleaned up (or never deployed) for nothing to be left on machines.
+    /// Deletes `target` once no run goes on and it holds no machine of the
+    /// inventory; its cluster must have been cleaned up (or never
+    /// deployed) for nothing to be left on machines.
     pub fn forget(&self, target: &ClusterDeploymentRef) -> Result<(), OrchestratorError> {
+        // No deploy starts (and picks) between the checks and the delete.
+        let _action = self.shared.lock(&target.lock_key("action"))?;
         self.check_idle(target)?;
+        self.check_holds_no_machine(target)?;
         self.shared.db.delete(&target.id())?;
         Ok(())
     }

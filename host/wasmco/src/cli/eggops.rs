@@ -198,13 +198,24 @@ fn apply_one(client: &ApiClient, item: &Item) -> Result<Outcome, CliError> {
         }
         EggopsDocument::Skipped(..) => return Ok(Outcome::Skipped(skipped_reason(item))),
     };
-    let created = client.create_or_replace(
+    let created = match client.create_or_replace(
         &format!("v2/{collection}"),
         &format!("v2/{item_path}"),
         &body,
         multipart,
         uploads,
-    )?;
+    ) {
+        Ok(created) => created,
+        // A requested cluster whose run goes on (waiting for machines, say)
+        // is not replaced under it.
+        Err(error)
+            if error.status() == Some(StatusCode::CONFLICT)
+                && matches!(item.document, EggopsDocument::Cluster(..)) =>
+        {
+            return Ok(Outcome::Skipped(super::apply::api_message(&error)));
+        }
+        Err(error) => return Err(error.into()),
+    };
     let verb = if created { "created" } else { "updated" };
     if !matches!(item.document, EggopsDocument::Cluster(..)) {
         return Ok(Outcome::Done(format!("{verb:<12}{item_path}")));

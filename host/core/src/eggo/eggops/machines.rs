@@ -140,7 +140,9 @@ pub fn pick(
             .collect()
     };
     let (for_masters, for_workers) = (free(masters), free(workers));
-    let mut chosen: BTreeSet<String> = BTreeSet::new();
+    // Chosen machine → its node name: a cluster's nodes need names of
+    // their own.
+    let mut chosen: BTreeMap<String, String> = BTreeMap::new();
     let mut take = |fit: &BTreeSet<&str>, other: &BTreeSet<&str>, need: u32| -> Vec<String> {
         let only_here = fit.iter().filter(|name| !other.contains(*name));
         let both = fit.iter().filter(|name| other.contains(*name));
@@ -149,7 +151,9 @@ pub fn pick(
             if got.len() as u32 == need {
                 break;
             }
-            if chosen.insert((*name).to_owned()) {
+            let node = machines[*name].host(name).name;
+            if !chosen.contains_key(*name) && !chosen.values().any(|taken| *taken == node) {
+                chosen.insert((*name).to_owned(), node);
                 got.push((*name).to_owned());
             }
         }
@@ -165,7 +169,20 @@ pub fn pick(
     ];
     for (role, requirement, got) in short {
         if (got as u32) < requirement.number {
-            return Err(shortage(machines, taken, role, requirement, got));
+            let mut reason = shortage(machines, taken, role, requirement, got);
+            for (name, spec) in machines {
+                let node = spec.host(name).name;
+                let clash = chosen
+                    .iter()
+                    .find(|(other, taken)| *other != name && **taken == node);
+                if let (Some((other, _)), false) = (clash, taken.contains_key(name)) {
+                    reason.push_str(&format!(
+                        "; {name} is named {node} as {other} is, and a cluster's nodes need names \
+                         of their own"
+                    ));
+                }
+            }
+            return Err(reason);
         }
     }
     Ok(picked)

@@ -67,13 +67,21 @@ fn the_example_cluster_becomes_a_deploy_file_on_the_machines_picked() {
         }
     }
     let (name, request) = request.expect("the cluster");
-    let picked = pick(
-        &machines,
-        &BTreeMap::new(),
-        &request.master_require,
-        &request.worker_require,
-    )
-    .expect("two machines for two roles");
+    let wanted = (&request.master_require, &request.worker_require);
+    // Eggops' example names both machines `machine1`: one node name each,
+    // so no worker is left to pick, and the reason says why.
+    let short = pick(&machines, &BTreeMap::new(), wanted.0, wanted.1).unwrap_err();
+    assert!(
+        short.contains("machine2-example is named machine1 as machine1-example is"),
+        "{short}"
+    );
+    let mut renamed = machines.clone();
+    renamed
+        .get_mut("machine2-example")
+        .expect("the second machine")
+        .hostname = "machine2".into();
+    let picked =
+        pick(&renamed, &BTreeMap::new(), wanted.0, wanted.1).expect("two machines for two roles");
     assert_eq!(picked.masters, ["machine1-example"]);
     assert_eq!(picked.workers, ["machine2-example"]);
     let parts = infrastructure
@@ -92,7 +100,7 @@ fn the_example_cluster_becomes_a_deploy_file_on_the_machines_picked() {
             Role::Worker,
         ),
     ];
-    // Eggops' example names both machines `machine1`: refused, naming them.
+    // Put together anyway, the deploy file is refused, naming them.
     let clash = request
         .deploy_config(&name, &chosen, ("root", "123456"), Some(parts.clone()))
         .unwrap_err();
