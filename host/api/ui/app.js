@@ -196,9 +196,10 @@ function drawClusters(clusters, deployments) {
     })), ...made);
 }
 
-// Clusters made on machines from Eggo deploy files (or being made, or
-// cleaned up): each machine's phases done, the step under way and its last
-// error, and how far rsync is with the cluster's addons.
+// Clusters made on machines from Eggo deploy files or requests of the
+// machine inventory (or being made, or cleaned up): each machine's phases
+// done, the step under way and its last error (or why a request waits),
+// and how far rsync is with the cluster's addons.
 function drawDeploymentsOfClusters(deployments) {
   const addons = (a) => a ? el("span", { class: a.failed && a.failed.length ? "Failed" : "" },
     `${a.applied}/${a.objects} applied, ${a.ready} ready`, ...(a.failed || []).map((f) => el("div", { class: "message" }, f))) : "";
@@ -207,17 +208,19 @@ function drawDeploymentsOfClusters(deployments) {
     node.done.length ? el("span", { class: "ok" }, `${node.done.join(" ✓ ")} ✓ `) : "",
     node.phase ? `${node.phase}: ` : "", node.step || "",
     node.error ? el("div", { class: "message" }, node.error) : "");
+  // A requested cluster's machines, picked from the inventory.
+  const picked = (m) => m ? `${m.masters.join(", ")} (masters) ${m.workers.join(", ")} (workers)` : "";
   return [el("h2", {}, "Cluster deployments"), el("table", { id: "cluster-deployment-table" },
     el("tr", {}, ["deployment", "cluster", "state", "phase", "started", "machines", "addons", "last error"].map((h) => el("th", {}, h))),
     deployments.map((d) => el("tr", { "data-deployment": `${d.clusterProvider}+${d.name}`, "data-state": d.state },
       el("td", {}, `${d.clusterProvider}/${d.name}`),
       el("td", {}, d.cluster),
       el("td", {}, badge(d.state)),
-      el("td", {}, d.progress.finished ? "done" : (d.progress.phase || "")),
+      el("td", {}, d.progress.waiting ? "waiting for machines" : d.progress.finished ? "done" : (d.progress.phase || "")),
       el("td", { title: d.started || "" }, d.started ? age(d.started) : ""),
-      el("td", {}, Object.entries(d.progress.nodes).map(machine)),
+      el("td", {}, Object.keys(d.progress.nodes).length ? Object.entries(d.progress.nodes).map(machine) : picked(d.machines)),
       el("td", { class: "addons" }, addons(d.addons)),
-      el("td", {}, d.progress.error ? el("div", { class: "message" }, d.progress.error) : ""))))];
+      el("td", {}, (d.progress.error || d.progress.waiting) ? el("div", { class: "message" }, d.progress.error || d.progress.waiting) : ""))))];
 }
 
 function drawControllers(controllers) {
