@@ -137,7 +137,8 @@ fn pool(server: &Server, provider: &str, port: u16) {
         (4, "worker"),
         (5, "worker"),
     ] {
-        register_machine(server, provider, &format!("m{n}"), n, role, port);
+        let ip = format!("127.0.0.{n}");
+        register_machine(server, provider, &format!("m{n}"), (&ip, port), role);
     }
     let secret = json!({
         "apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/basic-auth",
@@ -154,11 +155,17 @@ fn pool(server: &Server, provider: &str, port: u16) {
     );
 }
 
-fn register_machine(server: &Server, provider: &str, name: &str, n: u8, role: &str, port: u16) {
+/// Machine `name` at `ip` and `port`, labelled `role=ROLE`.
+fn register_machine(
+    server: &Server,
+    provider: &str,
+    name: &str,
+    (ip, port): (&str, u16),
+    role: &str,
+) {
     let machine = json!({
         "metadata": {"name": name},
-        "spec": {"hostname": name, "ip": format!("127.0.0.{n}"), "port": port,
-                 "labels": {"role": role}},
+        "spec": {"hostname": name, "ip": ip, "port": port, "labels": {"role": role}},
     });
     expect(
         server.post(
@@ -314,7 +321,13 @@ fn requests_get_disjoint_machines_and_one_too_many_waits_with_the_reason() {
     );
 
     // A machine registered for masters ends the wait.
-    register_machine(&server, provider, "m6", 6, "master", closed_port());
+    register_machine(
+        &server,
+        provider,
+        "m6",
+        ("127.0.0.6", closed_port()),
+        "master",
+    );
     let c_is = settled(&server, provider, &c);
     assert_eq!(picked(&c_is).masters, ["m6"]);
     assert!(c_is.progress.waiting.is_none());
@@ -410,18 +423,7 @@ fn a_requested_cluster_is_made_on_the_machines_picked_and_gives_them_back() {
     );
     for (index, node) in lab.nodes.iter().enumerate() {
         let role = if index == 0 { "master" } else { "worker" };
-        let machine = json!({
-            "metadata": {"name": node.name},
-            "spec": {"hostname": node.name, "ip": node.host, "port": node.port,
-                     "labels": {"role": role}},
-        });
-        expect(
-            server.post(
-                &format!("/v2/cluster-providers/{provider}/machines"),
-                machine,
-            ),
-            201,
-        );
+        register_machine(&server, provider, &node.name, (&node.host, node.port), role);
     }
     let key = std::fs::read_to_string(lab.file("id_rsa")).unwrap();
     let secret = json!({
@@ -485,12 +487,5 @@ fn a_requested_cluster_is_made_on_the_machines_picked_and_gives_them_back() {
             204,
         );
     }
-    for node in 0..3 {
-        let left = lab_support::runtime().block_on(lab_support::on_node(
-            &lab,
-            node,
-            lab_support::LEFT_BEHIND,
-        ));
-        assert_eq!(left.trim(), "", "left on node{}", node + 1);
-    }
+    lab_support::runtime().block_on(lab_support::assert_nothing_left(&lab));
 }

@@ -401,14 +401,7 @@ fn a_cluster_is_created_grown_upgraded_and_removed_by_commits() {
         server.get("/v2/cluster-providers/gitops/clusters/lab-cluster"),
         404,
     );
-    for node in 0..3 {
-        let left = lab_support::runtime().block_on(lab_support::on_node(
-            &lab,
-            node,
-            lab_support::LEFT_BEHIND,
-        ));
-        assert_eq!(left.trim(), "", "left on node{}", node + 1);
-    }
+    lab_support::runtime().block_on(lab_support::assert_nothing_left(&lab));
 }
 
 /// `git daemon` serving the repositories under `base` on a loopback port.

@@ -121,11 +121,12 @@ impl Orchestrator {
         force: bool,
     ) -> Result<wasmco_core::wire::ClusterDeploymentStatus, OrchestratorError> {
         let deployments = self.cluster_deployments();
-        // A request holding no machine has nothing on a cluster to force off.
-        if let Some(status) = deployments.withdrawn(target)? {
-            return Ok(status);
-        }
         if force {
+            // A request holding no machine has nothing on a cluster to
+            // force off: its cleanup withdraws it.
+            if let Some(status) = deployments.withdrawn(target)? {
+                return Ok(status);
+            }
             let mut deployed = Vec::new();
             for key in deployments.deployed_on_cluster_of(target)? {
                 let kind = Deployed::of(&key).ok_or_else(|| {

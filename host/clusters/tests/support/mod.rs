@@ -175,6 +175,14 @@ pub async fn on_node(lab: &Lab, node: usize, script: &str) -> String {
     output.stdout
 }
 
+/// Asserts that nothing of a cluster is left on any of the lab's machines.
+pub async fn assert_nothing_left(lab: &Lab) {
+    for node in 0..lab.nodes.len() {
+        let left = on_node(lab, node, LEFT_BEHIND).await;
+        assert_eq!(left.trim(), "", "left on node{}", node + 1);
+    }
+}
+
 /// What of a cluster still runs or lies on a machine, a line each. The
 /// lab's `/var/lib/etcd` and `/var/lib/kubelet` are mounts: they stay,
 /// emptied.

@@ -148,10 +148,7 @@ impl ClusterDeployments {
         &self,
         target: &ClusterDeploymentRef,
     ) -> Result<ClusterDeploymentStatus, OrchestratorError> {
-        let body = self.shared.db.get(&target.id())?;
-        let spec: ClusterDeploymentSpec =
-            wasmco_core::read_spec(&body["spec"]).map_err(OrchestratorError::Field)?;
-        let record = record::load(&self.shared.db, &target.id())?;
+        let (spec, record) = self.spec_and_record(target)?;
         self.answer(target, &spec, record)
     }
 

@@ -46,33 +46,6 @@ pub fn apply(connect: &Connect, args: DocumentArgs) -> anyhow::Result<()> {
     run(connect, &args, std::time::Duration::ZERO, apply::apply)
 }
 
-/// Eggops' documents: the provider's machines, logins, infrastructures
-/// and requested clusters.
-fn run_eggops(
-    connect: &Connect,
-    args: &DocumentArgs,
-    terminate_timeout: std::time::Duration,
-    verb: impl FnOnce(
-        &wasmco::cli::client::ApiClient,
-        &[eggops::Item],
-        apply::RunOptions,
-        &mut dyn std::io::Write,
-    ) -> Result<apply::Tally, wasmco::cli::CliError>,
-) -> anyhow::Result<()> {
-    let items = eggops::load(&args.files, args.provider.as_deref())?;
-    let options = apply::RunOptions {
-        stop_on_error: args.stop_on_error,
-        terminate_timeout,
-    };
-    let tally = verb(
-        &connect.client()?,
-        &items,
-        options,
-        &mut std::io::stdout().lock(),
-    )?;
-    finish(tally)
-}
-
 /// `wasmco update`: a DIG to its current inputs, or emcoctl's `update -f`.
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("what").required(true).args(["name", "files"])))]
@@ -123,30 +96,55 @@ pub fn delete(connect: &Connect, args: DeleteArgs) -> anyhow::Result<()> {
     run(connect, &args.documents, args.timeout, apply::delete)
 }
 
-/// Loads the documents and runs `verb` over them, then reports.
+/// Loads emcoctl's documents and runs `verb` over them.
 fn run(
     connect: &Connect,
     args: &DocumentArgs,
     terminate_timeout: std::time::Duration,
-    verb: impl FnOnce(
-        &wasmco::cli::client::ApiClient,
-        &[emcoctl::Document],
-        apply::RunOptions,
-        &mut dyn std::io::Write,
-    ) -> Result<apply::Tally, wasmco::cli::CliError>,
+    verb: Verb<emcoctl::Document>,
 ) -> anyhow::Result<()> {
     let loaded = emcoctl::load(&args.files, args.values.as_deref())?;
     for warning in &loaded.warnings {
         eprintln!("warning: {warning}");
     }
-    let documents = loaded.documents;
+    run_over(connect, args, terminate_timeout, &loaded.documents, verb)
+}
+
+/// Loads Eggops' documents (the provider's machines, logins,
+/// infrastructures and requested clusters) and runs `verb` over them.
+fn run_eggops(
+    connect: &Connect,
+    args: &DocumentArgs,
+    terminate_timeout: std::time::Duration,
+    verb: Verb<eggops::Item>,
+) -> anyhow::Result<()> {
+    let items = eggops::load(&args.files, args.provider.as_deref())?;
+    run_over(connect, args, terminate_timeout, &items, verb)
+}
+
+/// What `apply`, `update` or `delete` does with a file's documents.
+type Verb<T> = fn(
+    &wasmco::cli::client::ApiClient,
+    &[T],
+    apply::RunOptions,
+    &mut dyn std::io::Write,
+) -> Result<apply::Tally, wasmco::cli::CliError>;
+
+/// Runs `verb` over `documents`, then reports.
+fn run_over<T>(
+    connect: &Connect,
+    args: &DocumentArgs,
+    terminate_timeout: std::time::Duration,
+    documents: &[T],
+    verb: Verb<T>,
+) -> anyhow::Result<()> {
     let options = apply::RunOptions {
         stop_on_error: args.stop_on_error,
         terminate_timeout,
     };
     let tally = verb(
         &connect.client()?,
-        &documents,
+        documents,
         options,
         &mut std::io::stdout().lock(),
     )?;
