@@ -336,7 +336,7 @@ fn dig_on_every_cluster(server: &Server, i: usize) -> String {
 
 /// `count` virtual clusters, `c00`, `c01`, …, on `runtime`, each answer
 /// after `latency`.
-fn virtual_clusters(
+pub(crate) fn virtual_clusters(
     runtime: &tokio::runtime::Runtime,
     count: usize,
     latency: Duration,
@@ -361,7 +361,7 @@ fn virtual_clusters(
 
 /// Provider `lab` with `clusters` registered by their names and labelled
 /// `edge`, and project `p`.
-fn lab_with(server: &Server, clusters: &[wasmco_vcluster::VirtualCluster]) {
+pub(crate) fn lab_with(server: &Server, clusters: &[wasmco_vcluster::VirtualCluster]) {
     expect(
         server.post("/v2/cluster-providers", doc("lab", json!({}))),
         201,
@@ -684,7 +684,7 @@ fn one_host_probes_each_cluster_and_the_others_read_its_record() {
     );
     // Three hosts probing each cluster every second would make three
     // probes a second; one prober makes one.
-    let probes = || -> Vec<u64> { clusters.iter().map(|c| c.requests().1).collect() };
+    let probes = || -> Vec<u64> { clusters.iter().map(|c| c.requests().version).collect() };
     let before = probes();
     // A window to measure the rate in, not a wait for anything.
     std::thread::sleep(Duration::from_secs(5));

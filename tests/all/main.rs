@@ -1,6 +1,7 @@
 //! wasmco's integration tests: one binary, a module per concern.
 
 mod api;
+mod at_rest;
 mod auth;
 mod budgets;
 mod ca_certs;

@@ -168,6 +168,13 @@ impl Clients {
         // Counted from each request, not from when its pooled connection
         // last saw traffic.
         config.reset_reader_on_write = true;
+        if config.cluster_url.scheme_str() == Some("http") && config.root_cert.is_none() {
+            // No TLS will be spoken, but kube-rs builds a TLS setup anyway,
+            // and without a CA that is the machine's every root (about
+            // 100 KiB per client): a fleet of 1,000 plain clusters held
+            // 200 MiB of them.
+            config.root_cert = Some(Vec::new());
+        }
         Ok(config)
     }
 }

@@ -21,6 +21,46 @@ use std::sync::Arc;
 pub use behaviour::{Behaviour, Nodes};
 pub use signer::CLIENT_SIGNER;
 
+/// Requests a virtual cluster served.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Requests {
+    /// All of them.
+    pub all: u64,
+    /// `/version`: what a health probe asks.
+    pub version: u64,
+    /// Watches opened (a watch's events, bookmarks among them, are not requests).
+    pub watches: u64,
+}
+
+impl Requests {
+    /// Neither probes nor watches: lists, reads and writes.
+    pub fn others(&self) -> u64 {
+        self.all - self.version - self.watches
+    }
+}
+
+impl std::ops::Add for Requests {
+    type Output = Requests;
+    fn add(self, other: Requests) -> Requests {
+        Requests {
+            all: self.all + other.all,
+            version: self.version + other.version,
+            watches: self.watches + other.watches,
+        }
+    }
+}
+
+impl std::ops::Sub for Requests {
+    type Output = Requests;
+    fn sub(self, earlier: Requests) -> Requests {
+        Requests {
+            all: self.all - earlier.all,
+            version: self.version - earlier.version,
+            watches: self.watches - earlier.watches,
+        }
+    }
+}
+
 /// A running virtual cluster.
 pub struct VirtualCluster {
     addr: SocketAddr,
@@ -109,14 +149,14 @@ impl VirtualCluster {
         self.shared.objects().writes()
     }
 
-    /// How many requests it has served: all of them, and those for
-    /// `/version` (what a health probe asks).
-    pub fn requests(&self) -> (u64, u64) {
+    /// How many requests it has served, by what they asked.
+    pub fn requests(&self) -> Requests {
         use std::sync::atomic::Ordering;
-        (
-            self.shared.requests.load(Ordering::Relaxed),
-            self.shared.version_requests.load(Ordering::Relaxed),
-        )
+        Requests {
+            all: self.shared.requests.load(Ordering::Relaxed),
+            version: self.shared.version_requests.load(Ordering::Relaxed),
+            watches: self.shared.watch_requests.load(Ordering::Relaxed),
+        }
     }
 
     /// The CA its approved client CertificateSigningRequests are signed by,

@@ -195,3 +195,40 @@ pub struct StoredContext {
     /// Its apps in app order.
     pub apps: Vec<StoredApp>,
 }
+
+/// An app's resource statuses on one cluster, counted as rsync records
+/// them, so a fleet's overview reads one record per app and cluster
+/// rather than one per object.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CellCounts {
+    /// Recorded Applied.
+    pub applied: u32,
+    /// Recorded Failed.
+    pub failed: u32,
+    /// Recorded Deleted or Released.
+    pub deleted: u32,
+    /// Recorded Ready.
+    pub ready: u32,
+}
+
+impl CellCounts {
+    /// Counts `statuses`.
+    pub fn of<'a>(
+        statuses: impl IntoIterator<Item = &'a wasmco_core::wire::ResourceStatus>,
+    ) -> Self {
+        use wasmco_core::wire::{Deployed, Readiness};
+        let mut counts = CellCounts::default();
+        for status in statuses {
+            match status.deployed {
+                Deployed::Applied => counts.applied += 1,
+                Deployed::Failed => counts.failed += 1,
+                Deployed::Deleted | Deployed::Released => counts.deleted += 1,
+                Deployed::Pending => {}
+            }
+            if status.ready == Readiness::Ready {
+                counts.ready += 1;
+            }
+        }
+        counts
+    }
+}

@@ -18,9 +18,11 @@ pub(crate) struct Shared {
     behaviour: Mutex<Behaviour>,
     /// Made on first use: most virtual clusters never sign anything.
     signer: std::sync::OnceLock<Option<Signer>>,
-    /// Requests served, all and `/version` (a health probe's) alone.
+    /// Requests served, all, `/version` (a health probe's) alone, and
+    /// watches opened.
     pub(crate) requests: std::sync::atomic::AtomicU64,
     pub(crate) version_requests: std::sync::atomic::AtomicU64,
+    pub(crate) watch_requests: std::sync::atomic::AtomicU64,
 }
 
 impl Shared {
@@ -43,6 +45,7 @@ impl Shared {
             signer: std::sync::OnceLock::new(),
             requests: Default::default(),
             version_requests: Default::default(),
+            watch_requests: Default::default(),
         }
     }
 
