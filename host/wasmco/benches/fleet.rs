@@ -7,9 +7,11 @@
 //!
 //! `cargo bench -p wasmco --bench fleet` (`WASMCO_FLEET_CLUSTERS`,
 //! `WASMCO_FLEET_REST_SECS` shorten it; `WASMCO_FLEET_WRAP="heaptrack"`
-//! runs the server under a profiler, whose figures are then not wasmco's).
+//! runs the server under a profiler, whose figures are then not wasmco's;
+//! `WASMCO_FLEET_HOLD_SECS` keeps it serving that long after the bench).
 
 use std::io::BufRead;
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -43,6 +45,10 @@ struct Process(Child);
 
 impl Drop for Process {
     fn drop(&mut self) {
+        // Its group: a wrapper's child too.
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", self.0.id())])
+            .status();
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
@@ -62,6 +68,7 @@ fn start(args: &[&str], dir: &Path, wrapper: Option<&str>) -> (Process, String) 
         None => Command::new(wasmco),
     };
     let mut child = command
+        .process_group(0)
         .args(args)
         .current_dir(dir)
         .env("RUST_LOG", "error")
@@ -513,5 +520,15 @@ fn main() {
         status.as_secs_f64() * 1000.0
     );
     println!("  load average after: {}", load_average());
+    let hold = env_number("WASMCO_FLEET_HOLD_SECS", 0);
+    if hold > 0 {
+        // For a profiler: the server as the bench left it.
+        println!(
+            "  holding {} (token in {}) for {hold} s",
+            api.base,
+            data.join("admin.token").display()
+        );
+        std::thread::sleep(Duration::from_secs(hold));
+    }
     drop(server);
 }
