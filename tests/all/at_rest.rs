@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use crate::deploy::action;
 use crate::hosts::{lab_with, virtual_clusters};
-use crate::support::clusters::{approved_dig, composite_app_with};
+use crate::support::clusters::{approved_dig, composite_app_with, settled_reconciles};
 use crate::support::server::{Server, expect};
 use crate::support::wait::wait_until;
 
@@ -68,8 +68,12 @@ fn a_settled_fleet_of_100_clusters_is_only_probed_and_watched() {
                 ) == objects
         },
     );
-    // The last statuses and the watches' first lists, then the window.
-    std::thread::sleep(Duration::from_secs(5));
+    // Ready is not yet at rest: the reconcile still looks on every cluster
+    // for objects to remove. The window opens once it has settled.
+    wait_until("the reconcile to settle", Duration::from_secs(120), || {
+        settled_reconciles(&server) >= 1
+    });
+    std::thread::sleep(Duration::from_secs(2));
     let total = || {
         clusters
             .iter()

@@ -11,12 +11,8 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use wasmco_core::{ClusterRef, Kind};
-use wasmco_orchestrator::{
-    ClusterDeploymentRef, DigRef, OrchestratorError, SummarizedContext, SyncedContext,
-};
-use wasmco_store::appcontext::{
-    ClusterHealth, Connectivity, DeployState, Deployed, DigState, Readiness,
-};
+use wasmco_orchestrator::{ClusterDeploymentRef, DigRef, OrchestratorError, SyncedContext};
+use wasmco_store::appcontext::{Connectivity, DeployState, Deployed, DigState, Readiness};
 use wasmco_store::db::DbError;
 
 use crate::error::ApiError;
@@ -31,12 +27,12 @@ pub async fn overview(state: AppState) -> Result<Response, ApiError> {
 fn gather(state: &AppState) -> Result<Value, ApiError> {
     let mut placed: BTreeMap<ClusterRef, BTreeSet<String>> = BTreeMap::new();
     let mut digs = Vec::new();
-    let healths = state.orchestrator.cluster_healths()?;
     for (id, _) in state.db.list_under(Kind::DeploymentIntentGroup, &[])? {
         let dig = DigRef::from_path(&id.path);
-        let Some((dig_state, grid)) = still_there(grid_of(state, &dig, &healths))? else {
+        let Some((dig_state, synced)) = still_there(state.orchestrator.status(&dig))? else {
             continue;
         };
+        let grid = synced.as_ref().map(Grid::of).unwrap_or_default();
         if matches!(
             dig_state.state,
             DeployState::Instantiated | DeployState::Updated | DeployState::InstantiateStopped
@@ -49,31 +45,10 @@ fn gather(state: &AppState) -> Result<Value, ApiError> {
     }
     Ok(json!({
         "digs": digs,
-        "clusters": clusters(state, &placed, healths)?,
+        "clusters": clusters(state, &placed)?,
         "controllers": controllers(state)?,
         "clusterDeployments": cluster_deployments(state)?,
     }))
-}
-
-/// The DIG's state and grid: from the cells rsync counted, or, for a DIG
-/// that makes its services known (whose mirror's apps show beside its
-/// own), from every status.
-fn grid_of(
-    state: &AppState,
-    dig: &DigRef,
-    healths: &[(ClusterRef, ClusterHealth)],
-) -> Result<(DigState, Grid), OrchestratorError> {
-    let (dig_state, summary) = state.orchestrator.status_summary(dig, healths)?;
-    match summary {
-        Some(summary) if summary.context.meta.service_mirrors.is_empty() => {
-            Ok((dig_state, Grid::of_summary(&summary)))
-        }
-        Some(_) => {
-            let (dig_state, synced) = state.orchestrator.status(dig)?;
-            Ok((dig_state, synced.as_ref().map(Grid::of).unwrap_or_default()))
-        }
-        None => Ok((dig_state, Grid::default())),
-    }
 }
 
 /// An app's resources on one cluster, summed up.
@@ -147,98 +122,32 @@ impl Grid {
                         ready += 1;
                     }
                 }
-                let connectivity = synced.connectivity.get(cluster).into();
-                grid.cells.push(Cell::of(
-                    &app.name,
-                    cluster,
-                    Counted {
-                        resources,
-                        ready,
-                        failed,
-                        pending,
-                        deleted,
+                let deployed = if failed > 0 {
+                    Deployed::Failed
+                } else if pending > 0 {
+                    Deployed::Pending
+                } else if deleted > 0 {
+                    Deployed::Deleted
+                } else {
+                    Deployed::Applied
+                };
+                grid.cells.push(Cell {
+                    app: app.name.clone(),
+                    cluster: cluster.clone(),
+                    deployed,
+                    ready: if ready == resources {
+                        Readiness::Ready
+                    } else {
+                        Readiness::NotReady
                     },
-                    connectivity,
-                ));
+                    resources,
+                    ready_resources: ready,
+                    failed_resources: failed,
+                    connectivity: synced.connectivity.get(cluster).into(),
+                });
             }
         }
         grid
-    }
-
-    fn of_summary(summary: &SummarizedContext) -> Grid {
-        let mut grid = Grid::default();
-        for app in &summary.context.apps {
-            grid.apps.push(app.name.clone());
-            for placement in &app.placement {
-                let cluster = &placement.cluster;
-                grid.clusters.insert(cluster.clone());
-                let resources = app.resources_on(cluster).len();
-                let counted = summary
-                    .cells
-                    .get(&(app.name.clone(), cluster.clone()))
-                    .copied()
-                    .unwrap_or_default();
-                let (failed, deleted) = (counted.failed as usize, counted.deleted as usize);
-                // What has no status recorded yet is pending.
-                let pending = resources.saturating_sub(counted.applied as usize + failed + deleted);
-                let connectivity = summary.connectivity.get(cluster).into();
-                grid.cells.push(Cell::of(
-                    &app.name,
-                    cluster,
-                    Counted {
-                        resources,
-                        ready: counted.ready as usize,
-                        failed,
-                        pending,
-                        deleted,
-                    },
-                    connectivity,
-                ));
-            }
-        }
-        grid
-    }
-}
-
-/// An app's resources on one cluster, by where they stand.
-struct Counted {
-    resources: usize,
-    ready: usize,
-    failed: usize,
-    pending: usize,
-    deleted: usize,
-}
-
-impl Cell {
-    fn of(
-        app: &str,
-        cluster: &ClusterRef,
-        counted: Counted,
-        connectivity: CellConnectivity,
-    ) -> Cell {
-        let deployed = if counted.failed > 0 {
-            Deployed::Failed
-        } else if counted.pending > 0 {
-            Deployed::Pending
-        } else if counted.deleted > 0 {
-            Deployed::Deleted
-        } else {
-            Deployed::Applied
-        };
-        Cell {
-            app: app.to_owned(),
-            cluster: cluster.clone(),
-            deployed,
-            ready: if counted.ready == counted.resources {
-                Readiness::Ready
-            } else {
-                Readiness::NotReady
-            },
-            resources: counted.resources,
-            ready_resources: counted.ready,
-            failed_resources: counted.failed,
-            connectivity,
-        }
     }
 }
 
@@ -267,7 +176,6 @@ fn dig_entry(dig: &DigRef, state: &DigState, grid: Grid) -> Value {
 fn clusters(
     state: &AppState,
     placed: &BTreeMap<ClusterRef, BTreeSet<String>>,
-    healths: Vec<(ClusterRef, ClusterHealth)>,
 ) -> Result<Vec<Value>, ApiError> {
     let mut labels: BTreeMap<ClusterRef, Vec<String>> = BTreeMap::new();
     for (id, body) in state.db.list_under(Kind::ClusterLabel, &[])? {
@@ -280,7 +188,8 @@ fn clusters(
                 .push(label.to_owned());
         }
     }
-    let healths: BTreeMap<ClusterRef, _> = healths.into_iter().collect();
+    let healths: BTreeMap<ClusterRef, _> =
+        state.orchestrator.cluster_healths()?.into_iter().collect();
     let mut clusters = Vec::new();
     for (id, body) in state.db.list_under(Kind::Cluster, &[])? {
         let [provider, name] = id.path.as_slice() else {

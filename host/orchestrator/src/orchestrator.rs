@@ -286,19 +286,6 @@ impl Orchestrator {
         self.digs().status(dig)
     }
 
-    /// The DIG's state and its context's statuses counted per app and
-    /// cluster, for a view of the whole fleet; `healths` as
-    /// [`Self::cluster_healths`] gave them. A DIG that makes its services
-    /// known has that in [`Self::status`] only.
-    pub fn status_summary(
-        &self,
-        dig: &DigRef,
-        healths: &[(ClusterRef, ClusterHealth)],
-    ) -> Result<(DigState, Option<crate::SummarizedContext>), OrchestratorError> {
-        self.shared.db.get(&dig.id())?;
-        crate::status::summarized(&self.shared.contexts, &dig.key(), healths)
-    }
-
     /// Forgets a deleted DIG's contexts and state.
     pub fn forget(&self, dig: &DigRef) -> Result<(), OrchestratorError> {
         self.digs().forget(dig)

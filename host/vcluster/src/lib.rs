@@ -35,7 +35,9 @@ pub struct Requests {
 impl Requests {
     /// Neither probes nor watches: lists, reads and writes.
     pub fn others(&self) -> u64 {
-        self.all - self.version - self.watches
+        self.all
+            .saturating_sub(self.version)
+            .saturating_sub(self.watches)
     }
 }
 
@@ -54,9 +56,9 @@ impl std::ops::Sub for Requests {
     type Output = Requests;
     fn sub(self, earlier: Requests) -> Requests {
         Requests {
-            all: self.all - earlier.all,
-            version: self.version - earlier.version,
-            watches: self.watches - earlier.watches,
+            all: self.all.saturating_sub(earlier.all),
+            version: self.version.saturating_sub(earlier.version),
+            watches: self.watches.saturating_sub(earlier.watches),
         }
     }
 }
@@ -152,10 +154,13 @@ impl VirtualCluster {
     /// How many requests it has served, by what they asked.
     pub fn requests(&self) -> Requests {
         use std::sync::atomic::Ordering;
+        // `all` last: a request counted between the loads is then in it.
+        let version = self.shared.version_requests.load(Ordering::Relaxed);
+        let watches = self.shared.watch_requests.load(Ordering::Relaxed);
         Requests {
             all: self.shared.requests.load(Ordering::Relaxed),
-            version: self.shared.version_requests.load(Ordering::Relaxed),
-            watches: self.shared.watch_requests.load(Ordering::Relaxed),
+            version,
+            watches,
         }
     }
 

@@ -255,7 +255,7 @@ impl Deployment {
 
 /// How many reconciles `server` has seen settle (end with everything in
 /// place, a resync to follow), as its metrics count them.
-fn settled_reconciles(server: &Server) -> u64 {
+pub fn settled_reconciles(server: &Server) -> u64 {
     let answer = server.get("/metrics");
     assert_eq!(answer.status(), 200);
     let metrics = answer.text().unwrap();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use wasmco_core::ClusterRef;
 use wasmco_core::resource::Resource;
-use wasmco_store::appcontext::{CellCounts, Connectivity, ResourceStatus, StoredContext};
+use wasmco_store::appcontext::{Connectivity, ResourceStatus, StoredContext};
 
 use super::reconciler::Reconciler;
 use crate::clients::Reach;
@@ -137,23 +137,12 @@ impl ClusterWork {
         if !changed.is_empty() {
             let (key, revision) = (self.key.clone(), self.revision());
             let (app, cluster) = (app.to_owned(), self.cluster.clone());
-            let mut after = recorded.clone();
-            after.extend(changed.iter().cloned());
-            let cell = CellCounts::of(after.values());
-            let fence = self.fence.clone();
+            let (writes, fence) = (changed.clone(), self.fence.clone());
             stored::off_the_workers(&self.reconciler.contexts, move |c| {
-                c.put_statuses(
-                    &key,
-                    revision,
-                    &app,
-                    &cluster,
-                    &changed,
-                    &cell,
-                    fence.as_ref(),
-                )
+                c.put_statuses(&key, revision, &app, &cluster, &writes, fence.as_ref())
             })
             .await?;
-            *recorded = after;
+            recorded.extend(changed);
         }
         Ok(())
     }

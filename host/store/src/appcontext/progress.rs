@@ -9,7 +9,6 @@ use wasmco_core::resource::ClusterRef;
 use wasmco_core::wire::{Connectivity, ResourceStatus};
 
 use super::error::ContextError;
-use super::model::CellCounts;
 use super::store::{ContextStore, Fence, json};
 use crate::kv::BatchOp;
 
@@ -45,9 +44,7 @@ impl ContextStore {
         self.commit(dig, vec![op], fence, false)
     }
 
-    /// Records the status of resources of `app` on `cluster`, in one write,
-    /// with `cell`: all of that app's statuses there, counted.
-    #[allow(clippy::too_many_arguments)]
+    /// Records the status of resources of `app` on `cluster`, in one write.
     pub fn put_statuses(
         &self,
         dig: &str,
@@ -55,7 +52,6 @@ impl ContextStore {
         app: &str,
         cluster: &ClusterRef,
         statuses: &[(String, ResourceStatus)],
-        cell: &CellCounts,
         fence: Fence<'_>,
     ) -> Result<(), ContextError> {
         let ops = statuses
@@ -67,10 +63,6 @@ impl ContextStore {
                     json(status),
                 )
             })
-            .chain(std::iter::once(BatchOp::Put(
-                format!("ctx/{dig}/rev/{revision:010}/cell/{app}/{cluster}").into_bytes(),
-                json(cell),
-            )))
             .collect();
         // Progress only: after a crash rsync applies the context again
         // anyway, so a write split to fit the store is no loss.
@@ -141,29 +133,6 @@ impl ContextStore {
             let status =
                 serde_json::from_slice(&value).map_err(|e| ContextError::corrupt(&key, e))?;
             out.insert((app.to_owned(), cluster, resource.to_owned()), status);
-        }
-        Ok(out)
-    }
-
-    /// Every (app, cluster) whose statuses were counted, and the counts.
-    pub fn cells(
-        &self,
-        dig: &str,
-        revision: u64,
-    ) -> Result<BTreeMap<(String, ClusterRef), CellCounts>, ContextError> {
-        let prefix = format!("ctx/{dig}/rev/{revision:010}/cell/");
-        let mut out = BTreeMap::new();
-        for (key, value) in self.store.scan_prefix(prefix.as_bytes())? {
-            let key = String::from_utf8_lossy(&key).into_owned();
-            let Some((app, cluster)) = key[prefix.len()..]
-                .split_once('/')
-                .and_then(|(app, cluster)| Some((app, ClusterRef::parse(cluster)?)))
-            else {
-                continue;
-            };
-            let counts =
-                serde_json::from_slice(&value).map_err(|e| ContextError::corrupt(&key, e))?;
-            out.insert((app.to_owned(), cluster), counts);
         }
         Ok(out)
     }

@@ -101,7 +101,7 @@ async fn start(args: &Args) -> anyhow::Result<Vec<VirtualCluster>> {
         latency: std::time::Duration::from_millis(args.latency_ms),
         ..Default::default()
     };
-    let mut clusters = Vec::with_capacity(args.count);
+    let mut clusters = Vec::new();
     for (offset, name) in names(args).enumerate() {
         let port = match args.listen.port() {
             0 => 0,
