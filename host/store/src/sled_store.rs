@@ -20,9 +20,9 @@ fn io(operation: &'static str) -> impl Fn(sled::Error) -> StoreError {
     }
 }
 
-/// sled's page cache. Its default (1 GiB) filled up with superseded page
-/// versions of the statuses rsync rewrites: a fleet of 1,000 clusters at
-/// rest held 1 GiB. Reads past it come from the OS's page cache.
+/// sled's page cache. Its default (1 GiB) is the whole memory a host
+/// serving a fleet of 1,000 clusters is to stay within; past this cap
+/// reads come from the OS's page cache.
 const CACHE_BYTES: u64 = 64 * 1024 * 1024;
 
 impl SledStore {
