@@ -78,7 +78,7 @@ fn a_settled_fleet_of_100_clusters_is_only_probed_and_watched() {
         clusters
             .iter()
             .map(wasmco_vcluster::VirtualCluster::requests)
-            .fold(wasmco_vcluster::Requests::default(), |sum, one| sum + one)
+            .sum::<wasmco_vcluster::Requests>()
     };
     let before = total();
     std::thread::sleep(WINDOW);

@@ -52,6 +52,12 @@ impl std::ops::Add for Requests {
     }
 }
 
+impl std::iter::Sum for Requests {
+    fn sum<I: Iterator<Item = Requests>>(all: I) -> Requests {
+        all.fold(Requests::default(), |sum, one| sum + one)
+    }
+}
+
 impl std::ops::Sub for Requests {
     type Output = Requests;
     fn sub(self, earlier: Requests) -> Requests {

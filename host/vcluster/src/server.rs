@@ -44,11 +44,7 @@ async fn dispatch(
     if uri.path() == "/version" {
         shared.version_requests.fetch_add(1, Ordering::Relaxed);
     }
-    if params
-        .watch
-        .as_deref()
-        .is_some_and(|w| w == "true" || w == "1")
-    {
+    if params.watches() {
         shared.watch_requests.fetch_add(1, Ordering::Relaxed);
     }
     let (latency, fail_with) = {

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::blocking::{Client, multipart};
 use serde_json::{Value, json};
+use wasmco_vcluster::Requests;
 
 const DIGS: usize = 20;
 /// The kinds each DIG places, one object of each, and where they live.
@@ -278,15 +279,14 @@ fn sample(pid: u32) -> Sample {
     }
 }
 
-/// The requests the clusters have served so far: all, probes, watches.
-fn requests(client: &Client, stats: &str) -> (u64, u64, u64) {
+/// The requests the clusters have served so far.
+fn requests(client: &Client, stats: &str) -> Requests {
     let answer: Value = client
         .get(format!("http://{stats}/"))
         .send()
         .and_then(|r| r.json())
         .expect("the clusters' stats");
-    let count = |key: &str| answer["requests"][key].as_u64().unwrap_or(0);
-    (count("all"), count("version"), count("watches"))
+    serde_json::from_value(answer["requests"].clone()).expect("the request counts")
 }
 
 fn median_and_p99(mut values: Vec<Duration>) -> (Duration, Duration) {
@@ -471,7 +471,7 @@ fn main() {
         last = now;
     }
     let rested = rest_started.elapsed().as_secs_f64();
-    let (all, probes, watches) = requests(&api.client, &stats);
+    let sent = requests(&api.client, &stats) - requested;
     let cpu_share = (last.cpu_ticks - first.cpu_ticks) as f64 / ticks / rested;
     let per_min = |n: u64| n as f64 * 60.0 / rested;
     println!(
@@ -495,10 +495,10 @@ fn main() {
     );
     println!(
         "  requests to the clusters per minute at rest: {:.0} (probes {:.0}, watches opened {:.0}, others {:.0})",
-        per_min(all - requested.0),
-        per_min(probes - requested.1),
-        per_min(watches - requested.2),
-        per_min((all - requested.0) - (probes - requested.1) - (watches - requested.2)),
+        per_min(sent.all),
+        per_min(sent.version),
+        per_min(sent.watches),
+        per_min(sent.others()),
     );
 
     let repaired = drift(&addresses);

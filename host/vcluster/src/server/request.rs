@@ -20,6 +20,13 @@ pub(super) struct Params {
     pub resource_version: Option<String>,
 }
 
+impl Params {
+    /// Whether the request asks to watch (`watch=true` or `watch=1`).
+    pub fn watches(&self) -> bool {
+        matches!(self.watch.as_deref(), Some("true" | "1"))
+    }
+}
+
 /// Who writes: the `fieldManager` given, else (as the API server does) the
 /// client's user agent up to its first `/`.
 pub(super) fn manager(params: &Params, headers: &HeaderMap) -> String {

@@ -77,7 +77,7 @@ impl Request<'_> {
     /// GET of a collection: a list, or a watch when asked for one.
     fn list(&self) -> Result<Response, KubeError> {
         let selector = Selector::parse(self.params.label_selector.as_deref().unwrap_or(""))?;
-        if matches!(self.params.watch.as_deref(), Some("true" | "1")) {
+        if self.params.watches() {
             return Ok(watch(self.shared, self.target, selector, self.params));
         }
         let list =

@@ -133,10 +133,7 @@ async fn serve_stats(
         axum::routing::get(move || {
             let clusters = clusters.clone();
             async move {
-                let requests = clusters
-                    .iter()
-                    .map(VirtualCluster::requests)
-                    .fold(Requests::default(), |sum, one| sum + one);
+                let requests: Requests = clusters.iter().map(VirtualCluster::requests).sum();
                 let writes: u64 = clusters.iter().map(VirtualCluster::writes).sum();
                 axum::Json(serde_json::json!({
                     "clusters": clusters.len(),
