@@ -1,6 +1,7 @@
 //! A fleet at rest: once every object is applied and ready, wasmco asks
 //! its clusters nothing beyond the probes and its watches (whose restarts
-//! are the watch's own) until the resync's schedule comes round.
+//! are the watch's own); the resyncs that come round meanwhile read
+//! nothing the watches vouch for.
 
 use std::time::Duration;
 
@@ -8,12 +9,13 @@ use serde_json::{Value, json};
 
 use crate::deploy::action;
 use crate::hosts::{lab_with, virtual_clusters};
-use crate::support::clusters::{approved_dig, composite_app_with, settled_reconciles};
+use crate::support::clusters::{approved_dig, composite_app_with, counter, settled_reconciles};
 use crate::support::server::{Server, expect};
 use crate::support::wait::wait_until;
 
 const CLUSTERS: usize = 100;
 const PROBE_SECONDS: u64 = 10;
+const RESYNC_SECONDS: u64 = 10;
 const WINDOW: Duration = Duration::from_secs(60);
 
 /// A ConfigMap, a Secret and a Deployment: three kinds watched per cluster.
@@ -38,15 +40,19 @@ fn count(server: &Server, dig: &str, query: &str, field: &str, value: &str) -> u
     answer[field][value].as_u64().unwrap_or(0)
 }
 
+fn looks_skipped(server: &Server) -> u64 {
+    counter(server, "wasmco_rsync_resync_looks_skipped_total")
+}
+
 #[test]
 fn a_settled_fleet_of_100_clusters_is_only_probed_and_watched() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let clusters = virtual_clusters(&runtime, CLUSTERS, Duration::ZERO);
     let data = tempfile::tempdir().unwrap();
-    let probe = format!("{PROBE_SECONDS}s");
+    let (probe, resync) = (format!("{PROBE_SECONDS}s"), format!("{RESYNC_SECONDS}s"));
     let server = Server::start_with(
         data.path(),
-        &["--probe-interval", &probe, "--resync-interval", "5m"],
+        &["--probe-interval", &probe, "--resync-interval", &resync],
     );
     lab_with(&server, &clusters);
     let ca = composite_app_with(&server, "p", "rest", &[("app", manifests())]);
@@ -69,10 +75,14 @@ fn a_settled_fleet_of_100_clusters_is_only_probed_and_watched() {
         },
     );
     // Ready is not yet at rest: the reconcile still looks on every cluster
-    // for objects to remove. The window opens once it has settled.
-    wait_until("the reconcile to settle", Duration::from_secs(120), || {
-        settled_reconciles(&server) >= 1
-    });
+    // for objects to remove. The first resync reads the objects once more,
+    // since their watches began after they were last read. The window
+    // opens after it.
+    wait_until(
+        "the first resync to settle",
+        Duration::from_secs(120),
+        || settled_reconciles(&server) >= 2,
+    );
     std::thread::sleep(Duration::from_secs(2));
     let total = || {
         clusters
@@ -80,9 +90,19 @@ fn a_settled_fleet_of_100_clusters_is_only_probed_and_watched() {
             .map(wasmco_vcluster::VirtualCluster::requests)
             .sum::<wasmco_vcluster::Requests>()
     };
-    let before = total();
+    let (before, resyncs, skipped) = (total(), settled_reconciles(&server), looks_skipped(&server));
     std::thread::sleep(WINDOW);
     let sent = total() - before;
+    let resyncs = settled_reconciles(&server) - resyncs;
+    let skipped = looks_skipped(&server) - skipped;
+    let expected = WINDOW.as_secs() / RESYNC_SECONDS / 2;
+    assert!(resyncs >= expected, "{resyncs} resyncs in the window");
+    // Each skips the app's objects and the clean-up on every cluster (one
+    // may have skipped before the window, and ended in it).
+    assert!(
+        skipped >= (resyncs - 1) * 2 * CLUSTERS as u64,
+        "{skipped} looks skipped in {resyncs} resyncs"
+    );
     assert_eq!(
         sent.others(),
         0,

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::hash::Hasher;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -56,6 +57,9 @@ pub(crate) struct Applied {
     repairs: AtomicU64,
     /// The clusters this worker cleaned up on once already.
     looked: Mutex<std::collections::HashSet<ClusterRef>>,
+    /// When this worker last read what a cluster holds, for each app
+    /// (`None`: for the clean-up, all of the target's objects).
+    looks: Mutex<HashMap<(ClusterRef, Option<String>), Instant>>,
 }
 
 impl Applied {
@@ -83,6 +87,24 @@ impl Applied {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(cluster);
+    }
+
+    /// Notes that `app`'s objects on `cluster` (`None`: all of them) were
+    /// read as they were at `at`.
+    pub(crate) fn looked(&self, cluster: &ClusterRef, app: Option<&str>, at: Instant) {
+        self.looks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((cluster.clone(), app.map(str::to_owned)), at);
+    }
+
+    /// When `app`'s objects on `cluster` were last read, if they were.
+    pub(crate) fn last_look(&self, cluster: &ClusterRef, app: Option<&str>) -> Option<Instant> {
+        self.looks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&(cluster.clone(), app.map(str::to_owned)))
+            .copied()
     }
 
     /// The fingerprint of `app`'s object `key` on `cluster`, when known.

@@ -34,6 +34,7 @@ pub struct RsyncMetrics {
     apply_duration: Family<ClusterLabel, Histogram, fn() -> Histogram>,
     retries: Counter,
     drift_repairs: Counter,
+    looks_skipped: Counter,
 }
 
 impl Default for RsyncMetrics {
@@ -46,6 +47,7 @@ impl Default for RsyncMetrics {
             apply_duration: Family::new_with_constructor(apply_buckets),
             retries: Counter::default(),
             drift_repairs: Counter::default(),
+            looks_skipped: Counter::default(),
         }
     }
 }
@@ -89,6 +91,18 @@ impl RsyncMetrics {
             "Objects put back after someone changed or deleted them on a cluster",
             self.drift_repairs.clone(),
         );
+        registry.register(
+            "wasmco_rsync_resync_looks_skipped",
+            "Cluster jobs (an app's objects on one cluster, or a clean-up) a resync left unread because the watches had reported every change since the last read",
+            self.looks_skipped.clone(),
+        );
+    }
+
+    pub(crate) fn look_skipped(&self) {
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
+        self.looks_skipped.inc();
     }
 
     pub(crate) fn applied_in(&self, cluster: &wasmco_core::ClusterRef, seconds: f64) {

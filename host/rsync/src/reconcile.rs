@@ -15,4 +15,4 @@ mod settled;
 
 pub(crate) use reconciler::Reconciler;
 pub(crate) use run::{reconcile, repair};
-pub(crate) use settled::Settled;
+pub(crate) use settled::{Look, Settled};

@@ -12,4 +12,4 @@ pub use directory::DirectoryTarget;
 pub use error::SyncError;
 pub use kubernetes::KubeTarget;
 pub use readiness::{is_ready, ready_once_applied};
-pub use sync_target::{ApplyAs, Changed, SyncTarget};
+pub use sync_target::{ApplyAs, Changed, SyncTarget, Watched};

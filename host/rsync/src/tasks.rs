@@ -22,20 +22,23 @@ impl<K> Default for KeyedTasks<K> {
 }
 
 impl<K: Eq + Hash> KeyedTasks<K> {
-    /// Runs `task` on `runtime` for `key`, unless one still runs for it.
+    /// Runs `task` on `runtime` for `key`, unless one still runs for it;
+    /// whether it started.
     pub(crate) fn start<F>(
         &self,
         key: K,
         runtime: &tokio::runtime::Handle,
         task: impl FnOnce() -> F,
-    ) where
+    ) -> bool
+    where
         F: Future<Output = ()> + Send + 'static,
     {
         let mut running = self.lock();
         if running.get(&key).is_some_and(|t| !t.is_finished()) {
-            return;
+            return false;
         }
         running.insert(key, runtime.spawn(task()).abort_handle());
+        true
     }
 
     /// Stops the tasks whose key `matches`.

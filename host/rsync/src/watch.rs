@@ -3,9 +3,12 @@
 //! carrying a DIG label. A change someone else made, or a deletion, goes
 //! to that DIG's worker, which repairs the object at once, beside any
 //! reconcile it is in. The periodic resync stays as the safety net for a
-//! watch that missed something.
+//! watch that missed something: it looks again only at the kinds whose
+//! watch could have (see [`Watches::vouches_since`]).
 
-use std::sync::{Arc, Weak};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
 
 use futures_util::StreamExt;
 
@@ -14,7 +17,7 @@ use wasmco_core::ClusterRef;
 use crate::clients::Clients;
 use crate::config::RsyncConfig;
 use crate::owner::DIG_LABEL;
-use crate::target::Changed;
+use crate::target::{Changed, Watched};
 use crate::tasks::KeyedTasks;
 
 /// An object of a target that a watch saw changed or deleted.
@@ -45,13 +48,34 @@ impl Drifted {
 /// What a watch hands the drift it sees to.
 pub(crate) type DriftSink = Box<dyn Fn(Drifted) + Send + Sync>;
 
+/// A watch's cluster, `apiVersion` and kind.
+type WatchKey = (ClusterRef, String, String);
+
+/// Since when one run of a watch has reported every change: `None`
+/// before its list is done, and after a gap until the next one is. Each
+/// run has its own, so that a stopped run cannot vouch for a later one.
+#[derive(Default)]
+struct Complete(Mutex<Option<Instant>>);
+
+impl Complete {
+    fn set(&self, since: Option<Instant>) {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner()) = since;
+    }
+
+    fn since(&self) -> Option<Instant> {
+        *self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
 /// The watches of the kinds rsync applied on each cluster.
 pub(crate) struct Watches {
     clients: Arc<Clients>,
     config: Arc<RsyncConfig>,
     runtime: tokio::runtime::Handle,
     /// The running watches, by cluster and kind (`apiVersion`, `kind`).
-    running: KeyedTasks<(ClusterRef, String, String)>,
+    running: KeyedTasks<WatchKey>,
+    /// Since when each running watch has been complete.
+    complete: Mutex<HashMap<WatchKey, Arc<Complete>>>,
     drifted: DriftSink,
 }
 
@@ -67,6 +91,7 @@ impl Watches {
             config,
             runtime,
             running: KeyedTasks::default(),
+            complete: Mutex::default(),
             drifted,
         }
     }
@@ -75,24 +100,50 @@ impl Watches {
     pub(crate) fn watch(self: &Arc<Self>, cluster: &ClusterRef, api_version: &str, kind: &str) {
         let key = (cluster.clone(), api_version.to_owned(), kind.to_owned());
         let watches = Arc::downgrade(self);
-        let watched = key.clone();
-        self.running.start(key, &self.runtime, move || {
-            let (cluster, api_version, kind) = watched;
-            watch_loop(watches, cluster, api_version, kind)
+        let (watched, complete) = (key.clone(), Arc::new(Complete::default()));
+        let run = complete.clone();
+        let started = self.running.start(key.clone(), &self.runtime, move || {
+            watch_loop(watches, watched, run)
         });
+        if started {
+            self.lock().insert(key, complete);
+        }
     }
 
     /// Stops the watches `which` picks.
-    pub(crate) fn stop(&self, which: impl Fn(&(ClusterRef, String, String)) -> bool) {
-        self.running.stop(which);
+    pub(crate) fn stop(&self, which: impl Fn(&WatchKey) -> bool) {
+        self.running.stop(&which);
+        self.lock().retain(|key, _| !which(key));
+    }
+
+    /// Whether the watch of `kind` on `cluster` has reported every change
+    /// made there since `since`: nothing changed that it did not report.
+    pub(crate) fn vouches_since(
+        &self,
+        cluster: &ClusterRef,
+        api_version: &str,
+        kind: &str,
+        since: Instant,
+    ) -> bool {
+        let key = (cluster.clone(), api_version.to_owned(), kind.to_owned());
+        self.lock()
+            .get(&key)
+            .and_then(|complete| complete.since())
+            .is_some_and(|complete| complete <= since)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<WatchKey, Arc<Complete>>> {
+        self.complete.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
 /// Follows one kind on one cluster until the engine is dropped or the
 /// watch is stopped; a target that cannot watch (a directory) ends it.
-async fn watch_loop(weak: Weak<Watches>, cluster: ClusterRef, api_version: String, kind: String) {
+async fn watch_loop(weak: Weak<Watches>, watched: WatchKey, complete: Arc<Complete>) {
+    let (cluster, api_version, kind) = watched;
     let mut retries = None;
     loop {
+        complete.set(None);
         let Some(watches) = weak.upgrade() else {
             return;
         };
@@ -117,7 +168,18 @@ async fn watch_loop(weak: Weak<Watches>, cluster: ClusterRef, api_version: Strin
         let pause = watches.config.backoff.1;
         drop(watches);
         tracing::debug!(%cluster, %kind, "watching for drift");
-        while let Some(change) = changes.next().await {
+        while let Some(watched) = changes.next().await {
+            let change = match watched {
+                Watched::Changed(change) => change,
+                Watched::Listed => {
+                    complete.set(Some(Instant::now()));
+                    continue;
+                }
+                Watched::Gap => {
+                    complete.set(None);
+                    continue;
+                }
+            };
             let Some(watches) = weak.upgrade() else {
                 return;
             };

@@ -12,7 +12,7 @@ use wasmco_store::appcontext::{ReconcileListener, StoredContext};
 
 use crate::drift::Applied;
 use crate::error::RsyncError;
-use crate::reconcile::{self, Reconciler, Settled};
+use crate::reconcile::{self, Look, Reconciler, Settled};
 use crate::repairs::{Current, Repairs};
 use crate::watch::Drifted;
 
@@ -217,6 +217,8 @@ struct Worker {
     /// stored permit, so any number of asks before then make one reconcile.
     soon: Arc<Notify>,
     retries: Option<backon::ExponentialBackoff>,
+    /// How closely the next reconcile looks.
+    next_look: Look,
     applied: Arc<Applied>,
     current: Arc<Current>,
 }
@@ -237,6 +239,7 @@ impl Worker {
             drifts,
             soon: Arc::new(Notify::new()),
             retries: None,
+            next_look: Look::Full,
             applied: Arc::default(),
             current: Arc::default(),
         }
@@ -259,14 +262,15 @@ impl Worker {
                 &self.current,
                 &self.soon,
             );
-            let mut reconcile = self.spawn_reconcile(&reconciler, generation);
+            let look = std::mem::take(&mut self.next_look);
+            let mut reconcile = self.spawn_reconcile(&reconciler, generation, look);
             reconciler.metrics.reconcile_started();
             let outcome = match self.follow(&reconciler, &mut reconcile, &mut repairs).await {
                 Followed::Finished(outcome) => outcome,
                 Followed::Superseded => continue,
                 Followed::Stopped => return,
             };
-            let pause = self.settle(&reconciler, outcome);
+            let pause = self.settle(&reconciler, outcome, look);
             let changed = self.rest(pause, &mut repairs).await;
             drop((reconciler, repairs));
             if changed.is_err() {
@@ -282,6 +286,7 @@ impl Worker {
         &self,
         reconciler: &Arc<Reconciler>,
         generation: u64,
+        look: Look,
     ) -> JoinSet<Result<Settled, RsyncError>> {
         let mut reconcile = JoinSet::new();
         let (reconciler, key, applied, current) = (
@@ -295,7 +300,8 @@ impl Worker {
         reconcile.spawn(tracing::Instrument::instrument(
             async move {
                 let deploying = |context| current.set(generation, Some(context));
-                let outcome = reconcile::reconcile(&reconciler, &key, &applied, deploying).await;
+                let outcome =
+                    reconcile::reconcile(&reconciler, &key, &applied, look, deploying).await;
                 tracing::info!(outcome = ended(&outcome), "reconcile ended");
                 outcome
             },
@@ -332,9 +338,14 @@ impl Worker {
         }
     }
 
-    /// Counts and reports a finished reconcile; how long to rest before the
-    /// next (`None`: until nudged).
-    fn settle(&mut self, reconciler: &Reconciler, outcome: Finished) -> Option<Duration> {
+    /// Counts and reports a finished reconcile, which looked as `look`
+    /// says; how long to rest before the next (`None`: until nudged).
+    fn settle(
+        &mut self,
+        reconciler: &Reconciler,
+        outcome: Finished,
+        look: Look,
+    ) -> Option<Duration> {
         reconciler.metrics.reconcile_ended(match &outcome {
             Ok(outcome) => ended(outcome),
             Err(_) => "failed",
@@ -347,7 +358,13 @@ impl Worker {
             Ok(Ok(Settled::Idle)) => None,
             Ok(Ok(Settled::Resync)) => {
                 self.retries = None;
-                Some(resync_pause(reconciler.config.resync))
+                self.next_look = Look::Resync;
+                Some(match look {
+                    // Watches it started began after it read the clusters:
+                    // one more look soon, and they vouch from then on.
+                    Look::Full => reconciler.config.resync.min(FOLLOW_UP),
+                    Look::Resync => resync_pause(reconciler.config.resync),
+                })
             }
             failed => {
                 match failed {
@@ -376,8 +393,14 @@ impl Worker {
         tokio::pin!(wake);
         loop {
             tokio::select! {
-                changed = self.nudged.changed() => return changed,
-                () = self.soon.notified() => return Ok(()),
+                changed = self.nudged.changed() => {
+                    self.next_look = Look::Full;
+                    return changed;
+                }
+                () = self.soon.notified() => {
+                    self.next_look = Look::Full;
+                    return Ok(());
+                }
                 () = &mut wake, if pause.is_some() => return Ok(()),
                 Some(drifted) = self.drifts.recv() => repairs.start(drifted),
                 Some(done) = repairs.running.join_next(), if !repairs.running.is_empty() => {
@@ -387,6 +410,9 @@ impl Worker {
         }
     }
 }
+
+/// How soon a resync follows a full reconcile.
+const FOLLOW_UP: Duration = Duration::from_secs(10);
 
 /// The resync interval plus up to a tenth of it, so that targets
 /// settled together do not all resync together.

@@ -333,3 +333,80 @@ async fn endpoints_and_admission_webhooks_are_stored() {
     let (_, group) = call(addr, "GET", "/apis/admissionregistration.k8s.io", None).await;
     assert_eq!(group["preferredVersion"]["version"], "v1");
 }
+
+/// The events of a watch of `path` that ends by itself (give it a
+/// `timeoutSeconds`), in order.
+async fn watch_events(addr: SocketAddr, path: &str) -> Vec<Value> {
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || {
+        let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+        let request = format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).expect("write");
+        let mut response = String::new();
+        stream.read_to_string(&mut response).expect("read");
+        // Chunked: each event is a chunk of its own, between size lines.
+        response
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line.trim()).ok())
+            .filter(|event| event.get("type").is_some())
+            .collect()
+    })
+    .await
+    .expect("the watch task")
+}
+
+fn config_map(name: &str) -> Value {
+    json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}})
+}
+
+#[tokio::test]
+async fn a_watch_resumes_from_a_resource_version_or_is_told_it_is_too_old() {
+    let cluster = start(Behaviour::default()).await;
+    let addr = cluster.addr();
+    let collection = "/api/v1/namespaces/default/configmaps";
+    let (_, first) = call(addr, "POST", collection, Some(config_map("first"))).await;
+    let seen = first["metadata"]["resourceVersion"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    call(addr, "POST", collection, Some(config_map("second"))).await;
+    let (code, _) = call(addr, "DELETE", &format!("{collection}/first"), None).await;
+    assert_eq!(code, 200);
+
+    // What a watcher that saw `first` made missed while it was away.
+    let resumed = format!("{collection}?watch=1&resourceVersion={seen}&timeoutSeconds=1");
+    let events = watch_events(addr, &resumed).await;
+    let missed: Vec<(&str, &str)> = events
+        .iter()
+        .map(|e| {
+            let name = e["object"]["metadata"]["name"].as_str().unwrap();
+            (e["type"].as_str().unwrap(), name)
+        })
+        .collect();
+    assert_eq!(missed, [("ADDED", "second"), ("DELETED", "first")]);
+    // The deletion carries a version of its own, newer than the add's.
+    let version = |e: &Value| {
+        e["object"]["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+    };
+    assert!(version(&events[1]) > version(&events[0]));
+
+    // Once more changes came than the cluster keeps, it cannot say what
+    // was missed: the watcher must list again.
+    for i in 0..300 {
+        call(
+            addr,
+            "POST",
+            collection,
+            Some(config_map(&format!("more-{i}"))),
+        )
+        .await;
+    }
+    let events = watch_events(addr, &resumed).await;
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0]["type"], "ERROR");
+    assert_eq!(events[0]["object"]["code"], 410);
+}

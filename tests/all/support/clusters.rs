@@ -256,12 +256,21 @@ impl Deployment {
 /// How many reconciles `server` has seen settle (end with everything in
 /// place, a resync to follow), as its metrics count them.
 pub fn settled_reconciles(server: &Server) -> u64 {
+    counter(
+        server,
+        r#"wasmco_rsync_reconciles_total{outcome="settled"}"#,
+    )
+}
+
+/// The value of the counter `series` (its name and labels) on `/metrics`;
+/// 0 before it counted anything.
+pub fn counter(server: &Server, series: &str) -> u64 {
     let answer = server.get("/metrics");
     assert_eq!(answer.status(), 200);
     let metrics = answer.text().unwrap();
     metrics
         .lines()
-        .find_map(|line| line.strip_prefix(r#"wasmco_rsync_reconciles_total{outcome="settled"} "#))
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
         .map_or(0, |count| count.trim().parse().unwrap())
 }
 

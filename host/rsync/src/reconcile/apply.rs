@@ -34,6 +34,13 @@ pub(super) async fn sync(work: ClusterWork, app: usize) -> Result<Outcome, Rsync
     resources.sort_by_key(|r| r.apply_rank());
     let labels = labels(&work.key, Some(&app.name));
     let recorded = work.recorded(&app.name).await?;
+    if at_rest(&work, &app.name, &resources, &recorded) {
+        work.reconciler.metrics.look_skipped();
+        return Ok(Outcome {
+            settled: Settled::Resync,
+            applied: 0,
+        });
+    }
     let sync = AppSync {
         work: &work,
         app,
@@ -42,6 +49,26 @@ pub(super) async fn sync(work: ClusterWork, app: usize) -> Result<Outcome, Rsync
         recorded,
     };
     sync.run().await
+}
+
+/// Whether a resync may leave `app` on this cluster alone: each of its
+/// objects was applied and is ready, and the watches have reported every
+/// change to them since they were last read.
+fn at_rest(
+    work: &ClusterWork,
+    app: &str,
+    resources: &[&Resource],
+    recorded: &HashMap<String, ResourceStatus>,
+) -> bool {
+    let kinds = resources
+        .iter()
+        .map(|r| (r.api_version.clone(), r.key.kind.clone()))
+        .collect();
+    resources.iter().all(|resource| {
+        recorded
+            .get(&resource.key.to_string())
+            .is_some_and(|s| s.deployed == Deployed::Applied && s.ready == Readiness::Ready)
+    }) && work.watched_since_look(Some(app), &kinds)
 }
 
 /// One app's sync on one cluster.
@@ -117,7 +144,7 @@ impl AppSync<'_> {
         &self,
         kinds: &BTreeSet<(String, String)>,
     ) -> Result<HashMap<String, Resource>, SyncError> {
-        let mut live = self.work.list(kinds, &self.labels).await?;
+        let mut live = (self.work.look(Some(&self.app.name), kinds, &self.labels)).await?;
         if let Some(source) = &self.work.context.meta.adopt_from {
             let theirs = owner::labels(source, Some(&self.app.name));
             for (key, object) in self.work.list(kinds, &theirs).await? {

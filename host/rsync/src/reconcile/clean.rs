@@ -59,6 +59,12 @@ impl Cleanup<'_> {
         keep: HashSet<(String, String)>,
         terminated: bool,
     ) -> Result<Settled, RsyncError> {
+        if !terminated && self.work.watched_since_look(None, &kinds) {
+            // Whoever added an object with the target's labels since, the
+            // watch saw: its repair asked for a full reconcile.
+            self.work.reconciler.metrics.look_skipped();
+            return Ok(Settled::Idle);
+        }
         let Some(found) = self.find_ours(&kinds).await else {
             return Ok(Settled::Incomplete);
         };
@@ -107,7 +113,11 @@ impl Cleanup<'_> {
         &self,
         kinds: &BTreeSet<(String, String)>,
     ) -> Option<HashMap<String, Resource>> {
-        let mut found = match self.work.list(kinds, &labels(&self.work.key, None)).await {
+        let mut found = match self
+            .work
+            .look(None, kinds, &labels(&self.work.key, None))
+            .await
+        {
             Ok(found) => found,
             Err(error) => {
                 tracing::warn!(target = %self.work.key, cluster = %self.work.cluster, %error, "could not list for clean-up");

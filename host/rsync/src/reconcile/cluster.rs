@@ -3,13 +3,14 @@
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use wasmco_core::ClusterRef;
 use wasmco_core::resource::Resource;
 use wasmco_store::appcontext::{Connectivity, ResourceStatus, StoredContext};
 
 use super::reconciler::Reconciler;
+use super::settled::Look;
 use crate::clients::Reach;
 use crate::drift::Applied;
 use crate::error::RsyncError;
@@ -24,6 +25,8 @@ pub(crate) struct ClusterWork {
     pub(super) context: Arc<StoredContext>,
     pub(super) cluster: ClusterRef,
     pub(super) applied: Arc<Applied>,
+    /// Why the reconcile runs.
+    look: Look,
     /// The connectivity last recorded, so that each request does not
     /// read the store to find it unchanged.
     reported: std::sync::Mutex<Option<Connectivity>>,
@@ -53,6 +56,7 @@ impl ClusterWork {
         context: &Arc<StoredContext>,
         cluster: &ClusterRef,
         applied: &Arc<Applied>,
+        look: Look,
     ) -> Self {
         ClusterWork {
             reconciler: reconciler.clone(),
@@ -60,6 +64,7 @@ impl ClusterWork {
             context: context.clone(),
             cluster: cluster.clone(),
             applied: applied.clone(),
+            look,
             reported: std::sync::Mutex::default(),
             repairs_seen: applied.repairs(),
             fence: reconciler.group.ownership_fence(key),
@@ -86,6 +91,40 @@ impl ClusterWork {
             }
         }
         Ok(found)
+    }
+
+    /// Lists as [`list`](Self::list) does, and notes it as the latest
+    /// look at `app`'s objects (`None`: all of the target's).
+    pub(super) async fn look(
+        &self,
+        app: Option<&str>,
+        kinds: &BTreeSet<(String, String)>,
+        labels: &Labels,
+    ) -> Result<HashMap<String, Resource>, SyncError> {
+        let began = Instant::now();
+        let found = self.list(kinds, labels).await?;
+        self.applied.looked(&self.cluster, app, began);
+        Ok(found)
+    }
+
+    /// Whether this reconcile, a resync, may leave `app`'s objects of
+    /// `kinds` here (`None`: all of the target's) unread: the watches have
+    /// reported every change since the last look at them.
+    pub(super) fn watched_since_look(
+        &self,
+        app: Option<&str>,
+        kinds: &BTreeSet<(String, String)>,
+    ) -> bool {
+        if self.look != Look::Resync {
+            return false;
+        }
+        let Some(look) = self.applied.last_look(&self.cluster, app) else {
+            return false;
+        };
+        let watches = &self.reconciler.watches;
+        kinds.iter().all(|(api_version, kind)| {
+            watches.vouches_since(&self.cluster, api_version, kind, look)
+        })
     }
 
     /// What is recorded for `app`'s resources on this cluster in this revision.

@@ -13,7 +13,7 @@ use wasmco_store::appcontext::{DeployState, Deployed, StoredContext};
 
 use super::cluster::ClusterWork;
 use super::reconciler::Reconciler;
-use super::settled::Settled;
+use super::settled::{Look, Settled};
 use super::{apply, clean};
 use crate::drift::Applied;
 use crate::error::RsyncError;
@@ -21,13 +21,15 @@ use crate::owner;
 use crate::stored;
 use crate::watch::Drifted;
 
-/// Reconciles `key` once, towards its state as stored now.
+/// Reconciles `key` once, towards its state as stored now, looking as
+/// closely as `look` asks.
 ///
 /// `deploying` hears of the revision it deploys as soon as it is read.
 pub(crate) async fn reconcile(
     reconciler: &Arc<Reconciler>,
     key: &str,
     applied: &Arc<Applied>,
+    look: Look,
     deploying: impl FnOnce(Arc<StoredContext>),
 ) -> Result<Settled, RsyncError> {
     let owned = key.to_owned();
@@ -55,11 +57,12 @@ pub(crate) async fn reconcile(
     );
     let mut settled = if deployed {
         deploying(context.clone());
-        deploy(reconciler, key, &context, applied).await?
+        deploy(reconciler, key, &context, applied, look).await?
     } else {
         Settled::Idle
     };
-    settled = settled.max(remove_undesired(reconciler, key, &context, deployed, applied).await?);
+    let removed = remove_undesired(reconciler, key, &context, deployed, applied, look);
+    settled = settled.max(removed.await?);
     Ok(settled)
 }
 
@@ -100,7 +103,7 @@ pub(crate) async fn repair(
     else {
         return Ok(change.live.is_some());
     };
-    let work = ClusterWork::new(reconciler, key, context, &cluster, applied);
+    let work = ClusterWork::new(reconciler, key, context, &cluster, applied, Look::Full);
     work.repair(&app.name, resource, change.live).await
 }
 
@@ -146,12 +149,14 @@ async fn deploy(
     key: &str,
     context: &Arc<StoredContext>,
     applied: &Arc<Applied>,
+    look: Look,
 ) -> Result<Settled, RsyncError> {
     let mut settled = Settled::Resync;
     for (index, app) in context.apps.iter().enumerate() {
         let mut clusters = JoinSet::new();
         for placement in &app.placement {
-            let work = ClusterWork::new(reconciler, key, context, &placement.cluster, applied);
+            let cluster = &placement.cluster;
+            let work = ClusterWork::new(reconciler, key, context, cluster, applied, look);
             clusters.spawn(apply::sync(work, index));
         }
         let mut changed = false;
@@ -184,6 +189,7 @@ async fn remove_undesired(
     context: &Arc<StoredContext>,
     deployed: bool,
     applied: &Arc<Applied>,
+    look: Look,
 ) -> Result<Settled, RsyncError> {
     let mut wanted: HashMap<ClusterRef, HashSet<(String, String)>> = HashMap::new();
     if deployed {
@@ -201,7 +207,7 @@ async fn remove_undesired(
     let owned = key.to_owned();
     let footprint = stored::off_the_workers(&reconciler.contexts, move |c| c.footprint(&owned));
     for (cluster, kinds) in footprint.await? {
-        let work = ClusterWork::new(reconciler, key, context, &cluster, applied);
+        let work = ClusterWork::new(reconciler, key, context, &cluster, applied, look);
         let keep = wanted.remove(&cluster).unwrap_or_default();
         clusters.spawn(clean::clean(work, kinds, keep, !deployed));
     }

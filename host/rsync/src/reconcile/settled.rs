@@ -17,3 +17,14 @@ pub(crate) struct Outcome {
     pub(crate) settled: Settled,
     pub(crate) applied: usize,
 }
+
+/// Why a reconcile runs, and so how closely it looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum Look {
+    /// Something changed, failed or was asked for: every object is looked at.
+    #[default]
+    Full,
+    /// Only the resync's schedule came round: what the watches vouch
+    /// stayed as it was is left alone.
+    Resync,
+}

@@ -15,7 +15,7 @@ use serde_json::Value;
 use wasmco_core::resource::Resource;
 
 use super::error::SyncError;
-use super::sync_target::{ApplyAs, Changed, SyncTarget};
+use super::sync_target::{ApplyAs, Changed, SyncTarget, Watched};
 use crate::owner::{APP_LABEL, Labels, OWNER_ANNOTATION, release_patch};
 
 fn classify(error: kube::Error) -> SyncError {
@@ -277,7 +277,7 @@ impl SyncTarget for KubeTarget {
         api_version: &str,
         kind: &str,
         label: &str,
-    ) -> Result<Option<BoxStream<'static, Changed>>, SyncError> {
+    ) -> Result<Option<BoxStream<'static, Watched>>, SyncError> {
         let (api_resource, capabilities) = self.kind_of(api_version, kind).await?;
         let all = self.listing(&self.watching, &api_resource, &capabilities);
         let label = label.to_owned();
@@ -286,11 +286,21 @@ impl SyncTarget for KubeTarget {
             .filter_map(move |event| {
                 let changed = match event {
                     Ok(watcher::Event::Apply(object)) if !written_by_rsync(&object) => {
-                        changed(&label, object, false)
+                        changed(&label, object, false).map(Watched::Changed)
                     }
-                    Ok(watcher::Event::Delete(object)) => changed(&label, object, true),
-                    // The initial list and restarts: what was there, not a change.
-                    Ok(_) => None,
+                    Ok(watcher::Event::Delete(object)) => {
+                        changed(&label, object, true).map(Watched::Changed)
+                    }
+                    Ok(watcher::Event::Init) => Some(Watched::Gap),
+                    Ok(watcher::Event::InitDone) => Some(Watched::Listed),
+                    // What the list found was there: not a change.
+                    Ok(watcher::Event::InitApply(_) | watcher::Event::Apply(_)) => None,
+                    Err(watcher::Error::WatchFailed(kube::Error::SerdeError(error))) => {
+                        tracing::debug!(%error, "a watch event could not be read");
+                        Some(Watched::Gap)
+                    }
+                    // It resumes from where it was, missing nothing (a
+                    // place the server no longer has makes it list again).
                     Err(error) => {
                         tracing::debug!(%error, "watch interrupted; it resumes with backoff");
                         None

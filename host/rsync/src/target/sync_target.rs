@@ -28,6 +28,18 @@ pub struct Changed {
     pub live: Option<Value>,
 }
 
+/// What a watch reports.
+#[derive(Debug, Clone)]
+pub enum Watched {
+    /// Its list is done: from now on it reports every change.
+    Listed,
+    /// It may have missed changes (it lists again, or could not read an
+    /// event): until its next list is done it vouches for nothing.
+    Gap,
+    /// An object someone else changed, or deleted.
+    Changed(Changed),
+}
+
 /// How one apply is to be made.
 #[derive(Debug, Clone, Copy)]
 pub struct ApplyAs<'a> {
@@ -71,14 +83,14 @@ pub trait SyncTarget: Send + Sync {
     async fn version(&self) -> Result<String, SyncError>;
 
     /// Objects of one kind carrying `label` that someone other than rsync
-    /// changed or that were deleted, for as long as the stream is read;
-    /// `None` when the target cannot watch.
+    /// changed or that were deleted, for as long as the stream is read,
+    /// and when the watch is complete; `None` when the target cannot watch.
     async fn changes(
         &self,
         api_version: &str,
         kind: &str,
         label: &str,
-    ) -> Result<Option<BoxStream<'static, Changed>>, SyncError> {
+    ) -> Result<Option<BoxStream<'static, Watched>>, SyncError> {
         let _ = (api_version, kind, label);
         Ok(None)
     }

@@ -25,4 +25,6 @@ pub struct Event {
     pub resource: (String, String),
     /// The object after the change (before it, for `DELETED`).
     pub object: Value,
+    /// The resourceVersion the change made.
+    pub revision: u64,
 }

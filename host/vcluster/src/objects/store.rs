@@ -132,11 +132,20 @@ impl Objects {
         Ok((body.clone(), self.event("ADDED", ty, body)))
     }
 
-    fn event(&self, kind: &'static str, ty: &ResourceType, object: Value) -> Event {
+    /// The event of the write just made.
+    fn event(&self, kind: &'static str, ty: &ResourceType, mut object: Value) -> Event {
+        // A deletion is a change with a resourceVersion of its own, which a
+        // watcher resumes from.
+        if kind == "DELETED"
+            && let Some(metadata) = object["metadata"].as_object_mut()
+        {
+            metadata.insert("resourceVersion".into(), json!(self.revision.to_string()));
+        }
         Event {
             kind,
             resource: (ty.group.clone(), ty.plural.clone()),
             object,
+            revision: self.revision,
         }
     }
 

@@ -14,6 +14,9 @@ use crate::signer::Signer;
 pub(crate) struct Shared {
     objects: Mutex<Objects>,
     events: broadcast::Sender<Event>,
+    /// The latest events, which a watch resuming from a resourceVersion
+    /// is sent first.
+    history: Mutex<History>,
     address: String,
     behaviour: Mutex<Behaviour>,
     /// Made on first use: most virtual clusters never sign anything.
@@ -40,6 +43,7 @@ impl Shared {
         Shared {
             objects: Mutex::new(objects),
             events: broadcast::channel(4096).0,
+            history: Mutex::default(),
             address,
             behaviour: Mutex::new(behaviour),
             signer: std::sync::OnceLock::new(),
@@ -80,8 +84,58 @@ impl Shared {
     }
 
     pub(super) fn publish(&self, event: Event) {
+        self.history
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .keep(&event);
         // No watcher is not an error.
         let _ = self.events.send(event);
+    }
+
+    /// The events since `revision`, as far as they are kept; `None` when
+    /// some were dropped (a watch from there would miss them), or when it
+    /// is a version this cluster never made (it restarted empty).
+    pub(super) fn events_since(&self, revision: u64) -> Option<Vec<Event>> {
+        if revision > self.objects().revision() {
+            return None;
+        }
+        self.history
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .since(revision)
+    }
+}
+
+/// How many events are kept for watches that resume: as a real API
+/// server's history, it is bounded, and a watch from before it lists again.
+const HISTORY: usize = 256;
+
+/// The latest events.
+#[derive(Default)]
+struct History {
+    events: std::collections::VecDeque<Event>,
+    /// The latest revision of the events dropped.
+    dropped_up_to: u64,
+}
+
+impl History {
+    fn keep(&mut self, event: &Event) {
+        if self.events.len() == HISTORY
+            && let Some(dropped) = self.events.pop_front()
+        {
+            self.dropped_up_to = self.dropped_up_to.max(dropped.revision);
+        }
+        self.events.push_back(event.clone());
+    }
+
+    fn since(&self, revision: u64) -> Option<Vec<Event>> {
+        (revision >= self.dropped_up_to).then(|| {
+            self.events
+                .iter()
+                .filter(|e| e.revision > revision)
+                .cloned()
+                .collect()
+        })
     }
 }
 
