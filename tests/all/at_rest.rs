@@ -120,3 +120,56 @@ fn a_settled_fleet_of_100_clusters_is_only_probed_and_watched() {
         "{probes} probes expected: {sent:?}"
     );
 }
+
+/// At rest a resync reads nothing, so what the watches see is all there
+/// is: a workload whose status says it stopped being ready is recorded
+/// NotReady, though its status updates are no drift.
+#[test]
+fn a_workload_that_stops_being_ready_at_rest_is_recorded_so() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let clusters = virtual_clusters(&runtime, 2, Duration::ZERO);
+    let data = tempfile::tempdir().unwrap();
+    let server = Server::start_with(data.path(), &["--resync-interval", "1h"]);
+    lab_with(&server, &clusters);
+    let ca = composite_app_with(&server, "p", "unready", &[("app", manifests())]);
+    let everywhere = json!({"allOf": [{"clusterProvider": "lab", "clusterLabel": "edge"}]});
+    let dig = approved_dig(&server, &ca, &[("app", everywhere)]);
+    expect(action(&server, &dig, "instantiate"), 202);
+    let ready = || {
+        count(
+            &server,
+            &dig,
+            "status=ready&output=summary",
+            "readyCounts",
+            "Ready",
+        )
+    };
+    wait_until("every object Ready", Duration::from_secs(60), || {
+        ready() == 6
+    });
+    // And the resync that follows, after which nothing reads the clusters.
+    wait_until("the resync after it", Duration::from_secs(60), || {
+        settled_reconciles(&server) >= 2
+    });
+    // The cluster makes it ready no more, and reports it unavailable.
+    clusters[0].set_behaviour(wasmco_vcluster::Behaviour {
+        ready_after: Duration::from_secs(3600),
+        ..Default::default()
+    });
+    let status = format!(
+        "http://{}/apis/apps/v1/namespaces/default/deployments/rest/status",
+        clusters[0].addr()
+    );
+    let patched = reqwest::blocking::Client::new()
+        .patch(&status)
+        .header("Content-Type", "application/merge-patch+json")
+        .body(json!({"status": {"replicas": 1, "availableReplicas": 0}}).to_string())
+        .send()
+        .unwrap();
+    assert_eq!(patched.status(), 200);
+    wait_until(
+        "the Deployment recorded NotReady",
+        Duration::from_secs(10),
+        || ready() == 5,
+    );
+}

@@ -57,6 +57,8 @@ pub(crate) struct Applied {
     repairs: AtomicU64,
     /// The clusters this worker cleaned up on once already.
     looked: Mutex<std::collections::HashSet<ClusterRef>>,
+    /// The revision this worker last reconciled towards.
+    revision: AtomicU64,
     /// When this worker last read what a cluster holds, for each app
     /// (`None`: for the clean-up, all of the target's objects).
     looks: Mutex<HashMap<(ClusterRef, Option<String>), Instant>>,
@@ -87,6 +89,12 @@ impl Applied {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .remove(cluster);
+    }
+
+    /// Notes that the worker reconciles towards `revision`; whether it did
+    /// so before too (when not, nothing it read vouches for it).
+    pub(crate) fn reconciles(&self, revision: u64) -> bool {
+        self.revision.swap(revision, Ordering::SeqCst) == revision
     }
 
     /// Notes that `app`'s objects on `cluster` (`None`: all of them) were

@@ -102,18 +102,22 @@ impl Watches {
         let watches = Arc::downgrade(self);
         let (watched, complete) = (key.clone(), Arc::new(Complete::default()));
         let run = complete.clone();
+        // Held across the start, as across a stop: a run stopped meanwhile
+        // cannot leave its state behind to vouch for it.
+        let mut runs = self.lock();
         let started = self.running.start(key.clone(), &self.runtime, move || {
             watch_loop(watches, watched, run)
         });
         if started {
-            self.lock().insert(key, complete);
+            runs.insert(key, complete);
         }
     }
 
     /// Stops the watches `which` picks.
     pub(crate) fn stop(&self, which: impl Fn(&WatchKey) -> bool) {
+        let mut runs = self.lock();
         self.running.stop(&which);
-        self.lock().retain(|key, _| !which(key));
+        runs.retain(|key, _| !which(key));
     }
 
     /// Whether the watch of `kind` on `cluster` has reported every change

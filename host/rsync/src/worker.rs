@@ -219,6 +219,8 @@ struct Worker {
     retries: Option<backon::ExponentialBackoff>,
     /// How closely the next reconcile looks.
     next_look: Look,
+    /// Resyncs since the last reconcile that read everything.
+    resyncs_in_a_row: u32,
     applied: Arc<Applied>,
     current: Arc<Current>,
 }
@@ -240,6 +242,7 @@ impl Worker {
             soon: Arc::new(Notify::new()),
             retries: None,
             next_look: Look::Full,
+            resyncs_in_a_row: 0,
             applied: Arc::default(),
             current: Arc::default(),
         }
@@ -358,7 +361,18 @@ impl Worker {
             Ok(Ok(Settled::Idle)) => None,
             Ok(Ok(Settled::Resync)) => {
                 self.retries = None;
-                self.next_look = Look::Resync;
+                self.resyncs_in_a_row = match look {
+                    Look::Full => 0,
+                    Look::Resync => self.resyncs_in_a_row + 1,
+                };
+                // Now and then a resync reads everything: a change no watch
+                // reports (an edit that only removes a field leaves rsync's
+                // managed-fields entry the newest) is found then.
+                self.next_look = if self.resyncs_in_a_row >= READ_ALL_EVERY {
+                    Look::Full
+                } else {
+                    Look::Resync
+                };
                 Some(match look {
                     // Watches it started began after it read the clusters:
                     // one more look soon, and they vouch from then on.
@@ -401,7 +415,14 @@ impl Worker {
                     self.next_look = Look::Full;
                     return Ok(());
                 }
-                () = &mut wake, if pause.is_some() => return Ok(()),
+                () = &mut wake, if pause.is_some() => {
+                    // The repairs under way end with this rest: what they
+                    // were to put back, the next reconcile must read.
+                    if !repairs.running.is_empty() {
+                        self.next_look = Look::Full;
+                    }
+                    return Ok(());
+                }
                 Some(drifted) = self.drifts.recv() => repairs.start(drifted),
                 Some(done) = repairs.running.join_next(), if !repairs.running.is_empty() => {
                     repairs.finished(done);
@@ -413,6 +434,9 @@ impl Worker {
 
 /// How soon a resync follows a full reconcile.
 const FOLLOW_UP: Duration = Duration::from_secs(10);
+
+/// Every how many resyncs one reads everything (every 30 minutes by default).
+const READ_ALL_EVERY: u32 = 6;
 
 /// The resync interval plus up to a tenth of it, so that targets
 /// settled together do not all resync together.

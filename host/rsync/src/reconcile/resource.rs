@@ -43,8 +43,9 @@ impl ClusterWork {
         if let Some(live) = &live
             && self.holds_as_applied(app, resource, &labels, live)
         {
-            // Our own write, or a change to fields rsync does not set.
-            return Ok(false);
+            // Our own write, or a change to fields rsync does not set; a
+            // status saying it is no longer ready is recorded, though.
+            return self.note_unready(app, resource, live).await;
         }
         let mut recorded = self.recorded(app).await?;
         let key = resource.key.to_string();
@@ -59,6 +60,31 @@ impl ClusterWork {
         self.record(app, &mut recorded, &[(key, status)]).await?;
         self.applied.repaired();
         Ok(waits || synced.transient)
+    }
+
+    /// Records `resource` as not ready when `live` says it no longer is and
+    /// its status still says it is; whether a reconcile should wait for it.
+    async fn note_unready(
+        &self,
+        app: &str,
+        resource: &Resource,
+        live: &Resource,
+    ) -> Result<bool, RsyncError> {
+        let kind = &resource.key.kind;
+        if target::ready_once_applied(kind) || target::is_ready(kind, &live.manifest) {
+            return Ok(false);
+        }
+        let mut recorded = self.recorded(app).await?;
+        let key = resource.key.to_string();
+        let Some(was_ready) = recorded.get(&key).filter(|s| s.ready == Readiness::Ready) else {
+            return Ok(false);
+        };
+        let unready = ResourceStatus {
+            ready: Readiness::NotReady,
+            ..was_ready.clone()
+        };
+        self.record(app, &mut recorded, &[(key, unready)]).await?;
+        Ok(true)
     }
 
     /// Whether `live` holds what this target applies for `resource`, as

@@ -51,6 +51,13 @@ pub(crate) async fn reconcile(
         // Removing now would take objects the heir is about to adopt.
         return Ok(Settled::Incomplete);
     }
+    // A revision this worker did not reconcile last (an update it missed,
+    // a rollback) is read in full.
+    let look = if applied.reconciles(state.revision) {
+        look
+    } else {
+        Look::Full
+    };
     let (owned, revision) = (key.to_owned(), state.revision);
     let context = Arc::new(
         stored::off_the_workers(&reconciler.contexts, move |c| c.read(&owned, revision)).await?,

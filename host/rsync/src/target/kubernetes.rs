@@ -280,12 +280,14 @@ impl SyncTarget for KubeTarget {
     ) -> Result<Option<BoxStream<'static, Watched>>, SyncError> {
         let (api_resource, capabilities) = self.kind_of(api_version, kind).await?;
         let all = self.listing(&self.watching, &api_resource, &capabilities);
-        let label = label.to_owned();
+        let (label, kind) = (label.to_owned(), kind.to_owned());
         let changes = watcher::watcher(all, watcher::Config::default().labels(&label))
             .default_backoff()
             .filter_map(move |event| {
                 let changed = match event {
-                    Ok(watcher::Event::Apply(object)) if !written_by_rsync(&object) => {
+                    Ok(watcher::Event::Apply(object))
+                        if !written_by_rsync(&object) || !ready(&kind, &object) =>
+                    {
                         changed(&label, object, false).map(Watched::Changed)
                     }
                     Ok(watcher::Event::Delete(object)) => {
@@ -335,6 +337,14 @@ fn written_by_rsync(object: &DynamicObject) -> bool {
                     .as_deref()
                     .is_some_and(|m| m.starts_with("wasmco/"))
         })
+}
+
+/// Whether `object` of `kind` is ready as its status says: a workload's
+/// readiness changes with status updates only, which are no drift but are
+/// to be recorded.
+fn ready(kind: &str, object: &DynamicObject) -> bool {
+    super::readiness::ready_once_applied(kind)
+        || super::readiness::is_ready(kind, &serde_json::to_value(object).unwrap_or_default())
 }
 
 /// What a watch saw of `object`, when it carries `label`.

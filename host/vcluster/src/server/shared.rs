@@ -83,6 +83,8 @@ impl Shared {
         self.events.subscribe()
     }
 
+    /// Publishes a write's event; called with the objects locked, so that
+    /// events go out in the order of their versions, as a real server's do.
     pub(super) fn publish(&self, event: Event) {
         self.history
             .lock()
@@ -166,7 +168,6 @@ pub(super) fn record(shared: &Arc<Shared>, ty: &ResourceType, event: Event) {
                 return;
             };
             if let Ok((_, event)) = objects.set_status(&ty, namespace, name, status) {
-                drop(objects);
                 shared.publish(event);
             }
         });

@@ -69,8 +69,8 @@ impl Request<'_> {
         let current = objects.get(self.ty(), self.namespace(), name)?;
         let status = signer.after_approval(&current, conditions);
         let (object, event) = objects.set_status(self.ty(), self.namespace(), name, status)?;
-        drop(objects);
         self.shared.publish(event);
+        drop(objects);
         ok(StatusCode::OK, object)
     }
 
@@ -100,8 +100,8 @@ impl Request<'_> {
         let mut objects = self.shared.objects();
         let (object, event) = objects.create(self.ty(), self.namespace(), value)?;
         objects.updated_by(self.ty(), &self.manager(), None, &object);
-        drop(objects);
         record(self.shared, self.ty(), event);
+        drop(objects);
         ok(StatusCode::CREATED, object)
     }
 
@@ -109,18 +109,17 @@ impl Request<'_> {
     fn replace(&self, name: &str) -> Result<Response, KubeError> {
         let (ty, namespace) = (self.ty(), self.namespace());
         let (value, _) = parse_body(self.headers, self.body)?;
+        let mut objects = self.shared.objects();
         let (object, event) = if self.target.subresource == Subresource::Status {
-            self.shared
-                .objects()
-                .set_status(ty, namespace, name, value["status"].clone())?
+            objects.set_status(ty, namespace, name, value["status"].clone())?
         } else {
-            let mut objects = self.shared.objects();
             let before = objects.get(ty, namespace, name).ok();
             let (object, event) = objects.replace(ty, namespace, name, value)?;
             objects.updated_by(ty, &self.manager(), before.as_ref(), &object);
             (object, event)
         };
         record(self.shared, ty, event);
+        drop(objects);
         ok(StatusCode::OK, object)
     }
 
@@ -141,11 +140,11 @@ impl Request<'_> {
             ));
         }
         if self.target.subresource == Subresource::Status {
+            let mut objects = self.shared.objects();
             let (object, event) =
-                self.shared
-                    .objects()
-                    .set_status(ty, namespace, name, value["status"].clone())?;
+                objects.set_status(ty, namespace, name, value["status"].clone())?;
             self.shared.publish(event);
+            drop(objects);
             return ok(StatusCode::OK, object);
         }
         let manager = self.manager();
@@ -159,8 +158,8 @@ impl Request<'_> {
             objects.updated_by(ty, &manager, before.as_ref(), &answer.0);
             answer
         };
-        drop(objects);
         record(self.shared, ty, event);
+        drop(objects);
         let code = if created {
             StatusCode::CREATED
         } else {
@@ -173,11 +172,10 @@ impl Request<'_> {
         // DeleteOptions, when sent: only its uid precondition matters here.
         let options: Value = serde_json::from_slice(self.body).unwrap_or_default();
         let uid = options["preconditions"]["uid"].as_str();
-        let (object, event) =
-            self.shared
-                .objects()
-                .delete(self.ty(), self.namespace(), name, uid)?;
+        let mut objects = self.shared.objects();
+        let (object, event) = objects.delete(self.ty(), self.namespace(), name, uid)?;
         self.shared.publish(event);
+        drop(objects);
         ok(StatusCode::OK, object)
     }
 }
