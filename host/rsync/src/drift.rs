@@ -106,6 +106,14 @@ impl Applied {
             .insert((cluster.clone(), app.map(str::to_owned)), at);
     }
 
+    /// Makes the next resync read `app`'s objects on `cluster` again.
+    pub(crate) fn forget_look(&self, cluster: &ClusterRef, app: &str) {
+        self.looks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&(cluster.clone(), Some(app.to_owned())));
+    }
+
     /// When `app`'s objects on `cluster` were last read, if they were.
     pub(crate) fn last_look(&self, cluster: &ClusterRef, app: Option<&str>) -> Option<Instant> {
         self.looks

@@ -99,7 +99,10 @@ impl Repairs {
         }
         let context = self.current.get();
         let Some(context) = context else {
-            self.soon.notify_one();
+            // A status moving is nothing to reconcile for.
+            if !drifted.change.status_only {
+                self.soon.notify_one();
+            }
             return;
         };
         self.busy.insert(object.clone(), None);

@@ -35,17 +35,25 @@ impl ClusterWork {
         app: &str,
         resource: &Resource,
         live: Option<Value>,
+        status_only: bool,
     ) -> Result<bool, RsyncError> {
         let labels = labels(&self.key, Some(app));
         let live = live
             .and_then(|live| Resource::from_manifest(live).ok())
             .filter(|live| self.same_place(resource, live));
-        if let Some(live) = &live
-            && self.holds_as_applied(app, resource, &labels, live)
-        {
-            // Our own write, or a change to fields rsync does not set; a
-            // status saying it is no longer ready is recorded, though.
-            return self.note_unready(app, resource, live).await;
+        if let Some(live) = &live {
+            let holds = self.holds_as_applied(app, resource, &labels, live);
+            if holds {
+                // Our own write, or a change to fields rsync does not set; a
+                // status saying it is no longer ready is recorded, though.
+                self.note_unready(app, resource, live).await?;
+                return Ok(false);
+            }
+            if status_only {
+                // rsync's write of another revision (an update under way)
+                // whose status moved: the reconcile sees to it, in its order.
+                return Ok(false);
+            }
         }
         let mut recorded = self.recorded(app).await?;
         let key = resource.key.to_string();
@@ -62,29 +70,31 @@ impl ClusterWork {
         Ok(waits || synced.transient)
     }
 
-    /// Records `resource` as not ready when `live` says it no longer is and
-    /// its status still says it is; whether a reconcile should wait for it.
+    /// When `live` says `resource` is not ready: records it NotReady if its
+    /// status still says Ready, and makes the next resync read the app
+    /// here again, which records it Ready once it is (a reconcile under
+    /// way may record an older Ready meanwhile).
     async fn note_unready(
         &self,
         app: &str,
         resource: &Resource,
         live: &Resource,
-    ) -> Result<bool, RsyncError> {
+    ) -> Result<(), RsyncError> {
         let kind = &resource.key.kind;
         if target::ready_once_applied(kind) || target::is_ready(kind, &live.manifest) {
-            return Ok(false);
+            return Ok(());
         }
+        self.applied.forget_look(&self.cluster, app);
         let mut recorded = self.recorded(app).await?;
         let key = resource.key.to_string();
         let Some(was_ready) = recorded.get(&key).filter(|s| s.ready == Readiness::Ready) else {
-            return Ok(false);
+            return Ok(());
         };
         let unready = ResourceStatus {
             ready: Readiness::NotReady,
             ..was_ready.clone()
         };
-        self.record(app, &mut recorded, &[(key, unready)]).await?;
-        Ok(true)
+        self.record(app, &mut recorded, &[(key, unready)]).await
     }
 
     /// Whether `live` holds what this target applies for `resource`, as

@@ -96,22 +96,25 @@ pub(crate) async fn repair(
     if !deploys || state.revision != context.meta.revision {
         return Ok(false);
     }
+    // Not this revision's: the next reconcile removes it (a status
+    // update of it changes nothing there).
+    let unwanted = change.live.is_some() && !change.status_only;
     let Some(app) = context.apps.iter().find(|app| {
         change.app.as_deref() == Some(owner::app_label(&app.name).as_str())
             && app.placement.iter().any(|p| p.cluster == cluster)
     }) else {
-        // Not this revision's: the next reconcile removes it.
-        return Ok(change.live.is_some());
+        return Ok(unwanted);
     };
     let resources = app.resources_on(&cluster);
     let Some(resource) = resources
         .iter()
         .find(|r| r.key.name == change.name && r.key.kind == kind && r.api_version == api_version)
     else {
-        return Ok(change.live.is_some());
+        return Ok(unwanted);
     };
     let work = ClusterWork::new(reconciler, key, context, &cluster, applied, Look::Full);
-    work.repair(&app.name, resource, change.live).await
+    work.repair(&app.name, resource, change.live, change.status_only)
+        .await
 }
 
 /// Whether `heir` (a DIG a migrate handed objects to) has applied, or

@@ -285,18 +285,21 @@ impl SyncTarget for KubeTarget {
             .default_backoff()
             .filter_map(move |event| {
                 let changed = match event {
-                    Ok(watcher::Event::Apply(object))
-                        if !written_by_rsync(&object) || !ready(&kind, &object) =>
-                    {
-                        changed(&label, object, false).map(Watched::Changed)
+                    Ok(watcher::Event::Apply(object)) => {
+                        let ours = written_by_rsync(&object);
+                        if ours && ready(&kind, &object) {
+                            None
+                        } else {
+                            changed(&label, object, false, ours).map(Watched::Changed)
+                        }
                     }
                     Ok(watcher::Event::Delete(object)) => {
-                        changed(&label, object, true).map(Watched::Changed)
+                        changed(&label, object, true, false).map(Watched::Changed)
                     }
                     Ok(watcher::Event::Init) => Some(Watched::Gap),
                     Ok(watcher::Event::InitDone) => Some(Watched::Listed),
                     // What the list found was there: not a change.
-                    Ok(watcher::Event::InitApply(_) | watcher::Event::Apply(_)) => None,
+                    Ok(watcher::Event::InitApply(_)) => None,
                     Err(watcher::Error::WatchFailed(kube::Error::SerdeError(error))) => {
                         tracing::debug!(%error, "a watch event could not be read");
                         Some(Watched::Gap)
@@ -348,7 +351,12 @@ fn ready(kind: &str, object: &DynamicObject) -> bool {
 }
 
 /// What a watch saw of `object`, when it carries `label`.
-fn changed(label: &str, object: DynamicObject, deleted: bool) -> Option<Changed> {
+fn changed(
+    label: &str,
+    object: DynamicObject,
+    deleted: bool,
+    status_only: bool,
+) -> Option<Changed> {
     let labels = object.labels();
     Some(Changed {
         owner: labels.get(label)?.clone(),
@@ -357,5 +365,6 @@ fn changed(label: &str, object: DynamicObject, deleted: bool) -> Option<Changed>
         name: object.name_any(),
         namespace: object.namespace(),
         live: (!deleted).then(|| to_value(object)),
+        status_only,
     })
 }

@@ -26,6 +26,9 @@ pub struct Changed {
     pub namespace: Option<String>,
     /// The object as it is now; `None` once it was deleted.
     pub live: Option<Value>,
+    /// Only its status changed since rsync wrote it, and it is not ready:
+    /// no drift, but readiness to record.
+    pub status_only: bool,
 }
 
 /// What a watch reports.

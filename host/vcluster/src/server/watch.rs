@@ -44,16 +44,20 @@ pub(super) fn watch(
         .filter(|version| !version.is_empty() && *version != "0")
         .map(|version| version.parse::<u64>().unwrap_or(0));
     // What the live stream skips: what the client saw, and what it is sent first.
-    let (seen_up_to, mut replayed) = (from.unwrap_or(0), HashSet::new());
+    let (mut seen_up_to, mut replayed) = (from.unwrap_or(0), HashSet::new());
     let first: Vec<Bytes> = match from {
-        None => shared
-            .objects()
-            .list(&target.ty, target.namespace.as_deref(), &selector)["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(|object| line("ADDED", object))
-            .collect(),
+        None => {
+            let objects = shared.objects();
+            // Events are published under this lock: up to this version,
+            // each is in the list.
+            seen_up_to = objects.revision();
+            objects.list(&target.ty, target.namespace.as_deref(), &selector)["items"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|object| line("ADDED", object))
+                .collect()
+        }
         Some(from) => {
             let Some(events) = shared.events_since(from) else {
                 return stream_of(vec![too_old()], futures_util::stream::empty());
