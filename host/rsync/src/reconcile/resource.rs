@@ -90,6 +90,15 @@ impl ClusterWork {
         let Some(was_ready) = recorded.get(&key).filter(|s| s.ready == Readiness::Ready) else {
             return Ok(());
         };
+        // The event may be older than the Ready a reconcile read since (a
+        // workload's first events come while it is polled): ask the cluster.
+        let unready_now = match self.target().await {
+            Ok(target) => matches!(target.ready(resource).await, Ok(false)),
+            Err(_) => false,
+        };
+        if !unready_now {
+            return Ok(());
+        }
         let unready = ResourceStatus {
             ready: Readiness::NotReady,
             ..was_ready.clone()
