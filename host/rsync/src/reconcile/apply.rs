@@ -34,7 +34,11 @@ pub(super) async fn sync(work: ClusterWork, app: usize) -> Result<Outcome, Rsync
     resources.sort_by_key(|r| r.apply_rank());
     let labels = labels(&work.key, Some(&app.name));
     let recorded = work.recorded(&app.name).await?;
-    if at_rest(&work, &app.name, &resources, &recorded) {
+    let kinds = resources
+        .iter()
+        .map(|r| (r.api_version.clone(), r.key.kind.clone()))
+        .collect();
+    if at_rest(&work, &app.name, &resources, &kinds, &recorded) {
         work.reconciler.metrics.look_skipped();
         return Ok(Outcome {
             settled: Settled::Resync,
@@ -45,6 +49,7 @@ pub(super) async fn sync(work: ClusterWork, app: usize) -> Result<Outcome, Rsync
         work: &work,
         app,
         resources: &resources,
+        kinds,
         labels,
         recorded,
     };
@@ -58,17 +63,14 @@ fn at_rest(
     work: &ClusterWork,
     app: &str,
     resources: &[&Resource],
+    kinds: &BTreeSet<(String, String)>,
     recorded: &HashMap<String, ResourceStatus>,
 ) -> bool {
-    let kinds = resources
-        .iter()
-        .map(|r| (r.api_version.clone(), r.key.kind.clone()))
-        .collect();
     resources.iter().all(|resource| {
         recorded
             .get(&resource.key.to_string())
             .is_some_and(|s| s.deployed == Deployed::Applied && s.ready == Readiness::Ready)
-    }) && work.watched_since_look(Some(app), &kinds)
+    }) && work.watched_since_look(Some(app), kinds)
 }
 
 /// One app's sync on one cluster.
@@ -77,6 +79,8 @@ struct AppSync<'w> {
     app: &'w StoredApp,
     /// Its resources on this cluster, in apply order.
     resources: &'w [&'w Resource],
+    /// Their kinds (`apiVersion`, `kind`).
+    kinds: BTreeSet<(String, String)>,
     /// What its objects carry here.
     labels: Labels,
     /// Its statuses as stored, kept up to date with each write.
@@ -93,12 +97,7 @@ impl AppSync<'_> {
             let waiting = format!("waiting for the app's hooks: {}", failed.message);
             return self.give_up(&waiting).await;
         }
-        let kinds = self
-            .resources
-            .iter()
-            .map(|r| (r.api_version.clone(), r.key.kind.clone()))
-            .collect();
-        let live = match self.read_live(&kinds).await {
+        let live = match self.read_live(&self.kinds).await {
             Ok(live) => live,
             Err(error) => return self.give_up(&error.to_string()).await,
         };
@@ -107,7 +106,7 @@ impl AppSync<'_> {
         self.approve_requests(&mut results).await;
         // Watched from now on: started after the applies, so the watch
         // does not carry their events.
-        for (api_version, kind) in &kinds {
+        for (api_version, kind) in &self.kinds {
             let watches = &self.work.reconciler.watches;
             watches.watch(&self.work.cluster, api_version, kind);
         }
@@ -144,7 +143,10 @@ impl AppSync<'_> {
         &self,
         kinds: &BTreeSet<(String, String)>,
     ) -> Result<HashMap<String, Resource>, SyncError> {
-        let mut live = (self.work.look(Some(&self.app.name), kinds, &self.labels)).await?;
+        let mut live = self
+            .work
+            .look(Some(&self.app.name), kinds, &self.labels)
+            .await?;
         if let Some(source) = &self.work.context.meta.adopt_from {
             let theirs = owner::labels(source, Some(&self.app.name));
             for (key, object) in self.work.list(kinds, &theirs).await? {

@@ -15,6 +15,7 @@ use serde_json::Value;
 use wasmco_core::resource::Resource;
 
 use super::error::SyncError;
+use super::readiness::{is_ready, ready_once_applied};
 use super::sync_target::{ApplyAs, Changed, SyncTarget, Watched};
 use crate::owner::{APP_LABEL, Labels, OWNER_ANNOTATION, release_patch};
 
@@ -287,10 +288,13 @@ impl SyncTarget for KubeTarget {
                 let changed = match event {
                     Ok(watcher::Event::Apply(object)) => {
                         let ours = written_by_rsync(&object);
-                        if ours && ready(&kind, &object) {
+                        // rsync's own write: only readiness lost matters.
+                        if ours && ready_once_applied(&kind) {
                             None
                         } else {
-                            changed(&label, object, false, ours).map(Watched::Changed)
+                            changed(&label, object, false, ours)
+                                .filter(|change| !(ours && ready(&kind, change)))
+                                .map(Watched::Changed)
                         }
                     }
                     Ok(watcher::Event::Delete(object)) => {
@@ -342,12 +346,14 @@ fn written_by_rsync(object: &DynamicObject) -> bool {
         })
 }
 
-/// Whether `object` of `kind` is ready as its status says: a workload's
-/// readiness changes with status updates only, which are no drift but are
-/// to be recorded.
-fn ready(kind: &str, object: &DynamicObject) -> bool {
-    super::readiness::ready_once_applied(kind)
-        || super::readiness::is_ready(kind, &serde_json::to_value(object).unwrap_or_default())
+/// Whether the object `change` saw is ready as its status says: a
+/// workload's readiness changes with status updates only, which are no
+/// drift but are to be recorded.
+fn ready(kind: &str, change: &Changed) -> bool {
+    change
+        .live
+        .as_ref()
+        .is_some_and(|live| is_ready(kind, live))
 }
 
 /// What a watch saw of `object`, when it carries `label`.

@@ -94,17 +94,23 @@ impl Shared {
         let _ = self.events.send(event);
     }
 
-    /// The events since `revision`, as far as they are kept; `None` when
-    /// some were dropped (a watch from there would miss them), or when it
-    /// is a version this cluster never made (it restarted empty).
-    pub(super) fn events_since(&self, revision: u64) -> Option<Vec<Event>> {
-        if revision > self.objects().revision() {
+    /// The events since `revision` that `wanted` picks, and the latest
+    /// version (every event up to it is among them or not wanted); `None`
+    /// when some were dropped (a watch from there would miss them), or
+    /// when it is a version this cluster never made (it restarted empty).
+    pub(super) fn events_since(
+        &self,
+        revision: u64,
+        wanted: impl Fn(&Event) -> bool,
+    ) -> Option<(Vec<Event>, u64)> {
+        // Held throughout: events are published under it.
+        let objects = self.objects();
+        if revision > objects.revision() {
             return None;
         }
-        self.history
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .since(revision)
+        let history = self.history.lock().unwrap_or_else(|p| p.into_inner());
+        let events = history.since(revision, wanted)?;
+        Some((events, objects.revision()))
     }
 }
 
@@ -130,11 +136,11 @@ impl History {
         self.events.push_back(event.clone());
     }
 
-    fn since(&self, revision: u64) -> Option<Vec<Event>> {
+    fn since(&self, revision: u64, wanted: impl Fn(&Event) -> bool) -> Option<Vec<Event>> {
         (revision >= self.dropped_up_to).then(|| {
             self.events
                 .iter()
-                .filter(|e| e.revision > revision)
+                .filter(|e| e.revision > revision && wanted(e))
                 .cloned()
                 .collect()
         })

@@ -1,7 +1,6 @@
 //! Watches: the objects that exist, then every change to them, as a
 //! stream of lines.
 
-use std::collections::HashSet;
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,35 +42,37 @@ pub(super) fn watch(
         .as_deref()
         .filter(|version| !version.is_empty() && *version != "0")
         .map(|version| version.parse::<u64>().unwrap_or(0));
-    // What the live stream skips: what the client saw, and what it is sent first.
-    let (mut seen_up_to, mut replayed) = (from.unwrap_or(0), HashSet::new());
-    let first: Vec<Bytes> = match from {
+    // The live stream skips what the client saw and what it is sent first:
+    // events go out in version order, so everything up to a version.
+    let (first, seen_up_to): (Vec<Bytes>, u64) = match from {
         None => {
             let objects = shared.objects();
             // Events are published under this lock: up to this version,
             // each is in the list.
-            seen_up_to = objects.revision();
-            objects.list(&target.ty, target.namespace.as_deref(), &selector)["items"]
+            let listed = objects.list(&target.ty, target.namespace.as_deref(), &selector);
+            let lines = listed["items"]
                 .as_array()
                 .into_iter()
                 .flatten()
                 .map(|object| line("ADDED", object))
-                .collect()
+                .collect();
+            (lines, objects.revision())
         }
         Some(from) => {
-            let Some(events) = shared.events_since(from) else {
+            let Some((events, latest)) = shared.events_since(from, &watched) else {
                 return stream_of(vec![too_old()], futures_util::stream::empty());
             };
-            let events: Vec<Event> = events.into_iter().filter(|e| watched(e)).collect();
-            replayed = events.iter().map(|e| e.revision).collect();
-            events.iter().map(|e| line(e.kind, &e.object)).collect()
+            (
+                events.iter().map(|e| line(e.kind, &e.object)).collect(),
+                latest,
+            )
         }
     };
     let timeout = Duration::from_secs(params.timeout_seconds.unwrap_or(1800));
     let deadline = tokio::time::Instant::now() + timeout;
-    let (watched, replayed) = (Arc::new(watched), Arc::new(replayed));
+    let watched = Arc::new(watched);
     let live = futures_util::stream::unfold(Some(receiver), move |receiver| {
-        let (watched, replayed) = (watched.clone(), replayed.clone());
+        let watched = watched.clone();
         async move {
             let mut receiver = receiver?;
             loop {
@@ -83,8 +84,7 @@ pub(super) fn watch(
                     }
                     Ok(Ok(event)) => event,
                 };
-                let sent = event.revision <= seen_up_to || replayed.contains(&event.revision);
-                if !sent && watched(&event) {
+                if event.revision > seen_up_to && watched(&event) {
                     return Some((line(event.kind, &event.object), Some(receiver)));
                 }
             }
