@@ -11,8 +11,11 @@ use serde::Serialize;
 use serde_json::{Value, json};
 
 use wasmco_core::{ClusterRef, Kind};
-use wasmco_orchestrator::{ClusterDeploymentRef, DigRef, OrchestratorError, SyncedContext};
-use wasmco_store::appcontext::{Connectivity, DeployState, Deployed, DigState, Readiness};
+use wasmco_orchestrator::{ClusterDeploymentRef, DigRef, OrchestratorError, TalliedContext};
+use wasmco_store::appcontext::{
+    ClusterHealth, Connectivity, DeployState, Deployed, DigState, Reachability, Readiness,
+    StateAction, StoredApp,
+};
 use wasmco_store::db::DbError;
 
 use crate::error::ApiError;
@@ -20,43 +23,61 @@ use crate::state::AppState;
 
 /// `GET /v2/overview`.
 pub async fn overview(state: AppState) -> Result<Response, ApiError> {
-    let body = crate::work::off_the_workers(move || gather(&state)).await??;
-    Ok(axum::Json(body).into_response())
+    crate::work::off_the_workers(move || gather(&state)).await?
 }
 
-fn gather(state: &AppState) -> Result<Value, ApiError> {
-    let mut placed: BTreeMap<ClusterRef, BTreeSet<String>> = BTreeMap::new();
-    let mut digs = Vec::new();
+/// The whole answer, serialised at once: at a thousand clusters its DIGs
+/// hold tens of thousands of cells, too many to build as JSON values first.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Overview<'a> {
+    digs: Vec<DigEntry<'a>>,
+    clusters: Vec<Value>,
+    controllers: Vec<Value>,
+    cluster_deployments: Vec<Value>,
+}
+
+fn gather(state: &AppState) -> Result<Response, ApiError> {
+    let healths: BTreeMap<ClusterRef, ClusterHealth> =
+        state.orchestrator.cluster_healths()?.into_iter().collect();
+    let unreachable: BTreeSet<ClusterRef> = healths
+        .iter()
+        .filter(|(_, health)| health.state == Reachability::Unreachable)
+        .map(|(cluster, _)| cluster.clone())
+        .collect();
+    let mut tallied = Vec::new();
     for (id, _) in state.db.list_under(Kind::DeploymentIntentGroup, &[])? {
         let dig = DigRef::from_path(&id.path);
-        let Some((dig_state, synced)) = still_there(state.orchestrator.status(&dig))? else {
-            continue;
-        };
-        let grid = synced.as_ref().map(Grid::of).unwrap_or_default();
-        if matches!(
-            dig_state.state,
-            DeployState::Instantiated | DeployState::Updated | DeployState::InstantiateStopped
-        ) {
-            for cluster in &grid.clusters {
-                placed.entry(cluster.clone()).or_default().insert(dig.key());
-            }
+        let read = state.orchestrator.tallied(&dig, &unreachable);
+        if let Some((dig_state, context)) = still_there(read)? {
+            tallied.push((dig, dig_state, context));
         }
-        digs.push(dig_entry(&dig, &dig_state, grid));
     }
-    Ok(json!({
-        "digs": digs,
-        "clusters": clusters(state, &placed)?,
-        "controllers": controllers(state)?,
-        "clusterDeployments": cluster_deployments(state)?,
-    }))
+    let digs: Vec<DigEntry> = tallied
+        .iter()
+        .map(|(dig, dig_state, context)| DigEntry::of(dig, dig_state, context.as_ref()))
+        .collect();
+    let mut placed: BTreeMap<&ClusterRef, BTreeSet<&str>> = BTreeMap::new();
+    for dig in digs.iter().filter(|dig| dig.places()) {
+        for cluster in &dig.clusters {
+            placed.entry(*cluster).or_default().insert(&dig.key);
+        }
+    }
+    let overview = Overview {
+        clusters: clusters(state, &placed, &healths)?,
+        controllers: controllers(state)?,
+        cluster_deployments: cluster_deployments(state)?,
+        digs,
+    };
+    Ok(axum::Json(overview).into_response())
 }
 
 /// An app's resources on one cluster, summed up.
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct Cell {
-    app: String,
-    cluster: ClusterRef,
+struct Cell<'a> {
+    app: &'a str,
+    cluster: &'a ClusterRef,
     /// The worst of its resources' deployed states: Failed, then Pending,
     /// then Deleted; Applied when all are.
     deployed: Deployed,
@@ -66,6 +87,42 @@ struct Cell {
     ready_resources: usize,
     failed_resources: usize,
     connectivity: CellConnectivity,
+}
+
+impl<'a> Cell<'a> {
+    fn of(tallied: &'a TalliedContext, app: &'a StoredApp, cluster: &'a ClusterRef) -> Self {
+        let resources = app.resources_on(cluster).len();
+        let tally = tallied
+            .tallies
+            .get(&app.name)
+            .and_then(|cells| cells.get(cluster))
+            .copied()
+            .unwrap_or_default();
+        let pending = tally.pending + resources.saturating_sub(tally.recorded);
+        let deployed = if tally.failed > 0 {
+            Deployed::Failed
+        } else if pending > 0 {
+            Deployed::Pending
+        } else if tally.deleted > 0 {
+            Deployed::Deleted
+        } else {
+            Deployed::Applied
+        };
+        Cell {
+            app: &app.name,
+            cluster,
+            deployed,
+            ready: if tally.ready == resources {
+                Readiness::Ready
+            } else {
+                Readiness::NotReady
+            },
+            resources,
+            ready_resources: tally.ready,
+            failed_resources: tally.failed,
+            connectivity: tallied.connectivity.get(cluster).into(),
+        }
+    }
 }
 
 /// Whether rsync reaches a cell's cluster, as the status shows it, or
@@ -87,95 +144,70 @@ impl From<Option<&Connectivity>> for CellConnectivity {
     }
 }
 
-/// A DIG's apps × clusters.
-#[derive(Default)]
-struct Grid {
-    apps: Vec<String>,
-    clusters: BTreeSet<ClusterRef>,
-    cells: Vec<Cell>,
+/// A DIG with its state and its grid of apps × clusters.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct DigEntry<'a> {
+    project: &'a str,
+    composite_app: &'a str,
+    composite_app_version: &'a str,
+    name: &'a str,
+    key: String,
+    state: DeployState,
+    revision: u64,
+    actions: &'a [StateAction],
+    apps: Vec<&'a str>,
+    clusters: BTreeSet<&'a ClusterRef>,
+    cells: Vec<Cell<'a>>,
+    ready_cells: usize,
 }
 
-impl Grid {
-    fn of(synced: &SyncedContext) -> Grid {
-        let mut grid = Grid::default();
-        for app in &synced.context.apps {
-            grid.apps.push(app.name.clone());
-            for placement in &app.placement {
-                let cluster = &placement.cluster;
-                grid.clusters.insert(cluster.clone());
-                let (mut ready, mut failed, mut pending, mut deleted, mut resources) =
-                    (0, 0, 0, 0, 0);
-                for resource in app.resources_on(cluster) {
-                    resources += 1;
-                    let recorded = synced.statuses.get(&(
-                        app.name.clone(),
-                        cluster.clone(),
-                        resource.key.to_string(),
-                    ));
-                    match recorded.map_or(Deployed::Pending, |r| r.deployed) {
-                        Deployed::Failed => failed += 1,
-                        Deployed::Pending => pending += 1,
-                        Deployed::Deleted | Deployed::Released => deleted += 1,
-                        Deployed::Applied => {}
-                    }
-                    if recorded.is_some_and(|r| r.ready == Readiness::Ready) {
-                        ready += 1;
-                    }
+impl<'a> DigEntry<'a> {
+    fn of(dig: &'a DigRef, state: &'a DigState, tallied: Option<&'a TalliedContext>) -> Self {
+        let mut entry = DigEntry {
+            project: &dig.project,
+            composite_app: &dig.composite_app,
+            composite_app_version: &dig.version,
+            name: &dig.name,
+            key: dig.key(),
+            state: state.state,
+            revision: state.revision,
+            actions: &state.actions,
+            apps: Vec::new(),
+            clusters: BTreeSet::new(),
+            cells: Vec::new(),
+            ready_cells: 0,
+        };
+        if let Some(tallied) = tallied {
+            for app in &tallied.context.apps {
+                entry.apps.push(&app.name);
+                for placement in &app.placement {
+                    entry.clusters.insert(&placement.cluster);
+                    entry.cells.push(Cell::of(tallied, app, &placement.cluster));
                 }
-                let deployed = if failed > 0 {
-                    Deployed::Failed
-                } else if pending > 0 {
-                    Deployed::Pending
-                } else if deleted > 0 {
-                    Deployed::Deleted
-                } else {
-                    Deployed::Applied
-                };
-                grid.cells.push(Cell {
-                    app: app.name.clone(),
-                    cluster: cluster.clone(),
-                    deployed,
-                    ready: if ready == resources {
-                        Readiness::Ready
-                    } else {
-                        Readiness::NotReady
-                    },
-                    resources,
-                    ready_resources: ready,
-                    failed_resources: failed,
-                    connectivity: synced.connectivity.get(cluster).into(),
-                });
             }
         }
-        grid
+        entry.ready_cells = entry
+            .cells
+            .iter()
+            .filter(|c| c.ready == Readiness::Ready)
+            .count();
+        entry
     }
-}
 
-fn dig_entry(dig: &DigRef, state: &DigState, grid: Grid) -> Value {
-    let ready_cells = grid
-        .cells
-        .iter()
-        .filter(|c| c.ready == Readiness::Ready)
-        .count();
-    json!({
-        "project": dig.project,
-        "compositeApp": dig.composite_app,
-        "compositeAppVersion": dig.version,
-        "name": dig.name,
-        "key": dig.key(),
-        "state": state.state,
-        "revision": state.revision,
-        "actions": state.actions,
-        "apps": grid.apps,
-        "clusters": grid.clusters,
-        "cells": grid.cells,
-        "readyCells": ready_cells,
-    })
+    /// Whether its objects are (meant to be) on its clusters.
+    fn places(&self) -> bool {
+        matches!(
+            self.state,
+            DeployState::Instantiated | DeployState::Updated | DeployState::InstantiateStopped
+        )
+    }
 }
 
 fn clusters(
     state: &AppState,
-    placed: &BTreeMap<ClusterRef, BTreeSet<String>>,
+    placed: &BTreeMap<&ClusterRef, BTreeSet<&str>>,
+    healths: &BTreeMap<ClusterRef, ClusterHealth>,
 ) -> Result<Vec<Value>, ApiError> {
     let mut labels: BTreeMap<ClusterRef, Vec<String>> = BTreeMap::new();
     for (id, body) in state.db.list_under(Kind::ClusterLabel, &[])? {
@@ -188,8 +220,6 @@ fn clusters(
                 .push(label.to_owned());
         }
     }
-    let healths: BTreeMap<ClusterRef, _> =
-        state.orchestrator.cluster_healths()?.into_iter().collect();
     let mut clusters = Vec::new();
     for (id, body) in state.db.list_under(Kind::Cluster, &[])? {
         let [provider, name] = id.path.as_slice() else {

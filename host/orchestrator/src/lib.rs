@@ -39,7 +39,7 @@ pub use locks::DeclarationLock;
 pub use orchestrator::Orchestrator;
 pub use pipeline::{ControllerRun, Step, run_controllers};
 pub use registry::ControllerRegistry;
-pub use status::SyncedContext;
+pub use status::{SyncedContext, TalliedContext};
 pub use target::{CaCertRef, CaCertScope, CertStage, DigRef, LogicalCloudRef, NetworkSetRef};
 pub use tenancy::Actor;
 pub use wasmco_store::appcontext::{NoSync, SyncEngine};

@@ -3,7 +3,7 @@
 //! (DIGs, logical clouds, network sets, caCerts, service discovery), all
 //! working over the stores they share (`crate::shared::Shared`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Weak};
 
 use wasmco_core::{ClusterRef, Kind};
@@ -28,7 +28,7 @@ use crate::network::Networks;
 use crate::registry::ControllerRegistry;
 use crate::service_discovery::Mirrors;
 use crate::shared::Shared;
-use crate::status::SyncedContext;
+use crate::status::{SyncedContext, TalliedContext};
 use crate::target::{CaCertRef, CertStage, Deployed, DigRef, LogicalCloudRef, NetworkSetRef};
 use crate::tenancy::Actor;
 
@@ -284,6 +284,23 @@ impl Orchestrator {
         dig: &DigRef,
     ) -> Result<(DigState, Option<SyncedContext>), OrchestratorError> {
         self.digs().status(dig)
+    }
+
+    /// The DIG's state and its context's cells as rsync tallied them:
+    /// what the status page shows. `unreachable` are the clusters the
+    /// probes find unreachable now (see [`Self::unreachable`]), read once
+    /// for many DIGs.
+    pub fn tallied(
+        &self,
+        dig: &DigRef,
+        unreachable: &BTreeSet<ClusterRef>,
+    ) -> Result<(DigState, Option<TalliedContext>), OrchestratorError> {
+        self.digs().tallied(dig, unreachable)
+    }
+
+    /// The clusters rsync's probes find unreachable now.
+    pub fn unreachable(&self) -> Result<BTreeSet<ClusterRef>, OrchestratorError> {
+        crate::status::unreachable(&self.shared.contexts)
     }
 
     /// Forgets a deleted DIG's contexts and state.

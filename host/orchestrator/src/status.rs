@@ -1,11 +1,11 @@
 //! What a target's status shows: its context and what rsync recorded for
 //! it.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use wasmco_core::ClusterRef;
 use wasmco_store::appcontext::{
-    Connectivity, ContextStore, DigState, Reachability, ResourceStatus, StoredContext,
+    Connectivity, ContextStore, DigState, Reachability, ResourceStatus, StoredContext, Tally,
 };
 
 use crate::error::OrchestratorError;
@@ -24,6 +24,18 @@ pub struct SyncedContext {
     pub service_discovery: Option<String>,
 }
 
+/// A context and rsync's tally of each of its cells (an app on a
+/// cluster): what the status page shows, without each resource's status.
+#[derive(Debug, Clone)]
+pub struct TalliedContext {
+    /// The context.
+    pub context: StoredContext,
+    /// app → cluster → tally; a cell with none has nothing recorded yet.
+    pub tallies: HashMap<String, HashMap<ClusterRef, Tally>>,
+    /// Whether rsync reaches each cluster.
+    pub connectivity: BTreeMap<ClusterRef, Connectivity>,
+}
+
 /// The state and synced context of what is stored under `key`.
 pub(crate) fn synced(
     contexts: &ContextStore,
@@ -35,20 +47,7 @@ pub(crate) fn synced(
     }
     let context = contexts.read(key, state.revision)?;
     let statuses = contexts.statuses(key, state.revision)?;
-    let mut connectivity = contexts.connectivity(key, state.revision)?;
-    // A settled DIG sends nothing to its clusters, so what it recorded
-    // last may be old: a cluster the probes find unreachable now is
-    // being retried, whatever the DIG last saw.
-    let placed: BTreeSet<&ClusterRef> = context
-        .apps
-        .iter()
-        .flat_map(|app| app.placement.iter().map(|p| &p.cluster))
-        .collect();
-    for (cluster, health) in contexts.healths()? {
-        if health.state == Reachability::Unreachable && placed.contains(&cluster) {
-            connectivity.insert(cluster, Connectivity::Retrying);
-        }
-    }
+    let connectivity = connectivity(contexts, key, &context, &unreachable(contexts)?)?;
     Ok((
         state,
         Some(SyncedContext {
@@ -58,4 +57,93 @@ pub(crate) fn synced(
             service_discovery: None,
         }),
     ))
+}
+
+/// The state and tallied context of what is stored under `key`, given
+/// the clusters the probes find `unreachable` now.
+pub(crate) fn tallied(
+    contexts: &ContextStore,
+    key: &str,
+    unreachable: &BTreeSet<ClusterRef>,
+) -> Result<(DigState, Option<TalliedContext>), OrchestratorError> {
+    let state = contexts.state(key)?;
+    if state.revision == 0 {
+        return Ok((state, None));
+    }
+    let context = contexts.read(key, state.revision)?;
+    let mut tallies = contexts.tallies(key, state.revision)?;
+    let untallied: Vec<(&str, &ClusterRef, BTreeSet<String>)> = context
+        .apps
+        .iter()
+        .flat_map(|app| app.placement.iter().map(move |p| (app, &p.cluster)))
+        .filter(|(app, cluster)| {
+            tallies
+                .get(&app.name)
+                .is_none_or(|cells| !cells.contains_key(*cluster))
+        })
+        .map(|(app, cluster)| {
+            let counted: BTreeSet<String> = app
+                .resources_on(cluster)
+                .iter()
+                .map(|r| r.key.to_string())
+                .collect();
+            (app.name.as_str(), cluster, counted)
+        })
+        .filter(|(_, _, counted)| !counted.is_empty())
+        .collect();
+    // Cells rsync has not recorded since tallies were kept (or not at all
+    // yet) are counted from every status, read once.
+    if !untallied.is_empty() {
+        let statuses = contexts.statuses(key, state.revision)?;
+        for (app, cluster, counted) in untallied {
+            let cell = |resource: &String| (app.to_owned(), cluster.clone(), resource.clone());
+            let tally = Tally::of(counted.iter().filter_map(|r| statuses.get(&cell(r))));
+            if tally.recorded > 0 {
+                let cells = tallies.entry(app.to_owned()).or_default();
+                cells.insert(cluster.clone(), tally);
+            }
+        }
+    }
+    let connectivity = connectivity(contexts, key, &context, unreachable)?;
+    Ok((
+        state,
+        Some(TalliedContext {
+            context,
+            tallies,
+            connectivity,
+        }),
+    ))
+}
+
+/// The clusters rsync's probes find unreachable now.
+pub(crate) fn unreachable(
+    contexts: &ContextStore,
+) -> Result<BTreeSet<ClusterRef>, OrchestratorError> {
+    Ok(contexts
+        .healths()?
+        .into_iter()
+        .filter(|(_, health)| health.state == Reachability::Unreachable)
+        .map(|(cluster, _)| cluster)
+        .collect())
+}
+
+/// Whether rsync reaches each cluster of `context`.
+fn connectivity(
+    contexts: &ContextStore,
+    key: &str,
+    context: &StoredContext,
+    unreachable: &BTreeSet<ClusterRef>,
+) -> Result<BTreeMap<ClusterRef, Connectivity>, OrchestratorError> {
+    let mut connectivity = contexts.connectivity(key, context.meta.revision)?;
+    // A settled DIG sends nothing to its clusters, so what it recorded
+    // last may be old: a cluster the probes find unreachable now is
+    // being retried, whatever the DIG last saw.
+    for app in &context.apps {
+        for placement in &app.placement {
+            if unreachable.contains(&placement.cluster) {
+                connectivity.insert(placement.cluster.clone(), Connectivity::Retrying);
+            }
+        }
+    }
+    Ok(connectivity)
 }

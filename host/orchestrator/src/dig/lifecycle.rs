@@ -7,6 +7,9 @@
 //! batch, so a failed controller leaves no context and no state change.
 //! Finished contexts go to the sync engine through its hand-off port.
 
+use std::collections::BTreeSet;
+
+use wasmco_core::ClusterRef;
 use wasmco_core::wire::{DigAction, MigrateTo};
 use wasmco_store::appcontext::{DigState, StoredContext};
 use wasmco_store::db::DbError;
@@ -16,7 +19,7 @@ use crate::error::OrchestratorError;
 use crate::locks::TargetGuard;
 use crate::service_discovery::{Follow, MIRROR_APP, Mirrors, mirror_key};
 use crate::shared::{Shared, allow};
-use crate::status::{SyncedContext, synced};
+use crate::status::{SyncedContext, TalliedContext, synced, tallied};
 use crate::target::DigRef;
 use crate::tenancy::{Actor, Tenancy};
 
@@ -257,6 +260,35 @@ impl<'a> Digs<'a> {
             }
         }
         Ok((state, synced))
+    }
+
+    /// The DIG's state and, when it has a context, the context with
+    /// rsync's tally of each cell, as [`Self::status`] reads it otherwise.
+    pub(crate) fn tallied(
+        &self,
+        dig: &DigRef,
+        unreachable: &BTreeSet<ClusterRef>,
+    ) -> Result<(DigState, Option<TalliedContext>), OrchestratorError> {
+        self.shared.db.get(&dig.id())?;
+        let (state, mut tallied) = tallied(&self.shared.contexts, &dig.key(), unreachable)?;
+        if let Some(tallied) = tallied
+            .as_mut()
+            .filter(|t| !t.context.meta.service_mirrors.is_empty())
+        {
+            let taken = |app: &str| tallied.context.apps.iter().any(|a| a.name == app);
+            if let Some(mirror) = self
+                .mirrors()
+                .tallied(dig, unreachable)?
+                .filter(|_| !taken(MIRROR_APP))
+            {
+                tallied.context.apps.extend(mirror.context.apps);
+                tallied.tallies.extend(mirror.tallies);
+                for (cluster, connectivity) in mirror.connectivity {
+                    tallied.connectivity.entry(cluster).or_insert(connectivity);
+                }
+            }
+        }
+        Ok((state, tallied))
     }
 
     /// Forgets a deleted DIG's contexts and state.

@@ -16,7 +16,7 @@ use super::serving::{Found, served};
 use crate::error::OrchestratorError;
 use crate::locks::TargetGuard;
 use crate::shared::Shared;
-use crate::status::{SyncedContext, synced};
+use crate::status::{SyncedContext, TalliedContext, synced, tallied};
 use crate::target::DigRef;
 use crate::tenancy::Tenancy;
 
@@ -273,6 +273,16 @@ impl<'a> Mirrors<'a> {
         let (state, synced) = synced(&self.shared.contexts, &key)?;
         let synced = synced.filter(|_| state.state.is_deployed());
         Ok((synced, self.shared.contexts.note(&key)?))
+    }
+
+    /// The deployed mirror context of `dig` with its cells' tallies.
+    pub(crate) fn tallied(
+        &self,
+        dig: &DigRef,
+        unreachable: &BTreeSet<ClusterRef>,
+    ) -> Result<Option<TalliedContext>, OrchestratorError> {
+        let (state, tallied) = tallied(&self.shared.contexts, &mirror_key(dig), unreachable)?;
+        Ok(tallied.filter(|_| state.state.is_deployed()))
     }
 }
 

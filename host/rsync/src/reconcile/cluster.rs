@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use wasmco_core::ClusterRef;
 use wasmco_core::resource::Resource;
-use wasmco_store::appcontext::{Connectivity, ResourceStatus, StoredContext};
+use wasmco_store::appcontext::{Connectivity, ResourceStatus, StatusCell, StoredContext};
 
 use super::reconciler::Reconciler;
 use super::settled::Look;
@@ -174,16 +174,31 @@ impl ClusterWork {
             .filter(|(key, status)| recorded.get(key) != Some(status))
             .collect();
         if !changed.is_empty() {
-            let (key, revision) = (self.key.clone(), self.revision());
-            let (app, cluster) = (app.to_owned(), self.cluster.clone());
-            let (writes, fence) = (changed.clone(), self.fence.clone());
+            let at = StatusCell {
+                dig: self.key.clone(),
+                revision: self.revision(),
+                app: app.to_owned(),
+                cluster: self.cluster.clone(),
+            };
+            let (writes, fence, counted) = (changed.clone(), self.fence.clone(), self.counted(app));
             stored::off_the_workers(&self.reconciler.contexts, move |c| {
-                c.put_statuses(&key, revision, &app, &cluster, &writes, fence.as_ref())
+                c.put_statuses(&at, &writes, &counted, fence.as_ref())
             })
             .await?;
             recorded.extend(changed);
         }
         Ok(())
+    }
+
+    /// The resources of `app` whose statuses its tally here counts.
+    fn counted(&self, app: &str) -> BTreeSet<String> {
+        self.context
+            .apps
+            .iter()
+            .filter(|a| a.name == app)
+            .flat_map(|a| a.resources_on(&self.cluster))
+            .map(|resource| resource.key.to_string())
+            .collect()
     }
 
     /// Polls until `resource` is ready (bounded); whether it is.

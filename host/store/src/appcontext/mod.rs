@@ -13,6 +13,7 @@
 //! ctx/<dig>/rev/<revision>/app/<app>/hooks  the app's Helm hooks, by weight
 //! ctx/<dig>/hooks/<app>/<provider>+<cluster>  the hook events already run there
 //! ctx/<dig>/rev/<revision>/status/…        reserved for rsync's per-resource and per-cluster status
+//! ctx/<dig>/rev/<revision>/tally/<app>/<provider>+<cluster>  rsync's count of that app's statuses there
 //! ctx/<dig>/note                           why a step after the deploy could not be done (a message)
 //! health/<provider>+<cluster>             ClusterHealth: what rsync's probe last saw
 //! held/<space>/<name>                      the host holding a name taken once (a namespace, say)
@@ -34,6 +35,7 @@ mod store;
 pub use error::ContextError;
 pub use handoff::{ClusterFacts, NoSync, ReconcileListener, SyncEngine};
 pub use model::{Access, ContextMeta, ServiceMirror, StoredApp, StoredContext, StoredPlacement};
+pub use progress::{StatusCell, Tally};
 pub use revision::Footprint;
 pub use state::{DigState, now};
 pub use store::{ContextStore, Fence};

@@ -4,9 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use serde::{Deserialize, Serialize};
 use wasmco_core::hooks::HookEvent;
 use wasmco_core::resource::ClusterRef;
-use wasmco_core::wire::{Connectivity, ResourceStatus};
+use wasmco_core::wire::{Connectivity, Deployed, Readiness, ResourceStatus};
 
 use super::error::ContextError;
 use super::store::{ContextStore, Fence, json};
@@ -44,29 +45,51 @@ impl ContextStore {
         self.commit(dig, vec![op], fence, false)
     }
 
-    /// Records the status of resources of `app` on `cluster`, in one write.
+    /// Records the status of resources of `app` on `cluster`, and the
+    /// cell's [`Tally`] over the resources `counted` (the app's on that
+    /// cluster; a Helm hook's status is kept but not counted).
     pub fn put_statuses(
         &self,
-        dig: &str,
-        revision: u64,
-        app: &str,
-        cluster: &ClusterRef,
+        at: &StatusCell,
         statuses: &[(String, ResourceStatus)],
+        counted: &BTreeSet<String>,
         fence: Fence<'_>,
     ) -> Result<(), ContextError> {
-        let ops = statuses
+        let StatusCell {
+            dig,
+            revision,
+            app,
+            cluster,
+        } = at;
+        let rev = format!("ctx/{dig}/rev/{revision:010}");
+        let cell = format!("{app}/{cluster}");
+        // The tally is made from what is stored, so two writers of one
+        // cell (a reconcile and a repair) take turns.
+        let stripe = cell
+            .bytes()
+            .fold(dig.len(), |h, b| h.wrapping_mul(31) ^ usize::from(b));
+        let _turn = self.tallying[stripe % self.tallying.len()]
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut cell_statuses = self.statuses_on(dig, *revision, app, cluster)?;
+        let mut ops: Vec<BatchOp> = statuses
             .iter()
             .map(|(key, status)| {
+                cell_statuses.insert(key.clone(), status.clone());
                 BatchOp::Put(
-                    format!("ctx/{dig}/rev/{revision:010}/status/{app}/{cluster}/{key}")
-                        .into_bytes(),
+                    format!("{rev}/status/{cell}/{key}").into_bytes(),
                     json(status),
                 )
             })
             .collect();
+        let tally_key = format!("{rev}/tally/{cell}");
+        let tally = Tally::of(counted.iter().filter_map(|key| cell_statuses.get(key)));
+        if self.get_json::<Tally>(&tally_key)? != Some(tally) {
+            ops.push(BatchOp::Put(tally_key.into_bytes(), json(&tally)));
+        }
         // Progress only: after a crash rsync applies the context again
-        // anyway, so a write split to fit the store is no loss.
-        let ops: Vec<BatchOp> = ops;
+        // anyway, so a write split to fit the store is no loss (the
+        // tally, last, lands after the statuses it counts).
         for chunk in ops.chunks(self.store.max_batch()) {
             self.commit(dig, chunk.to_vec(), fence, true)?;
         }
@@ -92,6 +115,36 @@ impl ContextStore {
                 Ok((key[prefix.len()..].to_owned(), status))
             })
             .collect()
+    }
+
+    /// Every tally of a revision, by app and cluster: what the status page
+    /// shows of a cell without reading each resource's status.
+    pub fn tallies(
+        &self,
+        dig: &str,
+        revision: u64,
+    ) -> Result<HashMap<String, HashMap<ClusterRef, Tally>>, ContextError> {
+        let prefix = format!("ctx/{dig}/rev/{revision:010}/tally/");
+        let mut out: HashMap<String, HashMap<ClusterRef, Tally>> = HashMap::new();
+        let mut corrupt = None;
+        self.store
+            .visit_prefix(prefix.as_bytes(), &mut |key, value| {
+                let key = String::from_utf8_lossy(key);
+                let cell = key[prefix.len()..].split_once('/');
+                let Some((app, cluster)) = cell.and_then(|(a, c)| Some((a, ClusterRef::parse(c)?)))
+                else {
+                    return;
+                };
+                match serde_json::from_slice(value) {
+                    Ok(tally) => {
+                        out.entry(app.to_owned())
+                            .or_default()
+                            .insert(cluster, tally);
+                    }
+                    Err(e) => corrupt = Some(ContextError::corrupt(&key, e)),
+                }
+            })?;
+        corrupt.map_or(Ok(out), Err)
     }
 
     /// Records whether rsync reaches `cluster`.
@@ -163,5 +216,134 @@ impl ContextStore {
                 }
             })
             .collect()
+    }
+}
+
+/// Where rsync records the statuses of an app's resources on one cluster
+/// in one revision of a DIG's context.
+#[derive(Debug, Clone)]
+pub struct StatusCell {
+    /// The DIG's key.
+    pub dig: String,
+    /// The revision.
+    pub revision: u64,
+    /// The app.
+    pub app: String,
+    /// The cluster.
+    pub cluster: ClusterRef,
+}
+
+/// How an app's resources on one cluster stand, counted from their
+/// recorded statuses each time rsync records some.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    /// Resources with a status recorded; the others are pending.
+    pub recorded: usize,
+    /// Those ready.
+    pub ready: usize,
+    /// Those that failed to apply.
+    pub failed: usize,
+    /// Those recorded as still to apply.
+    pub pending: usize,
+    /// Deleted or released.
+    pub deleted: usize,
+}
+
+impl Tally {
+    /// The tally of a cell's counted `statuses`.
+    pub fn of<'a>(statuses: impl IntoIterator<Item = &'a ResourceStatus>) -> Tally {
+        let mut tally = Tally::default();
+        for status in statuses {
+            tally.recorded += 1;
+            match status.deployed {
+                Deployed::Failed => tally.failed += 1,
+                Deployed::Pending => tally.pending += 1,
+                Deployed::Deleted | Deployed::Released => tally.deleted += 1,
+                Deployed::Applied => {}
+            }
+            if status.ready == Readiness::Ready {
+                tally.ready += 1;
+            }
+        }
+        tally
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use wasmco_core::resource::Resource;
+
+    use super::*;
+    use crate::sled_store::SledStore;
+
+    fn status(name: &str, deployed: Deployed, ready: Readiness) -> (String, ResourceStatus) {
+        let manifest = serde_json::json!({
+            "apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name},
+        });
+        let resource = Resource::from_manifest(manifest).expect("a manifest");
+        let mut status = match deployed {
+            Deployed::Failed => ResourceStatus::failed(&resource, "refused".into()),
+            _ => ResourceStatus::applied(&resource),
+        };
+        status.ready = ready;
+        (resource.key.to_string(), status)
+    }
+
+    #[test]
+    fn a_cells_tally_counts_what_is_stored_of_its_resources_and_not_its_hooks() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let contexts = ContextStore::new(Arc::new(SledStore::open(dir.path()).expect("sled")));
+        let cluster = ClusterRef::new("p", "c1");
+        let (one, two, hook) = (
+            status("one", Deployed::Applied, Readiness::NotReady),
+            status("two", Deployed::Applied, Readiness::Ready),
+            status("hook", Deployed::Applied, Readiness::Ready),
+        );
+        let counted: BTreeSet<String> = [one.0.clone(), two.0.clone()].into();
+        let tally =
+            |contexts: &ContextStore| contexts.tallies("d", 1).expect("tallies")["app"][&cluster];
+        let at = StatusCell {
+            dig: "d".into(),
+            revision: 1,
+            app: "app".into(),
+            cluster: cluster.clone(),
+        };
+        let put = |statuses: &[(String, ResourceStatus)]| {
+            contexts
+                .put_statuses(&at, statuses, &counted, None)
+                .expect("recorded");
+        };
+
+        put(&[one.clone(), hook]);
+        let expected = Tally {
+            recorded: 1,
+            ..Tally::default()
+        };
+        assert_eq!(tally(&contexts), expected, "the hook is not counted");
+
+        // A later write of another resource counts the first one too.
+        put(std::slice::from_ref(&two));
+        let expected = Tally {
+            recorded: 2,
+            ready: 1,
+            ..Tally::default()
+        };
+        assert_eq!(tally(&contexts), expected);
+
+        put(&[status("one", Deployed::Failed, Readiness::NotReady)]);
+        let expected = Tally {
+            recorded: 2,
+            ready: 1,
+            failed: 1,
+            ..Tally::default()
+        };
+        assert_eq!(tally(&contexts), expected);
+        assert_eq!(
+            contexts.statuses("d", 1).expect("statuses").len(),
+            3,
+            "every status is kept, the hook's too"
+        );
     }
 }

@@ -1,7 +1,7 @@
 //! The context store itself: the handle over a [`KvStore`], how it reads
 //! and writes JSON values, fenced writes, and a DIG's state and note.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
 
@@ -20,12 +20,20 @@ pub type Fence<'a> = Option<&'a Expect>;
 #[derive(Clone)]
 pub struct ContextStore {
     pub(super) store: Arc<dyn KvStore>,
+    /// Held while an app's statuses on a cluster are written with their
+    /// tally, so that two writers' tallies cannot cross (striped by cell).
+    pub(super) tallying: Arc<[Mutex<()>; TALLY_STRIPES]>,
 }
+
+const TALLY_STRIPES: usize = 32;
 
 impl ContextStore {
     /// The context store over `store`.
     pub fn new(store: Arc<dyn KvStore>) -> Self {
-        ContextStore { store }
+        ContextStore {
+            store,
+            tallying: Arc::new(std::array::from_fn(|_| Mutex::new(()))),
+        }
     }
 
     pub(super) fn get_json<T: for<'de> Deserialize<'de>>(
