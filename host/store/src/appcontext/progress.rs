@@ -63,35 +63,65 @@ impl ContextStore {
         } = at;
         let rev = format!("ctx/{dig}/rev/{revision:010}");
         let cell = format!("{app}/{cluster}");
-        // The tally is made from what is stored, so two writers of one
+        let status_key = |key: &str| format!("{rev}/status/{cell}/{key}");
+        // The tally is kept from what is stored, so two writers of one
         // cell (a reconcile and a repair) take turns.
-        let stripe = cell
+        let stripe = dig
             .bytes()
-            .fold(dig.len(), |h, b| h.wrapping_mul(31) ^ usize::from(b));
+            .chain(cell.bytes())
+            .fold(0usize, |h, b| h.wrapping_mul(31) ^ usize::from(b));
         let _turn = self.tallying[stripe % self.tallying.len()]
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let mut cell_statuses = self.statuses_on(dig, *revision, app, cluster)?;
-        let mut ops: Vec<BatchOp> = statuses
-            .iter()
-            .map(|(key, status)| {
-                cell_statuses.insert(key.clone(), status.clone());
-                BatchOp::Put(
-                    format!("{rev}/status/{cell}/{key}").into_bytes(),
-                    json(status),
-                )
+        let tally_key = format!("{rev}/tally/{cell}");
+        let stored: Option<Tally> = self.get_json(&tally_key)?;
+        let tally = match stored {
+            // What each write replaces is taken out and the new status
+            // counted: a write costs what it writes, not the whole cell
+            // (an app of many objects records them one at a time).
+            Some(mut tally) => {
+                let mut written: HashMap<&str, &ResourceStatus> = HashMap::new();
+                for (key, status) in statuses.iter().filter(|(k, _)| counted.contains(k)) {
+                    let replaced = match written.get(key.as_str()) {
+                        Some(earlier) => Some((*earlier).clone()),
+                        None => self.get_json::<ResourceStatus>(&status_key(key))?,
+                    };
+                    tally.uncount(replaced.as_ref());
+                    tally.count(status);
+                    written.insert(key, status);
+                }
+                tally
+            }
+            // The cell's first write, or one made before tallies were kept.
+            None => {
+                let mut cell_statuses = self.statuses_on(dig, *revision, app, cluster)?;
+                for (key, status) in statuses {
+                    cell_statuses.insert(key.clone(), status.clone());
+                }
+                Tally::of(counted.iter().filter_map(|key| cell_statuses.get(key)))
+            }
+        };
+        let mut chunks: Vec<Vec<BatchOp>> = statuses
+            .chunks(self.store.max_batch().saturating_sub(1).max(1))
+            .map(|chunk| {
+                let put = |(key, status): &(String, ResourceStatus)| {
+                    BatchOp::Put(status_key(key).into_bytes(), json(status))
+                };
+                chunk.iter().map(put).collect()
             })
             .collect();
-        let tally_key = format!("{rev}/tally/{cell}");
-        let tally = Tally::of(counted.iter().filter_map(|key| cell_statuses.get(key)));
-        if self.get_json::<Tally>(&tally_key)? != Some(tally) {
-            ops.push(BatchOp::Put(tally_key.into_bytes(), json(&tally)));
+        // The tally goes with the last statuses, never alone: if its write
+        // fails, a status is unwritten too, and the retry that writes that
+        // status counts the cell again.
+        if stored != Some(tally)
+            && let Some(last) = chunks.last_mut()
+        {
+            last.push(BatchOp::Put(tally_key.into_bytes(), json(&tally)));
         }
         // Progress only: after a crash rsync applies the context again
-        // anyway, so a write split to fit the store is no loss (the
-        // tally, last, lands after the statuses it counts).
-        for chunk in ops.chunks(self.store.max_batch()) {
-            self.commit(dig, chunk.to_vec(), fence, true)?;
+        // anyway, so a write split to fit the store is no loss.
+        for chunk in chunks {
+            self.commit(dig, chunk, fence, true)?;
         }
         Ok(())
     }
@@ -254,18 +284,41 @@ impl Tally {
     pub fn of<'a>(statuses: impl IntoIterator<Item = &'a ResourceStatus>) -> Tally {
         let mut tally = Tally::default();
         for status in statuses {
-            tally.recorded += 1;
-            match status.deployed {
-                Deployed::Failed => tally.failed += 1,
-                Deployed::Pending => tally.pending += 1,
-                Deployed::Deleted | Deployed::Released => tally.deleted += 1,
-                Deployed::Applied => {}
-            }
-            if status.ready == Readiness::Ready {
-                tally.ready += 1;
-            }
+            tally.count(status);
         }
         tally
+    }
+
+    fn count(&mut self, status: &ResourceStatus) {
+        for (counter, counts) in self.counters(status) {
+            if counts {
+                *counter += 1;
+            }
+        }
+    }
+
+    /// Takes out what `replaced` counted (nothing when there was none).
+    fn uncount(&mut self, replaced: Option<&ResourceStatus>) {
+        for (counter, counts) in replaced.map(|r| self.counters(r)).into_iter().flatten() {
+            if counts {
+                *counter = counter.saturating_sub(1);
+            }
+        }
+    }
+
+    /// Each counter, and whether `status` counts in it.
+    fn counters(&mut self, status: &ResourceStatus) -> [(&mut usize, bool); 5] {
+        let deployed = status.deployed;
+        [
+            (&mut self.recorded, true),
+            (&mut self.ready, status.ready == Readiness::Ready),
+            (&mut self.failed, deployed == Deployed::Failed),
+            (&mut self.pending, deployed == Deployed::Pending),
+            (
+                &mut self.deleted,
+                matches!(deployed, Deployed::Deleted | Deployed::Released),
+            ),
+        ]
     }
 }
 
