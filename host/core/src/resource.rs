@@ -300,9 +300,20 @@ impl Serialize for ClusterRef {
 
 impl<'de> Deserialize<'de> for ClusterRef {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let key = String::deserialize(deserializer)?;
-        ClusterRef::parse(&key)
-            .ok_or_else(|| serde::de::Error::custom(format!("{key:?} is not provider+cluster")))
+        // A visitor rather than a String first: a context's placements are
+        // read back by the hundred thousand.
+        struct Visitor;
+        impl serde::de::Visitor<'_> for Visitor {
+            type Value = ClusterRef;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("provider+cluster")
+            }
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<ClusterRef, E> {
+                ClusterRef::parse(key)
+                    .ok_or_else(|| E::custom(format!("{key:?} is not provider+cluster")))
+            }
+        }
+        deserializer.deserialize_str(Visitor)
     }
 }
 

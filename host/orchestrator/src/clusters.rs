@@ -1,8 +1,9 @@
 //! The registered clusters as placement and caCert groups see them: each
 //! with its labels and key/value pairs.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use wasmco_core::Kind;
@@ -12,36 +13,48 @@ use wasmco_store::db::{DbError, ResourceDb};
 use crate::draft::ClusterInfo;
 
 /// Every registered cluster with its labels and key/value pairs: a few
-/// scans per provider, not per cluster (each is a round trip on etcd).
+/// scans per provider, not per cluster (each is a round trip on etcd), and
+/// of each label only its name decoded.
 pub(crate) fn clusters(db: &ResourceDb) -> Result<Vec<ClusterInfo>, DbError> {
     let mut clusters = Vec::new();
     for (provider, _) in db.list(Kind::ClusterProvider, &[])? {
         let mut labels = labels(db, &provider.path)?;
         let mut kv = kv_pairs(db, &provider.path)?;
-        for (cluster, _) in db.list(Kind::Cluster, &provider.path)? {
-            let name = &cluster.path[1];
-            clusters.push(ClusterInfo {
-                provider: cluster.path[0].clone(),
-                name: name.clone(),
-                labels: labels.remove(name).unwrap_or_default(),
-                kv: kv.remove(name).unwrap_or_default(),
-            });
-        }
+        db.visit_under(Kind::Cluster, &provider.path, |cluster, _| {
+            if let [provider, name] = cluster.path.as_slice() {
+                clusters.push(ClusterInfo {
+                    labels: labels.remove(name).unwrap_or_default(),
+                    kv: kv.remove(name).unwrap_or_default(),
+                    provider: provider.clone(),
+                    name: name.clone(),
+                });
+            }
+            Ok(())
+        })?;
     }
     Ok(clusters)
 }
 
+/// What placement reads of a cluster label.
+#[derive(Deserialize)]
+struct LabelBody {
+    #[serde(rename = "clusterLabel")]
+    label: Option<String>,
+}
+
 /// The labels of a provider's clusters, by cluster.
-fn labels(db: &ResourceDb, provider: &[String]) -> Result<BTreeMap<String, Vec<String>>, DbError> {
-    let mut labels: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for (label, body) in db.list_under(Kind::ClusterLabel, provider)? {
-        if let (Some(cluster), Some(label)) = (label.path.get(1), body["clusterLabel"].as_str()) {
-            labels
-                .entry(cluster.clone())
-                .or_default()
-                .push(label.to_owned());
+fn labels(db: &ResourceDb, provider: &[String]) -> Result<HashMap<String, Vec<String>>, DbError> {
+    let mut labels: HashMap<String, Vec<String>> = HashMap::new();
+    db.visit_under(Kind::ClusterLabel, provider, |id, body| {
+        let body: LabelBody = serde_json::from_slice(body).map_err(|e| DbError::Corrupt {
+            id: id.clone(),
+            reason: e.to_string(),
+        })?;
+        if let (Some(cluster), Some(label)) = (id.path.get(1), body.label) {
+            labels.entry(cluster.clone()).or_default().push(label);
         }
-    }
+        Ok(())
+    })?;
     Ok(labels)
 }
 
@@ -49,8 +62,8 @@ fn labels(db: &ResourceDb, provider: &[String]) -> Result<BTreeMap<String, Vec<S
 fn kv_pairs(
     db: &ResourceDb,
     provider: &[String],
-) -> Result<BTreeMap<String, Vec<(String, String)>>, DbError> {
-    let mut kv: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+) -> Result<HashMap<String, Vec<(String, String)>>, DbError> {
+    let mut kv: HashMap<String, Vec<(String, String)>> = HashMap::new();
     for (id, body) in db.list_under(Kind::ClusterKvPair, provider)? {
         let Some(cluster) = id.path.get(1) else {
             continue;

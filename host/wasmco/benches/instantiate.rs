@@ -1,7 +1,7 @@
 //! Instantiate at scale: 10 apps x N clusters x 5 resources, generic
 //! placement plus one gac action, from the request to a context ready for
 //! sync; peak memory and store size. Each N runs in its own process so its
-//! peak RSS is its own.
+//! peak RSS is its own (100,000 clusters take a minute to set up).
 //!
 //! `cargo bench -p wasmco --bench instantiate`
 
@@ -13,8 +13,15 @@ mod support;
 use support::{APPS, RESOURCES};
 use wasmco::startup;
 
-const TARGET_SECONDS: f64 = 1.0;
-const TARGET_RSS_MB: f64 = 300.0;
+/// Seconds and peak MB each size is held to: up to 10,000 clusters the
+/// first targets set, at 100,000 those of the fleet-scale issue.
+fn targets(clusters: usize) -> (f64, f64) {
+    if clusters > 10_000 {
+        (2.0, 1024.0)
+    } else {
+        (1.0, 300.0)
+    }
+}
 
 /// Builds the inputs for `clusters` clusters and instantiates once.
 fn run(clusters: usize) {
@@ -59,13 +66,14 @@ fn run(clusters: usize) {
     }
     let budget_share = walked.elapsed().as_secs_f64() / took;
     let rss_mb = peak_rss_kb() as f64 / 1024.0;
+    let (target_seconds, target_mb) = targets(clusters);
     println!(
-        "  {clusters:>6} clusters: {:>8.1} ms ({:.2}x the 1 s target)  peak RSS {rss_mb:>6.1} MB ({:.2}x the 300 MB target)  \
+        "  {clusters:>6} clusters: {:>8.1} ms ({:.2}x the {target_seconds} s target)  peak RSS {rss_mb:>6.1} MB ({:.2}x the {target_mb} MB target)  \
          context {:>7.1} KiB of keys and values, store {:>6.1} MiB on disk ({placed} placements, {differing} differing clusters); \
          budget walks {:.2}% of it (target < 5%)",
         took * 1e3,
-        took / TARGET_SECONDS,
-        rss_mb / TARGET_RSS_MB,
+        took / target_seconds,
+        rss_mb / target_mb,
         context_bytes as f64 / 1024.0,
         on_disk as f64 / (1024.0 * 1024.0),
         budget_share * 100.0,
@@ -93,10 +101,11 @@ fn main() {
         return;
     }
     println!(
-        "instantiate, {APPS} apps x N clusters x {RESOURCES} resources, generic placement + gac:"
+        "instantiate, {APPS} apps x N clusters x {RESOURCES} resources, generic placement + gac (load {}):",
+        support::load_average()
     );
     let me = std::env::current_exe().expect("own path");
-    for clusters in [100, 1_000, 10_000] {
+    for clusters in [100, 1_000, 10_000, 100_000] {
         let status = Command::new(&me)
             .arg(format!("--clusters={clusters}"))
             .status()

@@ -2,8 +2,11 @@
 //! and the draft as the context store keeps it.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
+use fixedbitset::FixedBitSet;
 use wasmco_core::ClusterInfo;
+use wasmco_core::resource::ClusterRef;
 use wasmco_store::appcontext::{StoredApp, StoredPlacement};
 
 use super::model::{AppDraft, ClusterIndex, Override};
@@ -11,7 +14,9 @@ use super::model::{AppDraft, ClusterIndex, Override};
 /// The AppContext under construction.
 #[derive(Debug, Clone)]
 pub struct DraftContext {
-    pub(super) clusters: Vec<ClusterInfo>,
+    /// Shared: the pipeline works on a copy of the draft, and 100,000
+    /// clusters' labels are not worth copying.
+    pub(super) clusters: Arc<[ClusterInfo]>,
     pub(super) apps: Vec<AppDraft>,
     app_index: HashMap<String, usize>,
 }
@@ -25,7 +30,7 @@ impl DraftContext {
             .map(|(i, app)| (app.name.clone(), i))
             .collect();
         DraftContext {
-            clusters,
+            clusters: clusters.into(),
             apps,
             app_index,
         }
@@ -45,17 +50,20 @@ impl DraftContext {
     /// `provider+cluster`, and overrides only for the clusters an app is
     /// placed on.
     pub fn into_stored(self) -> Vec<StoredApp> {
-        let clusters = self.clusters;
-        let key = |index: ClusterIndex| clusters[index as usize].reference();
+        let references: Vec<ClusterRef> =
+            self.clusters.iter().map(ClusterInfo::reference).collect();
+        let key = |index: ClusterIndex| references[index as usize].clone();
         self.apps
             .into_iter()
             .map(|app| {
-                let placed =
-                    |cluster: &ClusterIndex| app.placement.iter().any(|p| p.cluster == *cluster);
+                let mut placed = FixedBitSet::with_capacity(app.placed_bound());
+                for p in &app.placement {
+                    placed.insert(p.cluster as usize);
+                }
                 let diffs = app
                     .overrides
                     .into_iter()
-                    .filter(|(cluster, _)| placed(cluster))
+                    .filter(|(cluster, _)| placed.contains(*cluster as usize))
                     .map(|(cluster, overrides)| {
                         let diff = overrides
                             .into_iter()

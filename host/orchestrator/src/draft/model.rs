@@ -3,6 +3,8 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
+use fixedbitset::FixedBitSet;
+
 use wasmco_core::hooks::Hook;
 use wasmco_core::resource::{Resource, ResourceKey};
 
@@ -62,12 +64,22 @@ impl AppDraft {
 
     /// The clusters the app is placed on, each once, in placement order.
     pub fn clusters(&self) -> Vec<ClusterIndex> {
-        let mut seen = HashSet::with_capacity(self.placement.len());
+        let mut seen = FixedBitSet::with_capacity(self.placed_bound());
         self.placement
             .iter()
             .map(|p| p.cluster)
-            .filter(|c| seen.insert(*c))
+            .filter(|&c| !seen.put(c as usize))
             .collect()
+    }
+
+    /// One past the highest cluster index the app is placed on: what a
+    /// bit set of its clusters needs.
+    pub fn placed_bound(&self) -> usize {
+        self.placement
+            .iter()
+            .map(|p| p.cluster as usize + 1)
+            .max()
+            .unwrap_or(0)
     }
 
     /// The resources `cluster` gets: the base with the cluster's overrides.

@@ -2,6 +2,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use fixedbitset::FixedBitSet;
+
 use wasmco_runtime::contract::PlacementEdit;
 
 use super::context::DraftContext;
@@ -54,18 +56,15 @@ impl DraftContext {
             }
             resolved.push(position);
         }
+        let bound = self.clusters.len();
         let mut indices: HashMap<usize, PlacementIndex> = HashMap::new();
         for (edit, position) in edits.iter().zip(resolved) {
             let app = &mut self.apps[position];
             let index = indices
                 .entry(position)
-                .or_insert_with(|| PlacementIndex::of(app));
+                .or_insert_with(|| PlacementIndex::of(app, bound));
             match edit {
-                PlacementEdit::Place(p) => {
-                    for &cluster in &p.clusters {
-                        index.place(app, cluster, &p.group);
-                    }
-                }
+                PlacementEdit::Place(p) => index.place(app, &p.clusters, &p.group, bound),
                 PlacementEdit::Unplace(u) => {
                     for cluster in &u.clusters {
                         index.unplace(app, *cluster);
@@ -84,10 +83,10 @@ impl DraftContext {
     pub fn settle_placement(&mut self) {
         for app in &mut self.apps {
             let mut settled: Vec<PlacedCluster> = Vec::new();
-            let mut taken: HashSet<ClusterIndex> = HashSet::new();
+            let mut taken = FixedBitSet::with_capacity(app.placed_bound());
             let mut groups_done: HashSet<&str> = HashSet::new();
             for placed in &app.placement {
-                if placed.group.is_none() && taken.insert(placed.cluster) {
+                if placed.group.is_none() && !taken.put(placed.cluster as usize) {
                     settled.push(placed.clone());
                 }
             }
@@ -95,7 +94,7 @@ impl DraftContext {
                 let Some(group) = placed.group.as_deref() else {
                     continue;
                 };
-                if groups_done.insert(group) && taken.insert(placed.cluster) {
+                if groups_done.insert(group) && !taken.put(placed.cluster as usize) {
                     settled.push(placed.clone());
                 }
             }
@@ -105,50 +104,60 @@ impl DraftContext {
 }
 
 /// Where an app's placed clusters are, kept while placement edits apply so
-/// each edit costs what it lists, not what the app already has. Unplaced
-/// entries are marked and dropped once at the end.
+/// each edit costs what it lists, not what the app already has. Clusters are
+/// dense indices, so a group's members are a bit per candidate (a placement
+/// of 100,000 clusters hashes nothing); unplaced entries are marked and
+/// dropped once at the end.
 struct PlacementIndex {
     /// The live clusters of each group (`None`: allOf).
-    present: HashMap<Option<String>, HashSet<ClusterIndex>>,
-    /// Positions in `placement` of each cluster's live entries.
-    positions: HashMap<ClusterIndex, Vec<usize>>,
+    present: HashMap<Option<String>, FixedBitSet>,
+    /// Positions in `placement` of each cluster's live entries: only an
+    /// unplace needs them, so they are worked out at the first one.
+    positions: Option<HashMap<ClusterIndex, Vec<usize>>>,
     /// Positions unplaced during this batch.
-    dropped: HashSet<usize>,
+    dropped: FixedBitSet,
 }
 
 impl PlacementIndex {
-    fn of(app: &AppDraft) -> Self {
-        let mut index = PlacementIndex {
-            present: HashMap::new(),
-            positions: HashMap::new(),
-            dropped: HashSet::new(),
-        };
-        for (position, placed) in app.placement.iter().enumerate() {
-            index
-                .present
+    /// The index of `app`'s placement over `bound` candidate clusters.
+    fn of(app: &AppDraft, bound: usize) -> Self {
+        let mut present: HashMap<Option<String>, FixedBitSet> = HashMap::new();
+        for placed in &app.placement {
+            present
                 .entry(placed.group.clone())
-                .or_default()
-                .insert(placed.cluster);
-            index
-                .positions
-                .entry(placed.cluster)
-                .or_default()
-                .push(position);
+                .or_insert_with(|| FixedBitSet::with_capacity(bound))
+                .insert(placed.cluster as usize);
         }
-        index
+        PlacementIndex {
+            present,
+            positions: None,
+            dropped: FixedBitSet::new(),
+        }
     }
 
-    fn place(&mut self, app: &mut AppDraft, cluster: ClusterIndex, group: &Option<String>) {
-        let fresh = self
+    /// Places `app` on each of `clusters` (checked to be below `bound`) in
+    /// `group`, where it is not already there in that group.
+    fn place(
+        &mut self,
+        app: &mut AppDraft,
+        clusters: &[ClusterIndex],
+        group: &Option<String>,
+        bound: usize,
+    ) {
+        let live = self
             .present
             .entry(group.clone())
-            .or_default()
-            .insert(cluster);
-        if fresh {
-            self.positions
-                .entry(cluster)
-                .or_default()
-                .push(app.placement.len());
+            .or_insert_with(|| FixedBitSet::with_capacity(bound));
+        for &cluster in clusters {
+            if live.put(cluster as usize) {
+                continue;
+            }
+            if let Some(positions) = &mut self.positions {
+                positions
+                    .entry(cluster)
+                    .or_default()
+                    .push(app.placement.len());
+            }
             app.placement.push(PlacedCluster {
                 cluster,
                 group: group.clone(),
@@ -157,21 +166,29 @@ impl PlacementIndex {
     }
 
     fn unplace(&mut self, app: &AppDraft, cluster: ClusterIndex) {
-        for position in self.positions.remove(&cluster).unwrap_or_default() {
-            if let Some(set) = self.present.get_mut(&app.placement[position].group) {
-                set.remove(&cluster);
+        let positions = self.positions.get_or_insert_with(|| {
+            let mut positions: HashMap<ClusterIndex, Vec<usize>> = HashMap::new();
+            for (position, placed) in app.placement.iter().enumerate() {
+                positions.entry(placed.cluster).or_default().push(position);
             }
+            positions
+        });
+        for position in positions.remove(&cluster).unwrap_or_default() {
+            if let Some(live) = self.present.get_mut(&app.placement[position].group) {
+                live.set(cluster as usize, false);
+            }
+            self.dropped.grow(position + 1);
             self.dropped.insert(position);
         }
     }
 
     fn compact(self, app: &mut AppDraft) {
-        if self.dropped.is_empty() {
+        if self.dropped.is_clear() {
             return;
         }
         let mut position = 0;
         app.placement.retain(|_| {
-            let keep = !self.dropped.contains(&position);
+            let keep = !self.dropped.contains(position);
             position += 1;
             keep
         });

@@ -1,7 +1,7 @@
 //! What a controller is handed: the draft as a placement or an action
 //! request, its strings interned once.
 
-use std::collections::HashMap;
+use fixedbitset::FixedBitSet;
 
 use wasmco_core::ClusterInfo;
 use wasmco_core::resource::Resource;
@@ -32,7 +32,7 @@ impl DraftContext {
                 .map_or(&[][..], Vec::as_slice)
         };
         let mut interner = Interner::default();
-        interner.add_clusters(&self.clusters);
+        interner.add_clusters(self.clusters.iter());
         self.add_app_strings(&mut interner);
         if nodes.is_some() {
             interner.add_nodes((0..self.clusters.len()).map(nodes_of));
@@ -46,7 +46,7 @@ impl DraftContext {
             strings,
             intent,
             apps: self.apps.iter().map(|app| ids.id(&app.name)).collect(),
-            clusters: ids.cluster_table(&self.clusters),
+            clusters: ids.cluster_table(self.clusters.iter()),
             current: self
                 .apps
                 .iter()
@@ -82,14 +82,20 @@ impl DraftContext {
         intent: String,
         nodes: Option<&ClusterNodes>,
     ) -> (ActionRequest, Vec<ClusterIndex>) {
-        let mut used: Vec<ClusterIndex> = self.apps.iter().flat_map(AppDraft::clusters).collect();
-        used.sort_unstable();
-        used.dedup();
-        let renumber: HashMap<ClusterIndex, u32> = used
-            .iter()
-            .enumerate()
-            .map(|(i, &c)| (c, i as u32))
-            .collect();
+        // Cluster indices are dense: a bit per candidate says which are in
+        // use and a slot per candidate holds its new number, so 100,000
+        // placements hash nothing.
+        let mut in_use = FixedBitSet::with_capacity(self.clusters.len());
+        for app in &self.apps {
+            for placed in &app.placement {
+                in_use.insert(placed.cluster as usize);
+            }
+        }
+        let used: Vec<ClusterIndex> = in_use.ones().map(|c| c as ClusterIndex).collect();
+        let mut renumber = vec![0u32; self.clusters.len()];
+        for (new, &old) in used.iter().enumerate() {
+            renumber[old as usize] = new as u32;
+        }
         let used_clusters: Vec<&ClusterInfo> =
             used.iter().map(|&c| &self.clusters[c as usize]).collect();
         let nodes_of = |cluster: &ClusterIndex| {
@@ -117,9 +123,9 @@ impl DraftContext {
                 differing: app
                     .overrides
                     .keys()
-                    .filter_map(|cluster| Some((*cluster, *renumber.get(cluster)?)))
-                    .map(|(cluster, index)| ClusterResources {
-                        cluster: index,
+                    .filter(|&&cluster| in_use.contains(cluster as usize))
+                    .map(|&cluster| ClusterResources {
+                        cluster: renumber[cluster as usize],
                         resources: app
                             .resources_on(cluster)
                             .into_iter()
@@ -137,7 +143,7 @@ impl DraftContext {
             placements: self
                 .apps
                 .iter()
-                .map(|app| placement_of(app, &ids, |c| renumber[&c]))
+                .map(|app| placement_of(app, &ids, |c| renumber[c as usize]))
                 .collect(),
             resources,
             nodes: node_table,

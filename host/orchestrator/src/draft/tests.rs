@@ -317,6 +317,44 @@ fn unplacing_and_placing_again_keeps_order_and_groups() {
 }
 
 #[test]
+fn what_a_batch_places_it_can_unplace_and_place_again() {
+    let mut draft = draft();
+    let place = |clusters: Vec<u32>, group: Option<&str>| {
+        PlacementEdit::Place(PlaceApp {
+            app: "web".into(),
+            clusters,
+            group: group.map(Into::into),
+        })
+    };
+    let unplace = |clusters: Vec<u32>| {
+        PlacementEdit::Unplace(UnplaceApp {
+            app: "web".into(),
+            clusters,
+        })
+    };
+    draft
+        .apply_placement(&[
+            place(vec![2], Some("g")),
+            unplace(vec![2, 0]),
+            place(vec![2, 0], None),
+            place(vec![0], None),
+            unplace(vec![2]),
+            place(vec![2], Some("g")),
+        ])
+        .unwrap();
+    let placed: Vec<(ClusterIndex, Option<String>)> = draft.apps()[0]
+        .placement
+        .iter()
+        .map(|p| (p.cluster, p.group.clone()))
+        .collect();
+    assert_eq!(
+        placed,
+        [(1, None), (0, None), (2, Some("g".into()))],
+        "each cluster once per group, in the order last placed"
+    );
+}
+
+#[test]
 fn patches_are_bounded_in_size_and_depth() {
     let mut draft = draft();
     let map: Vec<ClusterIndex> = vec![0, 1, 2];

@@ -216,10 +216,10 @@ async fn remove_undesired(
     let mut clusters = JoinSet::new();
     let owned = key.to_owned();
     let footprint = stored::off_the_workers(&reconciler.contexts, move |c| c.footprint(&owned));
-    for (cluster, kinds) in footprint.await? {
-        let work = ClusterWork::new(reconciler, key, context, &cluster, applied, look);
-        let keep = wanted.remove(&cluster).unwrap_or_default();
-        clusters.spawn(clean::clean(work, kinds, keep, !deployed));
+    for (cluster, kinds) in footprint.await?.clusters() {
+        let work = ClusterWork::new(reconciler, key, context, cluster, applied, look);
+        let keep = wanted.remove(cluster).unwrap_or_default();
+        clusters.spawn(clean::clean(work, kinds.clone(), keep, !deployed));
     }
     let mut settled = Settled::Idle;
     while let Some(done) = clusters.join_next().await {

@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! ctx/<dig>/state                          DigState: current state, revision, history
-//! ctx/<dig>/footprint                      every cluster and kind any revision put objects on
+//! ctx/<dig>/footprint                      every cluster and kind any revision put objects on, grouped by kinds
 //! ctx/<dig>/rev/<revision>/meta            ContextMeta: inputs, app order, dependencies
 //! ctx/<dig>/rev/<revision>/app/<app>/base  the app's manifests (once per app)
 //! ctx/<dig>/rev/<revision>/app/<app>/placement  the app's clusters and their anyOf groups
@@ -23,6 +23,7 @@
 //! at it, so a context is either whole and current or absent.
 
 mod error;
+mod footprint;
 mod handoff;
 mod health;
 mod held;
@@ -33,10 +34,10 @@ mod state;
 mod store;
 
 pub use error::ContextError;
+pub use footprint::{Footprint, FootprintGroup, Kind};
 pub use handoff::{ClusterFacts, NoSync, ReconcileListener, SyncEngine};
 pub use model::{Access, ContextMeta, ServiceMirror, StoredApp, StoredContext, StoredPlacement};
 pub use progress::{StatusCell, Tally};
-pub use revision::Footprint;
 pub use state::{DigState, now};
 pub use store::{ContextStore, Fence};
 pub use wasmco_core::wire::{

@@ -1,6 +1,7 @@
 //! A context as it is stored: what it was made from, and per app the
 //! manifests every cluster gets and what differs on some.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
@@ -92,14 +93,70 @@ impl Access {
     }
 }
 
-/// One cluster of an app in a stored context.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One cluster of an app in a stored context. Stored as the cluster's
+/// `provider+cluster` alone when it came from no anyOf group, as most do
+/// (an app on 100,000 clusters is then a list of short strings), else as
+/// `{"cluster", "group"}`; contexts stored before read back as they were.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoredPlacement {
     /// The cluster (stored as EMCO's `provider+cluster`).
     pub cluster: ClusterRef,
     /// The anyOf group it came from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<String>,
+}
+
+/// A placement with its group, as stored.
+#[derive(Serialize, Deserialize)]
+struct GroupedPlacement<'a> {
+    cluster: Cow<'a, ClusterRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    group: Option<Cow<'a, str>>,
+}
+
+impl Serialize for StoredPlacement {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.group {
+            None => self.cluster.serialize(serializer),
+            Some(group) => GroupedPlacement {
+                cluster: Cow::Borrowed(&self.cluster),
+                group: Some(Cow::Borrowed(group)),
+            }
+            .serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StoredPlacement {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = StoredPlacement;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("provider+cluster, or an object of cluster and group")
+            }
+            fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<StoredPlacement, E> {
+                let cluster = ClusterRef::parse(key)
+                    .ok_or_else(|| E::custom(format!("{key:?} is not provider+cluster")))?;
+                Ok(StoredPlacement {
+                    cluster,
+                    group: None,
+                })
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                map: A,
+            ) -> Result<StoredPlacement, A::Error> {
+                let grouped = GroupedPlacement::deserialize(
+                    serde::de::value::MapAccessDeserializer::new(map),
+                )?;
+                Ok(StoredPlacement {
+                    cluster: grouped.cluster.into_owned(),
+                    group: grouped.group.map(Cow::into_owned),
+                })
+            }
+        }
+        deserializer.deserialize_any(Visitor)
+    }
 }
 
 /// How a cluster's resource differs from its app's base, as stored.
@@ -194,4 +251,33 @@ pub struct StoredContext {
     pub meta: ContextMeta,
     /// Its apps in app order.
     pub apps: Vec<StoredApp>,
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_placement_is_stored_as_its_cluster_unless_it_has_a_group() {
+        let plain = StoredPlacement {
+            cluster: ClusterRef::new("p", "a"),
+            group: None,
+        };
+        let grouped = StoredPlacement {
+            cluster: ClusterRef::new("p", "b"),
+            group: Some("g".into()),
+        };
+        let stored = serde_json::to_value([&plain, &grouped]).unwrap();
+        assert_eq!(stored, json!(["p+a", {"cluster": "p+b", "group": "g"}]));
+        let back: Vec<StoredPlacement> = serde_json::from_value(stored).unwrap();
+        assert_eq!(back, [plain.clone(), grouped]);
+        // As contexts stored before the short form have it.
+        let earlier: StoredPlacement = serde_json::from_value(json!({"cluster": "p+a"})).unwrap();
+        assert_eq!(earlier, plain);
+        for bad in [json!("no-plus"), json!({"group": "g"}), json!(7)] {
+            assert!(serde_json::from_value::<StoredPlacement>(bad).is_err());
+        }
+    }
 }

@@ -2,20 +2,17 @@
 //! current, read back app by app, and the footprint of every cluster and
 //! kind they put objects on.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use wasmco_core::hooks::{Hook, StoredHook};
 use wasmco_core::resource::{ClusterRef, Resource, ResourceKey};
 
 use super::error::ContextError;
+use super::footprint::Footprint;
 use super::model::{ContextMeta, StoredApp, StoredContext, StoredOverride};
 use super::state::DigState;
 use super::store::{ContextStore, Fence, json};
 use crate::kv::BatchOp;
-
-/// Per cluster, the kinds (`apiVersion`, `kind`) a DIG's revisions put
-/// objects of there: where rsync looks for what it has to remove.
-pub type Footprint = BTreeMap<ClusterRef, BTreeSet<(String, String)>>;
 
 /// Per cluster, the resources of an app that differ from its base.
 type Diffs = BTreeMap<ClusterRef, Vec<(ResourceKey, Option<Resource>)>>;
@@ -41,8 +38,7 @@ impl ContextStore {
         for app in apps {
             ops.extend(app_writes(&prefix, app));
         }
-        let mut footprint = self.footprint(dig)?;
-        add_to_footprint(&mut footprint, apps);
+        let footprint = self.footprint(dig)?.with(apps);
         ops.push(BatchOp::Put(
             format!("ctx/{dig}/footprint").into_bytes(),
             json(&footprint),
@@ -174,13 +170,14 @@ impl ContextStore {
     /// stored before the footprint was kept get theirs from every kept
     /// revision.
     pub fn footprint(&self, dig: &str) -> Result<Footprint, ContextError> {
-        if let Some(footprint) = self.get_json(&format!("ctx/{dig}/footprint"))? {
-            return Ok(footprint);
+        let key = format!("ctx/{dig}/footprint");
+        if let Some(bytes) = self.store.get(key.as_bytes())? {
+            return Footprint::from_stored(&bytes).map_err(|e| ContextError::corrupt(&key, e));
         }
-        let mut footprint = Footprint::new();
+        let mut footprint = Footprint::default();
         for revision in 1..=self.state(dig)?.latest {
             match self.read(dig, revision) {
-                Ok(context) => add_to_footprint(&mut footprint, &context.apps),
+                Ok(context) => footprint = footprint.with(&context.apps),
                 Err(ContextError::NoRevision(_)) => continue,
                 Err(error) => return Err(error),
             }
@@ -227,15 +224,4 @@ fn app_writes(prefix: &str, app: &StoredApp) -> Vec<BatchOp> {
         ));
     }
     ops
-}
-
-fn add_to_footprint(footprint: &mut Footprint, apps: &[StoredApp]) {
-    for app in apps {
-        for placement in &app.placement {
-            let kinds = footprint.entry(placement.cluster.clone()).or_default();
-            for resource in app.resources_on(&placement.cluster) {
-                kinds.insert((resource.api_version.clone(), resource.key.kind.clone()));
-            }
-        }
-    }
 }

@@ -182,6 +182,28 @@ impl ResourceDb {
             .collect()
     }
 
+    /// Calls `visit` with each resource [`Self::list_under`] would list
+    /// and its body as stored, neither copied nor decoded: for a reader of
+    /// a large collection that wants a field or two of each (100,000
+    /// clusters' labels, say). `visit`'s error stops the walk.
+    pub fn visit_under(
+        &self,
+        kind: Kind,
+        ancestors: &[String],
+        mut visit: impl FnMut(ResourceId, &[u8]) -> Result<(), DbError>,
+    ) -> Result<(), DbError> {
+        let probe = ResourceId::new(kind, ancestors.to_vec());
+        let mut outcome = Ok(());
+        self.store
+            .visit_prefix(&collection_prefix(kind, ancestors), &mut |key, bytes| {
+                if outcome.is_ok() {
+                    let id = ResourceId::from_key(key).unwrap_or_else(|| probe.clone());
+                    outcome = visit(id, bytes);
+                }
+            })?;
+        outcome
+    }
+
     /// The files of every resource of `kind` under `ancestors` (see
     /// [`Self::list_under`]), by resource: one scan.
     pub fn files_under(

@@ -494,3 +494,11 @@ pub fn serve_for_gets() -> GetTarget {
         _data: data,
     }
 }
+
+/// The machine's load averages (1, 5, 15 minutes), for a bench to print
+/// beside its figures.
+pub fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
