@@ -39,18 +39,29 @@ pub(crate) fn clusters(db: &ResourceDb) -> Result<Vec<ClusterInfo>, DbError> {
 #[derive(Deserialize)]
 struct LabelBody {
     #[serde(rename = "clusterLabel")]
-    label: Option<String>,
+    label: Option<Value>,
 }
 
 /// The labels of a provider's clusters, by cluster.
 fn labels(db: &ResourceDb, provider: &[String]) -> Result<HashMap<String, Vec<String>>, DbError> {
     let mut labels: HashMap<String, Vec<String>> = HashMap::new();
     db.visit_under(Kind::ClusterLabel, provider, |id, body| {
-        let body: LabelBody = serde_json::from_slice(body).map_err(|e| DbError::Corrupt {
-            id: id.clone(),
-            reason: e.to_string(),
-        })?;
-        if let (Some(cluster), Some(label)) = (id.path.get(1), body.label) {
+        // A label that is not a string, in a body that is not the API's,
+        // is skipped as it always was; only text that is not JSON is corrupt.
+        let label = match serde_json::from_slice::<LabelBody>(body) {
+            Ok(LabelBody {
+                label: Some(Value::String(label)),
+            }) => Some(label),
+            Ok(_) => None,
+            Err(_) => {
+                serde_json::from_slice::<Value>(body).map_err(|e| DbError::Corrupt {
+                    id: id.clone(),
+                    reason: e.to_string(),
+                })?;
+                None
+            }
+        };
+        if let (Some(cluster), Some(label)) = (id.path.get(1), label) {
             labels.entry(cluster.clone()).or_default().push(label);
         }
         Ok(())

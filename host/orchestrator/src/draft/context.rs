@@ -50,9 +50,21 @@ impl DraftContext {
     /// `provider+cluster`, and overrides only for the clusters an app is
     /// placed on.
     pub fn into_stored(self) -> Vec<StoredApp> {
-        let references: Vec<ClusterRef> =
-            self.clusters.iter().map(ClusterInfo::reference).collect();
-        let key = |index: ClusterIndex| references[index as usize].clone();
+        // Each placed cluster's reference made once, and only theirs: a DIG
+        // on three clusters of 100,000 makes three.
+        let mut references: Vec<Option<ClusterRef>> = vec![None; self.clusters.len()];
+        for placed in self.apps.iter().flat_map(|app| &app.placement) {
+            let slot = &mut references[placed.cluster as usize];
+            if slot.is_none() {
+                *slot = Some(self.clusters[placed.cluster as usize].reference());
+            }
+        }
+        let clusters = &self.clusters;
+        let key = |index: ClusterIndex| {
+            references[index as usize]
+                .clone()
+                .unwrap_or_else(|| clusters[index as usize].reference())
+        };
         self.apps
             .into_iter()
             .map(|app| {

@@ -104,13 +104,11 @@ impl DraftContext {
 }
 
 /// Where an app's placed clusters are, kept while placement edits apply so
-/// each edit costs what it lists, not what the app already has. Clusters are
-/// dense indices, so a group's members are a bit per candidate (a placement
-/// of 100,000 clusters hashes nothing); unplaced entries are marked and
-/// dropped once at the end.
+/// each edit costs what it lists, not what the app already has. Unplaced
+/// entries are marked and dropped once at the end.
 struct PlacementIndex {
     /// The live clusters of each group (`None`: allOf).
-    present: HashMap<Option<String>, FixedBitSet>,
+    present: HashMap<Option<String>, Members>,
     /// Positions in `placement` of each cluster's live entries: only an
     /// unplace needs them, so they are worked out at the first one.
     positions: Option<HashMap<ClusterIndex, Vec<usize>>>,
@@ -121,12 +119,12 @@ struct PlacementIndex {
 impl PlacementIndex {
     /// The index of `app`'s placement over `bound` candidate clusters.
     fn of(app: &AppDraft, bound: usize) -> Self {
-        let mut present: HashMap<Option<String>, FixedBitSet> = HashMap::new();
+        let mut present: HashMap<Option<String>, Members> = HashMap::new();
         for placed in &app.placement {
             present
                 .entry(placed.group.clone())
-                .or_insert_with(|| FixedBitSet::with_capacity(bound))
-                .insert(placed.cluster as usize);
+                .or_insert_with(|| Members::of(&placed.group, bound))
+                .add(placed.cluster);
         }
         PlacementIndex {
             present,
@@ -147,9 +145,9 @@ impl PlacementIndex {
         let live = self
             .present
             .entry(group.clone())
-            .or_insert_with(|| FixedBitSet::with_capacity(bound));
+            .or_insert_with(|| Members::of(group, bound));
         for &cluster in clusters {
-            if live.put(cluster as usize) {
+            if !live.add(cluster) {
                 continue;
             }
             if let Some(positions) = &mut self.positions {
@@ -175,7 +173,7 @@ impl PlacementIndex {
         });
         for position in positions.remove(&cluster).unwrap_or_default() {
             if let Some(live) = self.present.get_mut(&app.placement[position].group) {
-                live.set(cluster as usize, false);
+                live.remove(cluster);
             }
             self.dropped.grow(position + 1);
             self.dropped.insert(position);
@@ -192,5 +190,41 @@ impl PlacementIndex {
             position += 1;
             keep
         });
+    }
+}
+
+/// The live clusters of one group. AllOf's are a bit per candidate: it may
+/// hold them all, and 100,000 placements then hash nothing. An anyOf
+/// group's are hashed: a controller may make thousands of small groups,
+/// and a bit set each would cost the whole fleet's size apiece.
+enum Members {
+    Dense(FixedBitSet),
+    Sparse(HashSet<ClusterIndex>),
+}
+
+impl Members {
+    /// The empty members of `group` over `bound` candidate clusters.
+    fn of(group: &Option<String>, bound: usize) -> Self {
+        match group {
+            None => Members::Dense(FixedBitSet::with_capacity(bound)),
+            Some(_) => Members::Sparse(HashSet::new()),
+        }
+    }
+
+    /// Adds `cluster` (below the bound); whether it was not there yet.
+    fn add(&mut self, cluster: ClusterIndex) -> bool {
+        match self {
+            Members::Dense(bits) => !bits.put(cluster as usize),
+            Members::Sparse(set) => set.insert(cluster),
+        }
+    }
+
+    fn remove(&mut self, cluster: ClusterIndex) {
+        match self {
+            Members::Dense(bits) => bits.set(cluster as usize, false),
+            Members::Sparse(set) => {
+                set.remove(&cluster);
+            }
+        }
     }
 }

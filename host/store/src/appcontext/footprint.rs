@@ -121,10 +121,10 @@ struct ClusterKinds<'a> {
 }
 
 impl<'a> ClusterKinds<'a> {
+    /// Adds `kinds` to `cluster`'s. A cluster given no kinds is kept too:
+    /// rsync's clean-up there is what runs an app's delete hooks (a chart
+    /// of hooks alone, or an app whose every object an action removed).
     fn add(&mut self, cluster: &'a ClusterRef, kinds: &FixedBitSet) {
-        if kinds.is_clear() {
-            return;
-        }
         let slot = *self.slot_of.entry(cluster).or_insert_with(|| {
             self.slots
                 .push((cluster, FixedBitSet::with_capacity(kinds.len())));
@@ -228,6 +228,17 @@ mod tests {
         assert_eq!(kinds["p+c"], ["Deployment", "ConfigMap"]);
         assert_eq!(kinds["p+d"], ["Job"]);
         assert_eq!(later.clusters().count(), 4);
+    }
+
+    #[test]
+    fn a_cluster_given_no_objects_stays_in_the_footprint() {
+        let hooks_only = app(Vec::new(), &["a"]);
+        let footprint = Footprint::default().with(&[hooks_only]);
+        let kinds = kinds_of(&footprint);
+        assert_eq!(kinds["p+a"], Vec::<String>::new());
+        let stored = json!({"p+a": [], "p+b": [["v1", "ConfigMap"]]});
+        let read = Footprint::from_stored(&serde_json::to_vec(&stored).unwrap()).unwrap();
+        assert_eq!(read.clusters().count(), 2);
     }
 
     #[test]
