@@ -185,7 +185,8 @@ impl ResourceDb {
     /// Calls `visit` with each resource [`Self::list_under`] would list
     /// and its body as stored, neither copied nor decoded: for a reader of
     /// a large collection that wants a field or two of each (100,000
-    /// clusters' labels, say). `visit`'s error stops the walk.
+    /// clusters' labels, say). After an error from `visit` it is not called
+    /// again, and that error is the answer.
     pub fn visit_under(
         &self,
         kind: Kind,
