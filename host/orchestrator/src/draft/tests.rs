@@ -30,13 +30,34 @@ fn draft() -> DraftContext {
         vec![cluster("c0"), cluster("c1"), cluster("c2")],
     );
     draft
-        .apply_placement(&[PlacementEdit::Place(PlaceApp {
-            app: "web".into(),
-            clusters: vec![0, 1, 2],
-            group: None,
-        })])
+        .apply_placement(&[place(vec![0, 1, 2], None)])
         .unwrap();
     draft
+}
+
+/// Places app `web` on `clusters`, in `group` (`None`: allOf).
+fn place(clusters: Vec<u32>, group: Option<&str>) -> PlacementEdit {
+    PlacementEdit::Place(PlaceApp {
+        app: "web".into(),
+        clusters,
+        group: group.map(Into::into),
+    })
+}
+
+fn unplace(clusters: Vec<u32>) -> PlacementEdit {
+    PlacementEdit::Unplace(UnplaceApp {
+        app: "web".into(),
+        clusters,
+    })
+}
+
+/// The first app's placement, each cluster with its group.
+fn placed(draft: &DraftContext) -> Vec<(ClusterIndex, Option<String>)> {
+    draft.apps()[0]
+        .placement
+        .iter()
+        .map(|p| (p.cluster, p.group.clone()))
+        .collect()
 }
 
 fn replicas(draft: &DraftContext, cluster: ClusterIndex) -> Value {
@@ -147,19 +168,9 @@ fn edits_outside_the_context_are_refused() {
         })])
         .unwrap_err();
     assert!(err.reason.contains("\"db\""), "{err}");
-    let err = draft
-        .apply_placement(&[PlacementEdit::Unplace(UnplaceApp {
-            app: "web".into(),
-            clusters: vec![3],
-        })])
-        .unwrap_err();
+    let err = draft.apply_placement(&[unplace(vec![3])]).unwrap_err();
     assert!(err.reason.contains("outside"), "{err}");
-    draft
-        .apply_placement(&[PlacementEdit::Unplace(UnplaceApp {
-            app: "web".into(),
-            clusters: vec![2],
-        })])
-        .unwrap();
+    draft.apply_placement(&[unplace(vec![2])]).unwrap();
     let (_, map) = draft.action_request("{}".into());
     assert_eq!(map, vec![0, 1]);
     let err = draft
@@ -190,13 +201,6 @@ fn settling_keeps_all_of_and_the_first_of_each_group() {
         vec![AppDraft::new("web", Vec::new())],
         (0..5).map(|i| cluster(&format!("c{i}"))).collect(),
     );
-    let place = |clusters: Vec<u32>, group: Option<&str>| {
-        PlacementEdit::Place(PlaceApp {
-            app: "web".into(),
-            clusters,
-            group: group.map(Into::into),
-        })
-    };
     draft
         .apply_placement(&[
             place(vec![0], None),
@@ -204,12 +208,7 @@ fn settling_keeps_all_of_and_the_first_of_each_group() {
             place(vec![2, 1], Some("g2")),
         ])
         .unwrap();
-    draft
-        .apply_placement(&[PlacementEdit::Unplace(UnplaceApp {
-            app: "web".into(),
-            clusters: vec![3],
-        })])
-        .unwrap();
+    draft.apply_placement(&[unplace(vec![3])]).unwrap();
     draft.settle_placement();
     assert_eq!(draft.apps()[0].clusters(), vec![0, 4, 2]);
 }
@@ -269,13 +268,7 @@ fn many_edits_apply_in_one_pass_and_too_many_are_refused() {
     })];
     assert!(draft.apply_actions(&again, &map).is_err());
     let places: Vec<PlacementEdit> = (0..10_000)
-        .map(|i| {
-            PlacementEdit::Place(PlaceApp {
-                app: "web".into(),
-                clusters: vec![i % 3],
-                group: Some(format!("g{i}")),
-            })
-        })
+        .map(|i| place(vec![i % 3], Some(&format!("g{i}"))))
         .collect();
     draft.apply_placement(&places).unwrap();
     assert_eq!(draft.apps()[0].placement.len(), 3 + 10_000);
@@ -288,25 +281,10 @@ fn many_edits_apply_in_one_pass_and_too_many_are_refused() {
 fn unplacing_and_placing_again_keeps_order_and_groups() {
     let mut draft = draft();
     draft
-        .apply_placement(&[
-            PlacementEdit::Unplace(UnplaceApp {
-                app: "web".into(),
-                clusters: vec![1],
-            }),
-            PlacementEdit::Place(PlaceApp {
-                app: "web".into(),
-                clusters: vec![1, 1, 2],
-                group: Some("any".into()),
-            }),
-        ])
+        .apply_placement(&[unplace(vec![1]), place(vec![1, 1, 2], Some("any"))])
         .unwrap();
-    let placed: Vec<(ClusterIndex, Option<String>)> = draft.apps()[0]
-        .placement
-        .iter()
-        .map(|p| (p.cluster, p.group.clone()))
-        .collect();
     assert_eq!(
-        placed,
+        placed(&draft),
         [
             (0, None),
             (2, None),
@@ -319,19 +297,6 @@ fn unplacing_and_placing_again_keeps_order_and_groups() {
 #[test]
 fn what_a_batch_places_it_can_unplace_and_place_again() {
     let mut draft = draft();
-    let place = |clusters: Vec<u32>, group: Option<&str>| {
-        PlacementEdit::Place(PlaceApp {
-            app: "web".into(),
-            clusters,
-            group: group.map(Into::into),
-        })
-    };
-    let unplace = |clusters: Vec<u32>| {
-        PlacementEdit::Unplace(UnplaceApp {
-            app: "web".into(),
-            clusters,
-        })
-    };
     draft
         .apply_placement(&[
             place(vec![2], Some("g")),
@@ -342,13 +307,8 @@ fn what_a_batch_places_it_can_unplace_and_place_again() {
             place(vec![2], Some("g")),
         ])
         .unwrap();
-    let placed: Vec<(ClusterIndex, Option<String>)> = draft.apps()[0]
-        .placement
-        .iter()
-        .map(|p| (p.cluster, p.group.clone()))
-        .collect();
     assert_eq!(
-        placed,
+        placed(&draft),
         [(1, None), (0, None), (2, Some("g".into()))],
         "each cluster once per group, in the order last placed"
     );

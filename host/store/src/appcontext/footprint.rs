@@ -12,15 +12,13 @@ use wasmco_core::resource::{ClusterRef, Resource};
 use super::model::StoredApp;
 
 /// A kind of object: its `apiVersion` and `kind`.
-pub type Kind = (String, String);
+type Kind = (String, String);
 
 /// Clusters given objects of the same kinds.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FootprintGroup {
-    /// The kinds.
-    pub kinds: BTreeSet<Kind>,
-    /// The clusters.
-    pub clusters: Vec<ClusterRef>,
+struct FootprintGroup {
+    kinds: BTreeSet<Kind>,
+    clusters: Vec<ClusterRef>,
 }
 
 /// Every cluster a DIG's revisions put objects on, and of which kinds.
@@ -48,7 +46,7 @@ impl Footprint {
     }
 
     /// Each cluster with the kinds it was given.
-    pub fn clusters(&self) -> impl Iterator<Item = (&ClusterRef, &BTreeSet<Kind>)> {
+    pub fn clusters(&self) -> impl Iterator<Item = (&ClusterRef, &BTreeSet<(String, String)>)> {
         self.groups
             .iter()
             .flat_map(|group| group.clusters.iter().map(move |c| (c, &group.kinds)))

@@ -34,7 +34,7 @@ mod state;
 mod store;
 
 pub use error::ContextError;
-pub use footprint::{Footprint, FootprintGroup, Kind};
+pub use footprint::Footprint;
 pub use handoff::{ClusterFacts, NoSync, ReconcileListener, SyncEngine};
 pub use model::{Access, ContextMeta, ServiceMirror, StoredApp, StoredContext, StoredPlacement};
 pub use progress::{StatusCell, Tally};
