@@ -3,10 +3,15 @@
 //! directory this script exports as `WASMCO_PLUGIN_DIR`. The tests' own
 //! guests are built by the test-only crate in `tests/guests/build`.
 //!
-//! When the machine has Go, it also builds the Helm renderer
-//! (`plugins/helm-renderer`, Helm's engine for wasip1) and exports it as
-//! `WASMCO_HELM_RENDERER`, with the `helm_renderer` cfg set; without Go
-//! the host is built without Helm support and refuses charts.
+//! The Helm renderer (`plugins/helm-renderer`, Helm's engine for wasip1)
+//! is Go, and building it is a minute of a first build's CPU. So by
+//! default this script only records where its sources are and the digest
+//! that names their build (`helm_renderer = "checkout"`), and the host
+//! builds it with Go the first time it needs it: a server starts without
+//! waiting, and only charts wait. With the `embed-helm-renderer` feature it
+//! is built here and embedded (`helm_renderer = "embedded"`), for a binary
+//! that runs where there is no Go or checkout. Without Go neither is set,
+//! and the host refuses charts.
 
 fn main() {
     let manifest_dir =
@@ -33,21 +38,24 @@ fn main() {
     );
     println!("cargo:rustc-env=WASMCO_PLUGIN_DIR={}", out.display());
 
-    println!("cargo::rustc-check-cfg=cfg(helm_renderer)");
-    let renderer = wasmco_build::build_go_wasm(
-        &workspace.join("plugins/helm-renderer"),
-        "helm-renderer",
-        "WASMCO_NO_HELM",
-    );
-    if let Some(renderer) = renderer {
-        println!("cargo:rustc-cfg=helm_renderer");
-        println!(
-            "cargo:rustc-env=WASMCO_HELM_RENDERER={}",
-            renderer.path.display()
-        );
-        println!(
-            "cargo:rustc-env=WASMCO_HELM_RENDERER_DIGEST={}",
-            renderer.digest
-        );
+    println!("cargo::rustc-check-cfg=cfg(helm_renderer, values(\"embedded\", \"checkout\"))");
+    let source = workspace.join("plugins/helm-renderer");
+    const DISABLE: &str = "WASMCO_NO_HELM";
+    if std::env::var_os("CARGO_FEATURE_EMBED_HELM_RENDERER").is_some() {
+        if let Some(renderer) = wasmco_build::build_go_wasm(&source, "helm-renderer", DISABLE) {
+            println!("cargo:rustc-cfg=helm_renderer=\"embedded\"");
+            println!(
+                "cargo:rustc-env=WASMCO_HELM_RENDERER={}",
+                renderer.path.display()
+            );
+            println!(
+                "cargo:rustc-env=WASMCO_HELM_RENDERER_DIGEST={}",
+                renderer.digest
+            );
+        }
+    } else if let Some(digest) = wasmco_build::go_source(&source, "helm-renderer", DISABLE) {
+        println!("cargo:rustc-cfg=helm_renderer=\"checkout\"");
+        println!("cargo:rustc-env=WASMCO_HELM_SOURCE={}", source.display());
+        println!("cargo:rustc-env=WASMCO_HELM_RENDERER_DIGEST={digest}");
     }
 }

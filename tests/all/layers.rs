@@ -11,7 +11,8 @@ use serde_json::Value;
 /// Each layer crate and the wasmco crates it may depend on.
 const ALLOWED: &[(&str, &[&str])] = &[
     ("wasmco-core", &[]),
-    ("wasmco-runtime", &["wasmco-core"]),
+    // wasmco-build builds the Helm renderer with Go when first needed.
+    ("wasmco-runtime", &["wasmco-core", "wasmco-build"]),
     ("wasmco-store", &["wasmco-core"]),
     ("wasmco-pki", &["wasmco-core"]),
     (

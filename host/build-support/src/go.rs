@@ -1,5 +1,6 @@
-//! Building a Go program for `GOOS=wasip1 GOARCH=wasm` from a build script
-//! (the Helm renderer), when the machine has Go.
+//! Building a Go program for `GOOS=wasip1 GOARCH=wasm` (the Helm
+//! renderer), when the machine has Go: from a build script that embeds it,
+//! or from the host the first time it needs it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -26,18 +27,7 @@ pub struct GoWasm {
 /// or when `disable_var` is set; panics when Go is there and the build
 /// fails, so a broken renderer is never silently left out.
 pub fn build_go_wasm(dir: &Path, name: &str, disable_var: &str) -> Option<GoWasm> {
-    println!("cargo:rerun-if-env-changed={disable_var}");
-    println!("cargo:rerun-if-env-changed=GOFLAGS");
-    println!("cargo:rerun-if-changed={}", dir.display());
-    if std::env::var_os(disable_var).is_some_and(|v| v != "0" && !v.is_empty()) {
-        println!("cargo:warning={disable_var} is set: {name} is left out of this build");
-        return None;
-    }
-    let Some(version) = go_version() else {
-        println!("cargo:warning=Go is not installed: {name} is left out of this build");
-        return None;
-    };
-    let digest = inputs_digest(dir, &version);
+    let digest = go_source(dir, name, disable_var)?;
     let out_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| dir.join("target"))
@@ -49,17 +39,12 @@ pub fn build_go_wasm(dir: &Path, name: &str, disable_var: &str) -> Option<GoWasm
     }
     std::fs::create_dir_all(&out_dir)
         .unwrap_or_else(|e| panic!("cannot create {}: {e}", out_dir.display()));
-    let raw = out_dir.join(format!("{}.wasm.partial", &digest[..16]));
+    let raw = out_dir.join(format!("{}.wasm", &digest[..16]));
     println!(
-        "cargo:warning=building {name} with {version} (once per change; Go fetches its modules the first time)"
+        "cargo:warning=building {name} with Go (once per change; Go fetches its modules the first time)"
     );
-    let status = go_build(dir, &raw)
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run go to build {name}: {e}"));
-    if !status.success() {
-        panic!(
-            "building {name} with Go failed (see the errors above); set {disable_var}=1 to build without it"
-        );
+    if let Err(error) = build_wasip1(dir, &raw) {
+        panic!("{error}; set {disable_var}=1 to build without {name}");
     }
     let wasm = std::fs::read(&raw).unwrap_or_else(|e| panic!("{name} was not built: {e}"));
     let _ = std::fs::remove_file(&raw);
@@ -69,6 +54,44 @@ pub fn build_go_wasm(dir: &Path, name: &str, disable_var: &str) -> Option<GoWasm
         .unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
     remove_all_but(&out_dir, &path);
     Some(GoWasm { path, digest })
+}
+
+/// For a build script whose crate builds the Go module in `dir` later, at
+/// run time ([`build_wasip1`]): the digest naming that build, after
+/// telling cargo what it depends on. `None` when the machine has no Go or
+/// `disable_var` is set.
+pub fn go_source(dir: &Path, name: &str, disable_var: &str) -> Option<String> {
+    println!("cargo:rerun-if-env-changed={disable_var}");
+    println!("cargo:rerun-if-env-changed=GOFLAGS");
+    println!("cargo:rerun-if-changed={}", dir.display());
+    if std::env::var_os(disable_var).is_some_and(|v| v != "0" && !v.is_empty()) {
+        println!("cargo:warning={disable_var} is set: {name} is left out of this build");
+        return None;
+    }
+    let Some(version) = go_version() else {
+        println!("cargo:warning=Go is not installed: {name} is left out of this build");
+        return None;
+    };
+    Some(inputs_digest(dir, &version))
+}
+
+/// Builds the Go module in `dir` as a wasip1 reactor
+/// (`-buildmode=c-shared`) at `out`, which appears whole or not at all.
+/// On failure, answers what went wrong with Go's own messages.
+pub fn build_wasip1(dir: &Path, out: &Path) -> Result<(), String> {
+    let partial = out.with_extension("partial");
+    let output = go_build(dir, &partial)
+        .output()
+        .map_err(|e| format!("cannot run go to build {}: {e}", dir.display()))?;
+    if !output.status.success() {
+        let _ = std::fs::remove_file(&partial);
+        return Err(format!(
+            "building {} with Go failed: {}",
+            dir.display(),
+            String::from_utf8_lossy(&output.stderr).trim()
+        ));
+    }
+    std::fs::rename(&partial, out).map_err(|e| format!("cannot write {}: {e}", out.display()))
 }
 
 /// The sha256 of what a build depends on: Go's version, the wasm features

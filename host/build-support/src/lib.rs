@@ -7,7 +7,7 @@ use std::process::Command;
 
 mod go;
 
-pub use go::{GoWasm, build_go_wasm};
+pub use go::{GoWasm, build_go_wasm, build_wasip1, go_source};
 
 /// The target components are built for.
 pub const TARGET: &str = "wasm32-wasip2";

@@ -3,8 +3,9 @@
 //! its own, with no file system or network, a deadline and a memory cap.
 //!
 //! The renderer's module is big (80 MB of wasm: Helm, Sprig and the
-//! Kubernetes types it links), so it is compiled once per machine into a
-//! cache shared by every data directory, in the background at start-up. Go
+//! Kubernetes types it links), so it is built with Go (unless this binary
+//! embeds it) and compiled once per machine into a cache shared by every
+//! data directory, in the background at start-up. Go
 //! and Helm take tens of milliseconds to initialise, so one initialised
 //! instance is kept ready; each render still gets an instance of its own,
 //! and nothing of one chart survives into the next.
@@ -35,13 +36,12 @@ pub struct HelmRenderer {
 }
 
 impl HelmRenderer {
-    /// The renderer this build embeds (refusing every chart when it has
-    /// none). Nothing is compiled yet: see [`HelmRenderer::start`].
+    /// The renderer this build has (refusing every chart when it has
+    /// none). Nothing is built or compiled yet: see [`HelmRenderer::start`].
     pub fn new(config: HelmConfig) -> Self {
         let slots = Arc::new(Slots::new(config.concurrent_renders, config.queue_wait));
         HelmRenderer {
-            inner: module::EMBEDDED
-                .map(|embedded| Arc::new(guest::Renderer::new(embedded, config))),
+            inner: module::SOURCE.map(|source| Arc::new(guest::Renderer::new(source, config))),
             slots,
         }
     }
@@ -51,7 +51,7 @@ impl HelmRenderer {
         self.inner.is_some()
     }
 
-    /// Compiles (or loads) the renderer and readies an instance on a
+    /// Builds and compiles (or loads) the renderer and readies an instance on a
     /// thread of its own, so that no request waits for it except one that
     /// needs a chart. Logs how long it took.
     pub fn start(&self) {

@@ -11,11 +11,11 @@ use super::config::{HelmConfig, HelmLimits};
 use super::error::HelmError;
 use super::instance::{self, Guest, Ready};
 use super::model::{Rendered, Timings};
-use super::module::{self, Embedded};
+use super::module::{self, Source};
 use crate::error::describe;
 
 pub(super) struct Renderer {
-    embedded: Embedded,
+    source: Source,
     config: HelmConfig,
     engine: Engine,
     module: OnceLock<Result<InstancePre<Guest>, HelmError>>,
@@ -32,7 +32,7 @@ impl Drop for Renderer {
 }
 
 impl Renderer {
-    pub(super) fn new(embedded: Embedded, config: HelmConfig) -> Self {
+    pub(super) fn new(source: Source, config: HelmConfig) -> Self {
         let mut wasmtime = Config::new();
         wasmtime
             .epoch_interruption(true)
@@ -47,7 +47,7 @@ impl Renderer {
             tracing::warn!(%error, "no deadline ticker for the Helm renderer");
         }
         Renderer {
-            embedded,
+            source,
             config,
             engine,
             module: OnceLock::new(),
@@ -68,7 +68,7 @@ impl Renderer {
             .get_or_init(|| {
                 let started = Instant::now();
                 let module =
-                    module::load_or_compile(&self.engine, &self.embedded, &self.config.cache_dir)?;
+                    module::load_or_compile(&self.engine, &self.source, &self.config.cache_dir)?;
                 let pre = instance::linker(&self.engine)?
                     .instantiate_pre(&module)
                     .map_err(|e| HelmError::Broken(describe(&e)))?;

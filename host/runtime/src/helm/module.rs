@@ -1,5 +1,6 @@
-//! The renderer's module: embedded gzipped in this binary, and compiled
-//! once per machine into a cache every data directory shares.
+//! The renderer's module: built from the checkout with Go the first time
+//! it is needed (or embedded gzipped in this binary), and compiled once per
+//! machine into a cache every data directory shares.
 
 use std::fs::File;
 use std::io::Read;
@@ -12,33 +13,93 @@ use super::error::HelmError;
 use crate::compiled_file::{self, KeepError};
 use crate::error::describe;
 
-/// The renderer this build embeds: its gzipped module and the digest of
-/// what it was built from.
+/// Where this build gets the renderer's wasm, and the digest of what it is
+/// built from (see `host/runtime/build.rs`).
 #[derive(Clone, Copy)]
-pub(super) struct Embedded {
-    gzipped: &'static [u8],
-    digest: &'static str,
+pub(super) enum Source {
+    /// Built into this binary, gzipped.
+    #[cfg_attr(not(helm_renderer = "embedded"), allow(dead_code))]
+    Embedded {
+        gzipped: &'static [u8],
+        digest: &'static str,
+    },
+    /// Built with Go from the checkout's `plugins/helm-renderer` into the
+    /// cache, once per machine.
+    #[cfg_attr(not(helm_renderer = "checkout"), allow(dead_code))]
+    Checkout {
+        dir: &'static str,
+        digest: &'static str,
+    },
 }
 
-#[cfg(helm_renderer)]
-pub(super) const EMBEDDED: Option<Embedded> = Some(Embedded {
+#[cfg(helm_renderer = "embedded")]
+pub(super) const SOURCE: Option<Source> = Some(Source::Embedded {
     gzipped: include_bytes!(env!("WASMCO_HELM_RENDERER")),
     digest: env!("WASMCO_HELM_RENDERER_DIGEST"),
 });
-#[cfg(not(helm_renderer))]
-pub(super) const EMBEDDED: Option<Embedded> = None;
+#[cfg(helm_renderer = "checkout")]
+pub(super) const SOURCE: Option<Source> = Some(Source::Checkout {
+    dir: env!("WASMCO_HELM_SOURCE"),
+    digest: env!("WASMCO_HELM_RENDERER_DIGEST"),
+});
+#[cfg(not(any(helm_renderer = "embedded", helm_renderer = "checkout")))]
+pub(super) const SOURCE: Option<Source> = None;
+
+impl Source {
+    /// The file a build from the checkout is kept in.
+    fn wasm_name(&self) -> String {
+        format!("helm-renderer-{}.wasm", &self.digest()[..16])
+    }
+
+    fn digest(&self) -> &'static str {
+        match self {
+            Source::Embedded { digest, .. } | Source::Checkout { digest, .. } => digest,
+        }
+    }
+
+    /// The renderer's wasm; from the checkout, built into `dir` first
+    /// unless an earlier run did (the caller holds the cache's lock).
+    fn wasm(&self, dir: &Path) -> Result<Vec<u8>, HelmError> {
+        match self {
+            Source::Embedded { gzipped, .. } => {
+                let mut wasm = Vec::new();
+                flate2::read::GzDecoder::new(*gzipped)
+                    .read_to_end(&mut wasm)
+                    .map_err(|e| {
+                        HelmError::Broken(format!("the embedded renderer is corrupt: {e}"))
+                    })?;
+                Ok(wasm)
+            }
+            Source::Checkout { dir: source, .. } => {
+                let path = dir.join(self.wasm_name());
+                if !path.exists() {
+                    tracing::info!(
+                        source,
+                        "building the Helm renderer with Go (once per machine; a minute or two)"
+                    );
+                    let started = Instant::now();
+                    wasmco_build::build_wasip1(Path::new(source), &path)
+                        .map_err(HelmError::Broken)?;
+                    tracing::info!(took = ?started.elapsed(), "Helm renderer built");
+                }
+                std::fs::read(&path)
+                    .map_err(|e| HelmError::Broken(format!("cannot read {}: {e}", path.display())))
+            }
+        }
+    }
+}
 
 /// The renderer's module for this engine: loaded from the cache in `dir`,
 /// or compiled and cached there.
 pub(super) fn load_or_compile(
     engine: &Engine,
-    embedded: &Embedded,
+    source: &Source,
     dir: &Path,
 ) -> Result<Module, HelmError> {
     create_private_dir(dir).map_err(|e| {
         HelmError::Broken(format!("cannot use the cache at {}: {e}", dir.display()))
     })?;
-    let name = cache_name(engine, embedded);
+    let name = cache_name(engine, source);
     let path = dir.join(&name);
     // One compile per machine: other servers starting at the same time
     // wait here and then load what the first one wrote.
@@ -55,31 +116,28 @@ pub(super) fn load_or_compile(
             ),
         }
     }
+    let wasm = source.wasm(dir)?;
     tracing::info!("compiling the Helm renderer (once per machine; about a minute)");
     let started = Instant::now();
-    let mut wasm = Vec::new();
-    flate2::read::GzDecoder::new(embedded.gzipped)
-        .read_to_end(&mut wasm)
-        .map_err(|e| HelmError::Broken(format!("the embedded renderer is corrupt: {e}")))?;
     let module = Module::new(engine, &wasm).map_err(|e| HelmError::Broken(describe(&e)))?;
     tracing::info!(took = ?started.elapsed(), "Helm renderer compiled");
     if let Err(error) = store(dir, &path, &module) {
         tracing::warn!(path = %path.display(), error = &error as &dyn std::error::Error, "could not cache the compiled Helm renderer");
     }
-    prune(dir, &name);
+    prune(dir, &[&name, &source.wasm_name()]);
     drop(lock);
     Ok(module)
 }
 
 /// The cached module's file name: which renderer, compiled for which
 /// engine configuration.
-fn cache_name(engine: &Engine, embedded: &Embedded) -> String {
+fn cache_name(engine: &Engine, source: &Source) -> String {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::hash::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
     format!(
         "helm-renderer-{}-{:016x}.cwasm",
-        &embedded.digest[..16],
+        &source.digest()[..16],
         hasher.finish()
     )
 }
@@ -111,19 +169,41 @@ fn store(dir: &Path, path: &Path, module: &Module) -> Result<(), KeepError> {
     compiled_file::keep(dir, path, &bytes)
 }
 
-/// Removes other builds of the renderer (160 MB each) from the cache.
-fn prune(dir: &Path, keep: &str) {
+/// Removes other builds of the renderer (80 MB of wasm, 160 MB compiled)
+/// from the cache.
+fn prune(dir: &Path, keep: &[&str]) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if name.starts_with("helm-renderer-") && name.ends_with(".cwasm") && name != keep {
+        let build = name.ends_with(".cwasm") || name.ends_with(".wasm");
+        if name.starts_with("helm-renderer-") && build && !keep.contains(&name.as_ref()) {
             let path: PathBuf = entry.path();
             if let Err(error) = std::fs::remove_file(&path) {
                 tracing::debug!(path = %path.display(), %error, "could not prune an old renderer");
             }
         }
+    }
+}
+
+/// The embedded build is what a `--features embed-helm-renderer` binary
+/// has instead of the checkout: `.ci/run` tests it that way.
+#[cfg(all(test, helm_renderer = "embedded"))]
+mod tests {
+    #[test]
+    fn the_embedded_renderer_unpacks_to_a_module() {
+        let cache = tempfile::tempdir().expect("temp dir");
+        let source = super::SOURCE.expect("embedded");
+        let wasm = source.wasm(cache.path()).expect("unpacks");
+        assert!(wasmparser::Parser::is_core_wasm(&wasm));
+        assert!(
+            std::fs::read_dir(cache.path())
+                .expect("readable")
+                .next()
+                .is_none(),
+            "an embedded renderer needs nothing built into the cache"
+        );
     }
 }
