@@ -78,8 +78,9 @@ impl Source {
                         "building the Helm renderer with Go (once per machine; a minute or two)"
                     );
                     let started = Instant::now();
+                    // Go's messages can run long; the error is shown to users.
                     wasmco_build::build_wasip1(Path::new(source), &path)
-                        .map_err(HelmError::Broken)?;
+                        .map_err(|e| HelmError::Broken(wasmco_core::limits::bounded(e)))?;
                     tracing::info!(took = ?started.elapsed(), "Helm renderer built");
                 }
                 std::fs::read(&path)
@@ -119,7 +120,11 @@ pub(super) fn load_or_compile(
     let wasm = source.wasm(dir)?;
     tracing::info!("compiling the Helm renderer (once per machine; about a minute)");
     let started = Instant::now();
-    let module = Module::new(engine, &wasm).map_err(|e| HelmError::Broken(describe(&e)))?;
+    let module = Module::new(engine, &wasm).map_err(|e| {
+        // A build that does not compile is not kept: the next try builds again.
+        let _ = std::fs::remove_file(dir.join(source.wasm_name()));
+        HelmError::Broken(describe(&e))
+    })?;
     tracing::info!(took = ?started.elapsed(), "Helm renderer compiled");
     if let Err(error) = store(dir, &path, &module) {
         tracing::warn!(path = %path.display(), error = &error as &dyn std::error::Error, "could not cache the compiled Helm renderer");
