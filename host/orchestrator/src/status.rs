@@ -22,6 +22,10 @@ pub struct SyncedContext {
     /// Why services the DIG asks to make known to their clients are not
     /// (yet): see [`crate::service_discovery`].
     pub service_discovery: Option<String>,
+    /// rsync has not finished a whole pass towards the latest action yet:
+    /// an update or rollback may still be removing what the previous
+    /// revision put elsewhere, and a rollback's statuses are from before.
+    pub reconciling: bool,
 }
 
 /// A context and rsync's tally of each of its cells (an app on a
@@ -48,6 +52,8 @@ pub(crate) fn synced(
     let context = contexts.read(key, state.revision)?;
     let statuses = contexts.statuses(key, state.revision)?;
     let connectivity = connectivity(contexts, key, &context, &unreachable(contexts)?)?;
+    let reconciling =
+        state.state.is_deployed() && contexts.reconciled(key)? < state.actions.len() as u64;
     Ok((
         state,
         Some(SyncedContext {
@@ -55,6 +61,7 @@ pub(crate) fn synced(
             statuses,
             connectivity,
             service_discovery: None,
+            reconciling,
         }),
     ))
 }

@@ -62,6 +62,8 @@ pub(crate) struct Applied {
     /// When this worker last read what a cluster holds, for each app
     /// (`None`: for the clean-up, all of the target's objects).
     looks: Mutex<HashMap<(ClusterRef, Option<String>), Instant>>,
+    /// The DIG's action count this worker last recorded a whole pass for.
+    passed: AtomicU64,
 }
 
 impl Applied {
@@ -95,6 +97,17 @@ impl Applied {
     /// so before too (when not, nothing it read vouches for it).
     pub(crate) fn reconciles(&self, revision: u64) -> bool {
         self.revision.swap(revision, Ordering::SeqCst) == revision
+    }
+
+    /// Whether this worker recorded a whole pass towards the DIG's
+    /// `actions`-th action already.
+    pub(crate) fn passed(&self, actions: u64) -> bool {
+        self.passed.load(Ordering::SeqCst) == actions
+    }
+
+    /// Notes that a whole pass towards the `actions`-th action is recorded.
+    pub(crate) fn pass_recorded(&self, actions: u64) {
+        self.passed.store(actions, Ordering::SeqCst);
     }
 
     /// Notes that `app`'s objects on `cluster` (`None`: all of them) were

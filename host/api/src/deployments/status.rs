@@ -226,6 +226,7 @@ pub fn status_body(
         deployed_counts,
         apps: (query.output != StatusOutput::Summary).then_some(apps),
         service_discovery: synced.and_then(|s| s.service_discovery.clone()),
+        reconciling: synced.is_some_and(|s| s.reconciling),
     }
 }
 

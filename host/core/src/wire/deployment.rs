@@ -248,6 +248,12 @@ pub struct DeploymentStatus {
     /// (yet).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_discovery: Option<String>,
+    /// rsync has not yet finished a whole pass towards the latest action
+    /// (every app applied, and what an earlier revision put on clusters
+    /// this one leaves removed): after an update or a rollback the
+    /// resources may all read Ready while this is so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reconciling: bool,
 }
 
 impl DeploymentStatus {

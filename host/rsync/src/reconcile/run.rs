@@ -70,6 +70,17 @@ pub(crate) async fn reconcile(
     };
     let removed = remove_undesired(reconciler, key, &context, deployed, applied, look);
     settled = settled.max(removed.await?);
+    // The status's readiness is per revision, and a rollback's revision
+    // was Ready once: only this record says the rollback itself is done.
+    let actions = state.actions.len() as u64;
+    if deployed && settled != Settled::Incomplete && !applied.passed(actions) {
+        let (owned, fence) = (key.to_owned(), reconciler.group.ownership_fence(key));
+        stored::off_the_workers(&reconciler.contexts, move |c| {
+            c.put_reconciled(&owned, actions, fence.as_ref())
+        })
+        .await?;
+        applied.pass_recorded(actions);
+    }
     Ok(settled)
 }
 

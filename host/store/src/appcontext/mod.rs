@@ -14,6 +14,7 @@
 //! ctx/<dig>/hooks/<app>/<provider>+<cluster>  the hook events already run there
 //! ctx/<dig>/rev/<revision>/status/…        reserved for rsync's per-resource and per-cluster status
 //! ctx/<dig>/rev/<revision>/tally/<app>/<provider>+<cluster>  rsync's count of that app's statuses there
+//! ctx/<dig>/reconciled                     how many actions rsync had seen at its last whole pass
 //! ctx/<dig>/note                           why a step after the deploy could not be done (a message)
 //! health/<provider>+<cluster>             ClusterHealth: what rsync's probe last saw
 //! held/<space>/<name>                      the host holding a name taken once (a namespace, say)

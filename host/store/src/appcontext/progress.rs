@@ -195,6 +195,26 @@ impl ContextStore {
         self.commit(dig, vec![op], fence, true)
     }
 
+    /// How many of the DIG's actions rsync had seen when it last finished
+    /// a whole pass (every app applied, and what earlier revisions put
+    /// where this one does not removed); 0 before the first.
+    pub fn reconciled(&self, dig: &str) -> Result<u64, ContextError> {
+        Ok(self
+            .get_json(&format!("ctx/{dig}/reconciled"))?
+            .unwrap_or_default())
+    }
+
+    /// Records [`Self::reconciled`].
+    pub fn put_reconciled(
+        &self,
+        dig: &str,
+        actions: u64,
+        fence: Fence<'_>,
+    ) -> Result<(), ContextError> {
+        let op = BatchOp::Put(format!("ctx/{dig}/reconciled").into_bytes(), json(&actions));
+        self.commit(dig, vec![op], fence, true)
+    }
+
     /// Every recorded resource status of a revision: (app, cluster, `name+Kind`) → status.
     pub fn statuses(
         &self,

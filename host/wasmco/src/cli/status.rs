@@ -24,6 +24,8 @@ pub struct Snapshot {
     pub revision: u64,
     /// Per app: `(cluster, resource, deployed, ready)`.
     pub apps: BTreeMap<String, Vec<ResourceRow>>,
+    /// rsync is still on the last action (see [`DeploymentStatus::reconciling`]).
+    pub reconciling: bool,
 }
 
 /// One resource on one cluster.
@@ -107,6 +109,7 @@ impl Snapshot {
             state: ready.deployment.deployed_status,
             revision: ready.deployment.revision,
             apps,
+            reconciling: ready.reconciling,
         })
     }
 
@@ -115,13 +118,15 @@ impl Snapshot {
     }
 
     /// The last action has finished: after a terminate everything is
-    /// Deleted; after an instantiate or update everything is Ready; a DIG
-    /// that was never deployed has nothing to wait for.
+    /// Deleted; after an instantiate, update or rollback everything is
+    /// Ready and rsync is done with it (what the previous revision put on
+    /// clusters left behind is gone too); a DIG that was never deployed
+    /// has nothing to wait for.
     pub fn settled(&self) -> bool {
         match self.state {
             DeployState::Terminated => self.rows().all(ResourceRow::gone),
             DeployState::Instantiated | DeployState::Updated => {
-                self.rows().all(|r| r.ready == Readiness::Ready)
+                !self.reconciling && self.rows().all(|r| r.ready == Readiness::Ready)
             }
             _ => true,
         }
@@ -157,13 +162,18 @@ impl Snapshot {
             })
             .collect();
         format!(
-            "{} (revision {}): {}",
+            "{} (revision {}): {}{}",
             self.state,
             self.revision,
             if apps.is_empty() {
                 "no apps placed".to_owned()
             } else {
                 apps.join(", ")
+            },
+            if self.reconciling && self.state.is_deployed() {
+                "; rsync still at work (applying, or removing what the previous revision put elsewhere)"
+            } else {
+                ""
             }
         )
     }
@@ -298,4 +308,35 @@ fn timed_out(dig: &str, timeout: Duration, snapshot: &Snapshot) -> CliError {
         humantime::format_duration(timeout),
         snapshot.summary()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rolled_back(reconciling: bool) -> Snapshot {
+        let row = ResourceRow {
+            cluster: "p+one".into(),
+            resource: "DaemonSet/collectd".into(),
+            deployed: Deployed::Applied,
+            ready: Readiness::Ready,
+            note: String::new(),
+        };
+        Snapshot {
+            state: DeployState::Updated,
+            revision: 1,
+            apps: BTreeMap::from([("collectd".to_owned(), vec![row])]),
+            reconciling,
+        }
+    }
+
+    #[test]
+    fn a_rollback_whose_statuses_read_ready_settles_only_once_rsync_passed() {
+        let waiting = rolled_back(true);
+        assert!(!waiting.settled());
+        assert!(waiting.summary().contains("rsync still at work"));
+        let done = rolled_back(false);
+        assert!(done.settled());
+        assert!(!done.summary().contains("rsync"));
+    }
 }
