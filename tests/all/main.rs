@@ -14,6 +14,7 @@ mod deploy;
 mod docs;
 mod eggops;
 mod emco_flows;
+mod failover;
 mod gitops;
 mod helm;
 mod hostile;

@@ -32,4 +32,7 @@ pub struct AppState {
     /// The steps after a deploy (service discovery), which hear of rsync's
     /// reconciles for as long as they are kept here.
     pub follow_ups: std::sync::Arc<wasmco_orchestrator::FollowUps>,
+    /// Moves the apps of DIGs with a failover intent off clusters that
+    /// stay unreachable, while it is kept.
+    pub failover: std::sync::Arc<wasmco_orchestrator::FailoverWatch>,
 }

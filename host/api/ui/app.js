@@ -130,11 +130,13 @@ function drawDeployments(digs) {
       el("div", { class: "muted" },
         `revision ${dig.revision} · ${dig.readyCells}/${dig.cells.length} app placements ready`),
       dig.cells.length ? grid : el("p", { class: "muted" }, "Nothing placed (not instantiated yet, or no cluster matched)."),
+      ...dig.actions.filter((a) => a.reason).slice(-3).map((a) =>
+        el("p", { class: "Retrying", "data-role": "dig-move" }, `${age(a.time)}: ${a.reason}`)),
       el("details", {},
         el("summary", {}, `history (${dig.actions.length} actions)`),
-        el("table", {}, el("tr", {}, el("th", {}, "state"), el("th", {}, "revision"), el("th", {}, "when")),
+        el("table", {}, el("tr", {}, el("th", {}, "state"), el("th", {}, "revision"), el("th", {}, "when"), el("th", {}, "why")),
           dig.actions.slice().reverse().map((a) =>
-            el("tr", {}, el("td", {}, badge(a.state)), el("td", {}, a.revision), el("td", { title: a.time }, age(a.time)))))));
+            el("tr", {}, el("td", {}, badge(a.state)), el("td", {}, a.revision), el("td", { title: a.time }, age(a.time)), el("td", {}, a.reason || ""))))));
   }));
 }
 

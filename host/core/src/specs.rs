@@ -12,6 +12,7 @@ mod checking;
 mod cluster_deployment;
 mod controller;
 mod dig;
+mod failover;
 mod kv_pairs;
 mod logical_cloud;
 mod patterns;
@@ -27,6 +28,7 @@ pub use checking::{read_body, read_spec};
 pub use cluster_deployment::ClusterDeploymentSpec;
 pub use controller::ControllerSpec;
 pub use dig::{DigIntentSpec, DigSpec, GENERIC_PLACEMENT_KEY, OverrideValues, UNSET_INTENT_NAME};
+pub use failover::{FAILOVER_KEY, FailoverIntentSpec, FailoverPolicy};
 pub use kv_pairs::KvPairSpec;
 pub use logical_cloud::{
     ClusterReferenceSpec, LogicalCloudSpec, LogicalCloudUser, QuotaSpec, UserPermissionSpec,
@@ -68,6 +70,7 @@ pub fn check_spec(
         Kind::AppProfile => checked::<AppProfileSpec>(spec, &scope),
         Kind::DeploymentIntentGroup => checked::<DigSpec>(spec, &scope),
         Kind::DigIntent => checked::<DigIntentSpec>(spec, &scope),
+        Kind::FailoverIntent => checked::<FailoverIntentSpec>(spec, &scope),
         Kind::GenericAppIntent => checked::<AppIntentSpec>(spec, &scope),
         Kind::LogicalCloud => checked::<LogicalCloudSpec>(spec, &scope),
         Kind::LogicalCloudClusterReference => checked::<ClusterReferenceSpec>(spec, &scope),

@@ -16,6 +16,7 @@ mod clusters;
 mod dig;
 pub mod draft;
 mod error;
+mod failover;
 mod follow_ups;
 pub mod gitops;
 pub mod intents;
@@ -34,6 +35,7 @@ mod tenancy;
 
 pub use cluster_deploy::{ClusterDeploymentRef, ClusterDeployments, DeployUpload, MachineChange};
 pub use error::OrchestratorError;
+pub use failover::FailoverWatch;
 pub use follow_ups::FollowUps;
 pub use locks::DeclarationLock;
 pub use orchestrator::Orchestrator;

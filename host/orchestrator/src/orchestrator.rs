@@ -36,7 +36,7 @@ use crate::tenancy::Actor;
 /// database and the context store.
 #[derive(Clone)]
 pub struct Orchestrator {
-    shared: Shared,
+    pub(crate) shared: Shared,
     registry: ControllerRegistry,
     generic: Arc<Controller>,
     /// Renders the apps that are Helm charts.
@@ -48,7 +48,7 @@ pub struct Orchestrator {
     /// The intent kinds the stored controllers declare.
     intents: Arc<IntentCatalog>,
     /// This host's id, when hosts share the store.
-    host: Option<String>,
+    pub(crate) host: Option<String>,
     /// The cluster deployments this process has a run thread for.
     deploy_runs: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
     package_dir: Option<std::path::PathBuf>,
@@ -149,7 +149,7 @@ impl Orchestrator {
         deployments.cleanup(target, force)
     }
 
-    fn digs(&self) -> Digs<'_> {
+    pub(crate) fn digs(&self) -> Digs<'_> {
         Digs::new(Build {
             shared: &self.shared,
             sources: Sources {

@@ -175,5 +175,6 @@ pub(crate) fn own_meta(
         adopt_from: None,
         confinement: None,
         service_mirrors: Vec::new(),
+        failover: None,
     }
 }

@@ -1,9 +1,12 @@
 //! What a target's status shows: its context and what rsync recorded for
-//! it.
+//! it; and the clusters' health as placement under a failover intent
+//! reads it.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::time::{Duration, SystemTime};
 
 use wasmco_core::ClusterRef;
+use wasmco_core::specs::FailoverIntentSpec;
 use wasmco_store::appcontext::{
     Connectivity, ContextStore, DigState, Reachability, ResourceStatus, StoredContext, Tally,
 };
@@ -153,4 +156,35 @@ fn connectivity(
         }
     }
     Ok(connectivity)
+}
+
+/// The clusters placement may not choose for a DIG under `spec`: those
+/// unreachable now, and those back for less than its healthy period.
+pub(crate) fn avoided(
+    contexts: &ContextStore,
+    spec: &FailoverIntentSpec,
+) -> Result<BTreeSet<ClusterRef>, OrchestratorError> {
+    let now = SystemTime::now();
+    let healthy = Duration::from_secs(spec.healthy_seconds);
+    Ok(contexts
+        .healths()?
+        .into_iter()
+        .filter(|(_, health)| match health.state {
+            Reachability::Unreachable => true,
+            // A record keeps its last error once the cluster is back: its
+            // `since` is then when it came back.
+            Reachability::Reachable => {
+                health.last_error.is_some() && age(&health.since, now) < healthy
+            }
+        })
+        .map(|(cluster, _)| cluster)
+        .collect())
+}
+
+/// How long ago `since` (RFC 3339) was; zero when it cannot be read.
+pub(crate) fn age(since: &str, now: SystemTime) -> Duration {
+    humantime::parse_rfc3339(since)
+        .ok()
+        .and_then(|t| now.duration_since(t).ok())
+        .unwrap_or_default()
 }

@@ -22,7 +22,8 @@ pub use wasmco_core::specs::NAME_PATTERN;
 use wasmco_core::specs::{
     AppIntentSpec, AppProfileSpec, CaCertClusterGroupSpec, CaCertLogicalCloudSpec, CaCertSpec,
     ClusterDeploymentSpec, ClusterReferenceSpec, CompositeAppSpec, ControllerSpec, DependencySpec,
-    DigIntentSpec, DigSpec, KvPairSpec, LogicalCloudSpec, QuotaSpec, UserPermissionSpec,
+    DigIntentSpec, DigSpec, FailoverIntentSpec, KvPairSpec, LogicalCloudSpec, QuotaSpec,
+    UserPermissionSpec,
 };
 use wasmco_core::tenancy::TenancyPolicySpec;
 
@@ -110,6 +111,7 @@ fn schema(kind: Kind, generator: &mut SchemaGenerator) -> Value {
         Kind::AppProfile => of(generator.subschema_for::<AppProfileSpec>()),
         Kind::DeploymentIntentGroup => of(generator.subschema_for::<DigSpec>()),
         Kind::DigIntent => of(generator.subschema_for::<DigIntentSpec>()),
+        Kind::FailoverIntent => of(generator.subschema_for::<FailoverIntentSpec>()),
         Kind::GenericAppIntent => of(generator.subschema_for::<AppIntentSpec>()),
         Kind::LogicalCloud => of(generator.subschema_for::<LogicalCloudSpec>()),
         Kind::LogicalCloudClusterReference => of(generator.subschema_for::<ClusterReferenceSpec>()),

@@ -31,6 +31,9 @@ pub enum Kind {
     DigIntent,
     /// `…/deployment-intent-groups/{dig}/generic-placement-intents/{gpi}`
     GenericPlacementIntent,
+    /// `…/deployment-intent-groups/{dig}/failover-intents/{failoverIntent}`:
+    /// what happens when a placed cluster stays unreachable.
+    FailoverIntent,
     /// `…/generic-placement-intents/{gpi}/app-intents/{appIntent}`
     GenericAppIntent,
     /// `…/deployment-intent-groups/{dig}/controller-intents/{controllerIntent}`:
@@ -94,7 +97,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, parents before children.
-    pub const ALL: [Kind; 35] = [
+    pub const ALL: [Kind; 36] = [
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
@@ -122,6 +125,7 @@ impl Kind {
         Kind::DigIntent,
         Kind::GenericPlacementIntent,
         Kind::GenericAppIntent,
+        Kind::FailoverIntent,
         Kind::ControllerIntent,
         Kind::LogicalCloud,
         Kind::LogicalCloudClusterReference,

@@ -211,6 +211,16 @@ impl Kind {
                 false,
                 JSON_LIMIT
             ),
+            Kind::FailoverIntent => kind!(
+                "failover intent",
+                "failover-intent",
+                Some(Kind::DeploymentIntentGroup),
+                "failover-intents",
+                "failoverIntent",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
             Kind::GenericAppIntent => kind!(
                 "generic app intent",
                 "gpi-app-intent",

@@ -79,6 +79,9 @@ pub struct StateAction {
     pub time: String,
     /// The context revision current after the action (0: none yet).
     pub revision: u64,
+    /// Why, when wasmco acted by itself (a failover's move).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// An action on one kind of deployment: its transition table.

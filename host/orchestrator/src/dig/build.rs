@@ -3,13 +3,15 @@
 //! checked against its tenancy rules, and the result stored as a new
 //! revision with the state it enters, in one write.
 
+use std::collections::BTreeSet;
+
 use wasmco_core::ClusterRef;
 use wasmco_core::specs::{DigSpec, LogicalCloudSpec};
 use wasmco_runtime::ControllerKind;
 use wasmco_store::appcontext::{self as stored, Access, ContextMeta, DeployState, DigState};
 use wasmco_store::db::DbError;
 
-use super::inputs::{self, Inputs, Scope, Sources};
+use super::inputs::{self, Inputs, Scope, Sources, failover_intent};
 use crate::draft::DraftContext;
 use crate::error::OrchestratorError;
 use crate::locks::TargetGuard;
@@ -19,6 +21,15 @@ use crate::service_discovery::{Follow, Mirrors, mirrors_in};
 use crate::shared::Shared;
 use crate::target::{DigRef, LogicalCloudRef};
 use crate::tenancy::{Actor, Tenancy};
+
+/// What a new revision is for, besides the state it enters.
+#[derive(Debug, Default)]
+pub(crate) struct Purpose {
+    /// The DIG a migrate takes the objects over from.
+    pub(crate) adopt_from: Option<String>,
+    /// Why wasmco built it by itself (a failover), for the history.
+    pub(crate) reason: Option<String>,
+}
 
 /// What builds a DIG's contexts.
 pub(crate) struct Build<'a> {
@@ -36,7 +47,7 @@ impl Build<'_> {
         dig: &DigRef,
         mut state: DigState,
         next: DeployState,
-        adopt_from: Option<String>,
+        purpose: Purpose,
         actor: Actor,
         guard: &TargetGuard,
     ) -> Result<DigState, OrchestratorError> {
@@ -49,7 +60,11 @@ impl Build<'_> {
         let span = tracing::info_span!("deploy", dig = %dig.key(), action, revision);
         let _entered = span.enter();
         let started = std::time::Instant::now();
-        let scope = self.deployment_scope(dig)?;
+        let mut scope = self.deployment_scope(dig)?;
+        let failover = failover_intent(&self.shared.db, dig)?;
+        if let Some(failover) = failover.as_ref().filter(|f| f.replaces()) {
+            scope.avoid = crate::status::avoided(&self.shared.contexts, failover)?;
+        }
         let access = scope.access.clone();
         let inputs = inputs::gather(
             &self.shared.db,
@@ -63,10 +78,11 @@ impl Build<'_> {
         let (meta, apps) = self.compute(dig, action, inputs, access, actor)?;
         let meta = ContextMeta {
             revision,
-            adopt_from,
+            adopt_from: purpose.adopt_from,
+            failover,
             ..meta
         };
-        state.enter(next, revision);
+        state.enter_because(next, revision, purpose.reason);
         let writing = std::time::Instant::now();
         self.shared
             .contexts
@@ -151,6 +167,7 @@ impl Build<'_> {
             adopt_from: None,
             confinement,
             service_mirrors,
+            failover: None,
         };
         Ok((meta, apps))
     }
@@ -209,6 +226,7 @@ impl Build<'_> {
                 cloud_user: (!admin).then_some(cloud),
             },
             clusters: Some(clusters),
+            avoid: BTreeSet::new(),
             cloud_labels,
         })
     }

@@ -14,7 +14,7 @@ use wasmco_core::wire::{DigAction, MigrateTo};
 use wasmco_store::appcontext::{DigState, StoredContext};
 use wasmco_store::db::DbError;
 
-use super::build::Build;
+use super::build::{Build, Purpose};
 use crate::error::OrchestratorError;
 use crate::locks::TargetGuard;
 use crate::service_discovery::{Follow, MIRROR_APP, Mirrors, mirror_key};
@@ -73,14 +73,44 @@ impl<'a> Digs<'a> {
     ) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin(dig)?;
         let next = allow(&dig.describe(), &state, DigAction::Instantiate)?;
-        self.build.run(dig, state, next, None, actor, &guard)
+        self.build
+            .run(dig, state, next, Purpose::default(), actor, &guard)
     }
 
     /// Instantiated or Updated -> Updated, with a new context from the current inputs.
     pub(crate) fn update(&self, dig: &DigRef, actor: Actor) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin(dig)?;
         let next = allow(&dig.describe(), &state, DigAction::Update)?;
-        self.build.run(dig, state, next, None, actor, &guard)
+        self.build
+            .run(dig, state, next, Purpose::default(), actor, &guard)
+    }
+
+    /// Instantiated or Updated -> Updated, placed again for `reason` (a
+    /// failover) as it would be updated, unless its revision is no longer
+    /// `seen` (someone acted meanwhile: the watch looks again). Built
+    /// under the rules it was built under: a tenant's, if a tenant did.
+    pub(crate) fn failover(
+        &self,
+        dig: &DigRef,
+        seen: u64,
+        reason: String,
+    ) -> Result<Option<DigState>, OrchestratorError> {
+        let (guard, state) = self.begin(dig)?;
+        if state.revision != seen || !state.state.is_deployed() {
+            return Ok(None);
+        }
+        let next = allow(&dig.describe(), &state, DigAction::Update)?;
+        let current = self.shared.contexts.read(&dig.key(), state.revision)?;
+        let actor = match current.meta.confinement {
+            Some(_) => Actor::Tenant,
+            None => Actor::Admin,
+        };
+        let purpose = Purpose {
+            adopt_from: None,
+            reason: Some(reason),
+        };
+        let state = self.build.run(dig, state, next, purpose, actor, &guard)?;
+        Ok(Some(state))
     }
 
     /// EMCO's migrate: the deployed DIG's objects move to `target_dig` of
@@ -137,7 +167,10 @@ impl<'a> Digs<'a> {
             &target,
             target_state,
             target_next,
-            Some(source.key()),
+            Purpose {
+                adopt_from: Some(source.key()),
+                reason: None,
+            },
             actor,
             target_guard,
         )?;

@@ -222,6 +222,7 @@ impl<'a> Mirrors<'a> {
             adopt_from: None,
             confinement,
             service_mirrors: Vec::new(),
+            failover: None,
             ..parent.clone()
         };
         let next = match state.state.is_deployed() {

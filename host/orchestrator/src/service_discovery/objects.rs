@@ -99,6 +99,7 @@ mod tests {
             adopt_from: None,
             confinement: None,
             service_mirrors: Vec::new(),
+            failover: None,
         }
     }
 

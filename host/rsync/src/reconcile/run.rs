@@ -224,15 +224,22 @@ async fn remove_undesired(
             }
         }
     }
+    // A failover's move leaves the old copies where they are until the
+    // new ones are Ready, should the cluster left answer meanwhile.
+    let graceful = deployed && context.meta.failover.as_ref().is_some_and(|f| f.replaces());
+    let leave = graceful && !placed_ready(reconciler, key, context).await?;
+    let mut settled = Settled::Idle;
     let mut clusters = JoinSet::new();
     let owned = key.to_owned();
     let footprint = stored::off_the_workers(&reconciler.contexts, move |c| c.footprint(&owned));
     for (cluster, kinds) in footprint.await?.clusters() {
+        let Some(keep) = wanted.remove(cluster).or((!leave).then(HashSet::new)) else {
+            settled = Settled::Incomplete;
+            continue;
+        };
         let work = ClusterWork::new(reconciler, key, context, cluster, applied, look);
-        let keep = wanted.remove(cluster).unwrap_or_default();
         clusters.spawn(clean::clean(work, kinds.clone(), keep, !deployed));
     }
-    let mut settled = Settled::Idle;
     while let Some(done) = clusters.join_next().await {
         match done {
             Ok(outcome) => settled = settled.max(outcome?),
@@ -243,6 +250,27 @@ async fn remove_undesired(
         }
     }
     Ok(settled)
+}
+
+/// Whether every resource `context` places is recorded Ready.
+async fn placed_ready(
+    reconciler: &Reconciler,
+    key: &str,
+    context: &StoredContext,
+) -> Result<bool, RsyncError> {
+    let (owned, revision) = (key.to_owned(), context.meta.revision);
+    let tallies =
+        stored::off_the_workers(&reconciler.contexts, move |c| c.tallies(&owned, revision)).await?;
+    Ok(context.apps.iter().all(|app| {
+        app.placement.iter().all(|placement| {
+            let resources = app.resources_on(&placement.cluster).len();
+            resources == 0
+                || tallies
+                    .get(&app.name)
+                    .and_then(|cells| cells.get(&placement.cluster))
+                    .is_some_and(|tally| tally.ready >= resources)
+        })
+    }))
 }
 
 /// Seconds to wait after `app` when a later app waits for it.

@@ -48,6 +48,11 @@ pub struct ContextMeta {
     /// once they are deployed (EMCO's dtc service discovery).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub service_mirrors: Vec<ServiceMirror>,
+    /// The DIG's failover intent when this revision was built: rsync
+    /// removes what a move leaves on a cluster that answers only once
+    /// the new copies are Ready, and the failover watch reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failover: Option<wasmco_core::specs::FailoverIntentSpec>,
 }
 
 /// A server app's Service, made known to client apps on other clusters:

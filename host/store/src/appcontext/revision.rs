@@ -2,14 +2,14 @@
 //! current, read back app by app, and the footprint of every cluster and
 //! kind they put objects on.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use wasmco_core::hooks::{Hook, StoredHook};
 use wasmco_core::resource::{ClusterRef, Resource, ResourceKey};
 
 use super::error::ContextError;
 use super::footprint::Footprint;
-use super::model::{ContextMeta, StoredApp, StoredContext, StoredOverride};
+use super::model::{ContextMeta, StoredApp, StoredContext, StoredOverride, StoredPlacement};
 use super::state::DigState;
 use super::store::{ContextStore, Fence, json};
 use crate::kv::BatchOp;
@@ -110,6 +110,27 @@ impl ContextStore {
             .map(|name| self.read_app(&prefix, name))
             .collect::<Result<_, _>>()?;
         Ok(StoredContext { meta, apps })
+    }
+
+    /// Revision `revision`'s meta, and every cluster one of its apps is
+    /// placed on: what a watch over many DIGs reads, without manifests.
+    pub fn read_placed(
+        &self,
+        dig: &str,
+        revision: u64,
+    ) -> Result<(ContextMeta, BTreeSet<ClusterRef>), ContextError> {
+        let prefix = format!("ctx/{dig}/rev/{revision:010}");
+        let meta: ContextMeta = self
+            .get_json(&format!("{prefix}/meta"))?
+            .ok_or(ContextError::NoRevision(revision))?;
+        let mut placed = BTreeSet::new();
+        for app in &meta.app_order {
+            let placement: Vec<StoredPlacement> = self
+                .get_json(&format!("{prefix}/app/{app}/placement"))?
+                .unwrap_or_default();
+            placed.extend(placement.into_iter().map(|p| p.cluster));
+        }
+        Ok((meta, placed))
     }
 
     /// App `name` of the revision at `prefix`.

@@ -32,6 +32,7 @@ impl DigState {
                 state: DeployState::Created,
                 time: now(),
                 revision: 0,
+                reason: None,
             }],
             handed_over_to: None,
         }
@@ -51,6 +52,12 @@ impl DigState {
 
     /// Enters `state` with `revision` current.
     pub fn enter(&mut self, state: DeployState, revision: u64) {
+        self.enter_because(state, revision, None);
+    }
+
+    /// Enters `state` with `revision` current, for `reason` (kept in the
+    /// history) when wasmco acted by itself.
+    pub fn enter_because(&mut self, state: DeployState, revision: u64, reason: Option<String>) {
         self.state = state;
         self.handed_over_to = None;
         self.revision = revision;
@@ -59,6 +66,7 @@ impl DigState {
             state,
             time: now(),
             revision,
+            reason,
         });
     }
 }

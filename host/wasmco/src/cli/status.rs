@@ -26,6 +26,9 @@ pub struct Snapshot {
     pub apps: BTreeMap<String, Vec<ResourceRow>>,
     /// rsync is still on the last action (see [`DeploymentStatus::reconciling`]).
     pub reconciling: bool,
+    /// What wasmco did by itself (a failover's moves), latest last:
+    /// `(when, revision, why)`.
+    pub moves: Vec<(String, u64, String)>,
 }
 
 /// One resource on one cluster.
@@ -110,6 +113,13 @@ impl Snapshot {
             revision: ready.deployment.revision,
             apps,
             reconciling: ready.reconciling,
+            moves: ready
+                .deployment
+                .states
+                .actions
+                .into_iter()
+                .filter_map(|a| Some((a.time, a.revision, a.reason?)))
+                .collect(),
         })
     }
 
@@ -199,6 +209,9 @@ impl Snapshot {
     }
 }
 
+/// How many of wasmco's own moves `status` lists.
+const MOVES_SHOWN: usize = 5;
+
 /// How `status` behaves.
 #[derive(Debug, Clone)]
 pub struct WatchOptions {
@@ -231,6 +244,11 @@ pub fn show(
         writeln!(out, "{}", snapshot.summary())?;
     }
     writeln!(out, "{}", snapshot.table())?;
+    // The latest few: a flapping history is in the API's.
+    let shown = snapshot.moves.len().saturating_sub(MOVES_SHOWN);
+    for (when, revision, why) in &snapshot.moves[shown..] {
+        writeln!(out, "{when} revision {revision}: {why}")?;
+    }
     Ok(snapshot)
 }
 
@@ -327,6 +345,7 @@ mod tests {
             revision: 1,
             apps: BTreeMap::from([("collectd".to_owned(), vec![row])]),
             reconciling,
+            moves: Vec::new(),
         }
     }
 

@@ -53,6 +53,8 @@ pub(crate) struct Scope {
     pub(crate) access: Access,
     /// The clusters placement may choose from; `None` is every cluster.
     pub(crate) clusters: Option<BTreeSet<ClusterRef>>,
+    /// Clusters placement may not choose now (the failover intent's).
+    pub(crate) avoid: BTreeSet<ClusterRef>,
     /// The logical cloud's labels (its namespace's), for controllers.
     pub(crate) cloud_labels: BTreeMap<String, String>,
 }
@@ -80,9 +82,11 @@ pub(crate) fn gather(
         dependencies,
     } = apps(db, sources.helm, dig, &spec, &release)?;
     let mut clusters = clusters(db)?;
-    if let Some(allowed) = &scope.clusters {
-        clusters.retain(|c| allowed.contains(&ClusterRef::new(&c.provider, &c.name)));
-    }
+    clusters.retain(|c| {
+        let cluster = ClusterRef::new(&c.provider, &c.name);
+        scope.clusters.as_ref().is_none_or(|a| a.contains(&cluster))
+            && !scope.avoid.contains(&cluster)
+    });
     let group = json!({
         "project": dig.project,
         "compositeApp": dig.composite_app,

@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 
 use wasmco_core::Kind;
 use wasmco_core::intents::{Need, ReferenceTarget};
-use wasmco_core::specs::{ControllerSpec, DigIntentSpec, GENERIC_PLACEMENT_KEY};
+use wasmco_core::specs::{
+    ControllerSpec, DigIntentSpec, FAILOVER_KEY, FailoverIntentSpec, GENERIC_PLACEMENT_KEY,
+};
 use wasmco_runtime::contract::ContractVersion;
 use wasmco_runtime::{Controller, ControllerKind};
 use wasmco_store::db::{ResourceDb, ResourceId};
@@ -45,6 +47,8 @@ pub(super) fn steps(
         intents.extend(dig_intent.intent);
     }
     let app_intents = generic_placement(db, &dig_path, &mut intents)?;
+    // Read by the build, before placement: it names no controller.
+    intents.remove(FAILOVER_KEY);
     let mut placement = Vec::new();
     let mut action = Vec::new();
     // Read once, and only when a declaring controller is named.
@@ -126,6 +130,28 @@ fn generic_placement(
         .into_iter()
         .map(|(_, body)| json!({"app": body["spec"]["app"], "intent": body["spec"]["intent"]}))
         .collect())
+}
+
+/// The failover intent the DIG's intents name, if they name one.
+pub(crate) fn failover_intent(
+    db: &ResourceDb,
+    dig: &DigRef,
+) -> Result<Option<FailoverIntentSpec>, OrchestratorError> {
+    let dig_path = dig.id().path;
+    let named = db
+        .list_specs::<DigIntentSpec>(Kind::DigIntent, &dig_path)?
+        .into_iter()
+        .find_map(|(_, spec)| spec.intent.get(FAILOVER_KEY).cloned());
+    let Some(name) = named else {
+        return Ok(None);
+    };
+    let mut path = dig_path;
+    path.push(name.clone());
+    let id = ResourceId::new(Kind::FailoverIntent, path);
+    if !db.exists(&id)? {
+        return Err(missing(Kind::FailoverIntent, &name));
+    }
+    Ok(Some(db.spec(&id)?))
 }
 
 /// Intents are named by the DIG's intents document, which may come
