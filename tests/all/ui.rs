@@ -115,7 +115,16 @@ async fn sign_in(browser: &Client, token: &str) {
         .for_element(Locator::Id("token"))
         .await
         .unwrap();
-    field.send_keys(token).await.unwrap();
+    // Present is not yet typeable while the page lays out: CI once caught
+    // the field there but not interactable.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while let Err(error) = field.send_keys(token).await {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the token field: {error}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     click(browser, Locator::Css("#login button[type=submit]")).await;
 }
 
