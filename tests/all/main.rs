@@ -28,6 +28,7 @@ mod networks;
 #[cfg(feature = "otlp")]
 mod otlp;
 mod pki;
+mod rollout;
 mod rsync;
 mod scenario;
 mod security;

@@ -156,6 +156,8 @@ struct DigEntry<'a> {
     state: DeployState,
     revision: u64,
     actions: &'a [StateAction],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rollout: Option<&'a wasmco_core::wire::RolloutProgress>,
     apps: Vec<&'a str>,
     clusters: BTreeSet<&'a ClusterRef>,
     cells: Vec<Cell<'a>>,
@@ -173,6 +175,7 @@ impl<'a> DigEntry<'a> {
             state: state.state,
             revision: state.revision,
             actions: &state.actions,
+            rollout: state.rollout.as_ref(),
             apps: Vec::new(),
             clusters: BTreeSet::new(),
             cells: Vec::new(),

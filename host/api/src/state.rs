@@ -29,10 +29,7 @@ pub struct AppState {
     pub hosts: std::sync::Arc<dyn wasmco_store::hosts::HostGroup>,
     /// What `/metrics` reports.
     pub metrics: std::sync::Arc<super::metrics::Metrics>,
-    /// The steps after a deploy (service discovery), which hear of rsync's
-    /// reconciles for as long as they are kept here.
-    pub follow_ups: std::sync::Arc<wasmco_orchestrator::FollowUps>,
-    /// Moves the apps of DIGs with a failover intent off clusters that
-    /// stay unreachable, while it is kept.
-    pub failover: std::sync::Arc<wasmco_orchestrator::FailoverWatch>,
+    /// The steps after a deploy, the failover watch and the rollout
+    /// driver, which work for as long as they are kept here.
+    pub background: std::sync::Arc<wasmco_orchestrator::Background>,
 }

@@ -130,6 +130,9 @@ function drawDeployments(digs) {
       el("div", { class: "muted" },
         `revision ${dig.revision} · ${dig.readyCells}/${dig.cells.length} app placements ready`),
       dig.cells.length ? grid : el("p", { class: "muted" }, "Nothing placed (not instantiated yet, or no cluster matched)."),
+      dig.rollout ? el("p", { class: dig.rollout.phase === "Stopped" ? "Retrying" : "muted", "data-role": "dig-rollout" },
+        `rollout ${dig.rollout.phase}: ${dig.rollout.released} of ${dig.rollout.groups} groups released` +
+        (dig.rollout.reason ? ` (${dig.rollout.reason})` : "")) : null,
       ...dig.actions.filter((a) => a.reason).slice(-3).map((a) =>
         el("p", { class: "Retrying", "data-role": "dig-move" }, `${age(a.time)}: ${a.reason}`)),
       el("details", {},

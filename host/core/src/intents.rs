@@ -31,6 +31,9 @@ pub const RESERVED_SEGMENTS: &[&str] = &[
     "migrate",
     "status",
     "context",
+    "rollout",
+    "failover-intents",
+    "rollout-intents",
 ];
 
 /// What a controller declares.

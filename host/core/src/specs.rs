@@ -17,6 +17,7 @@ mod kv_pairs;
 mod logical_cloud;
 mod patterns;
 mod placement;
+mod rollout;
 
 pub use app::{AppProfileSpec, CompositeAppSpec, DependencySpec, OpStatus};
 pub use ca_cert::{
@@ -39,6 +40,7 @@ pub use patterns::{
     NAMESPACE_OR_EMPTY_PATTERN, NAMESPACE_PATTERN, USER_NAME_PATTERN,
 };
 pub use placement::{AppIntentSpec, PlacementEntry, PlacementIntent};
+pub use rollout::{ROLLOUT_KEY, RolloutGroups, RolloutIntentSpec};
 // Their old home, where other crates still find them.
 pub use crate::kube_names::{check_dns_label, check_label};
 
@@ -71,6 +73,7 @@ pub fn check_spec(
         Kind::DeploymentIntentGroup => checked::<DigSpec>(spec, &scope),
         Kind::DigIntent => checked::<DigIntentSpec>(spec, &scope),
         Kind::FailoverIntent => checked::<FailoverIntentSpec>(spec, &scope),
+        Kind::RolloutIntent => checked::<RolloutIntentSpec>(spec, &scope),
         Kind::GenericAppIntent => checked::<AppIntentSpec>(spec, &scope),
         Kind::LogicalCloud => checked::<LogicalCloudSpec>(spec, &scope),
         Kind::LogicalCloudClusterReference => checked::<ClusterReferenceSpec>(spec, &scope),

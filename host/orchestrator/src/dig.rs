@@ -4,7 +4,9 @@
 mod build;
 mod inputs;
 mod lifecycle;
+mod rollout;
 
 pub(crate) use build::Build;
 pub(crate) use inputs::Sources;
 pub(crate) use lifecycle::Digs;
+pub use rollout::RolloutAction;

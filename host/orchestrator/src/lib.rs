@@ -8,6 +8,7 @@
 //! logical clouds, the networks, the caCerts, service discovery) is a
 //! module of its own working over the stores they share.
 
+mod background;
 pub mod budget;
 mod ca_certs;
 mod cluster_deploy;
@@ -27,16 +28,17 @@ mod network;
 mod orchestrator;
 pub mod pipeline;
 mod registry;
+mod rollout;
 pub mod service_discovery;
 mod shared;
 mod status;
 mod target;
 mod tenancy;
 
+pub use background::Background;
 pub use cluster_deploy::{ClusterDeploymentRef, ClusterDeployments, DeployUpload, MachineChange};
+pub use dig::RolloutAction;
 pub use error::OrchestratorError;
-pub use failover::FailoverWatch;
-pub use follow_ups::FollowUps;
 pub use locks::DeclarationLock;
 pub use orchestrator::Orchestrator;
 pub use pipeline::{ControllerRun, Step, run_controllers};

@@ -8,8 +8,8 @@
 //! ([`wasmco_store::appcontext::ServiceMirror`]).
 //!
 //! The work is done after the deploy, each time rsync finishes reconciling
-//! the DIG (it tells [`crate::FollowUps`], as EMCO's rsync tells sds through its
-//! ready notifications), since it needs what only the clusters know: the
+//! the DIG (it tells [`crate::Background`]'s follow-ups, as EMCO's rsync
+//! tells sds through its ready notifications), since it needs what only the clusters know: the
 //! Service as the server's cluster holds it (a NodePort's node port on the
 //! first IP address of the cluster's first node, or a LoadBalancer's port
 //! on its ingress address) once every resource of the server app there is

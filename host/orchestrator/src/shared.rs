@@ -176,5 +176,6 @@ pub(crate) fn own_meta(
         confinement: None,
         service_mirrors: Vec::new(),
         failover: None,
+        rollout: None,
     }
 }

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use commands::{
-    Connect, cluster, compile, controller, dev, dig, documents, get, helm, scenario, serve, token,
-    virtual_cluster,
+    Connect, cluster, compile, controller, dev, dig, documents, get, helm, rollout, scenario,
+    serve, token, virtual_cluster,
 };
 use wasmco::telemetry::{self, LogFormat};
 use wasmco_core::wire::DigAction;
@@ -78,6 +78,11 @@ enum Command {
     Rollback(dig::RollbackArgs),
     /// Show a DIG's status, refreshing until its last action has finished.
     Status(dig::StatusArgs),
+    /// Follow, pause, resume or abort a DIG's progressive rollout.
+    Rollout {
+        #[command(subcommand)]
+        command: rollout::RolloutCommand,
+    },
     /// Write, build, register, list and try controllers.
     Controller {
         #[command(subcommand)]
@@ -143,6 +148,7 @@ fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Update(args) => documents::update(connect, args),
         Command::Rollback(args) => dig::rollback(connect, args),
         Command::Status(args) => dig::status(connect, args),
+        Command::Rollout { command } => rollout::run(connect, command),
         Command::Controller { command } => controller::run(connect, command),
         Command::Token { command } => token::run(connect, command),
         Command::VirtualCluster(args) => virtual_cluster::run(args),

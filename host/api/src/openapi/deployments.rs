@@ -3,7 +3,7 @@
 use serde_json::{Value, json};
 
 use wasmco_core::Kind;
-use wasmco_core::wire::{ContextBody, DeploymentState, DeploymentStatus};
+use wasmco_core::wire::{ContextBody, DeploymentState, DeploymentStatus, RolloutStatus};
 
 use super::parts::{error_responses, merge, parameters, status_query};
 use super::wire;
@@ -24,6 +24,27 @@ pub(super) fn document_deployments(paths: &mut serde_json::Map<String, Value>) {
         "summary": "what rsync did with the DIG's current context, per app, cluster and resource (EMCO's status shape); the app service-discovery holds what service discovery made known on the clients' clusters, and serviceDiscovery says why it did not (yet)",
         "parameters": params,
         "responses": {"200": wire::answers::<DeploymentStatus>("the status"), "404": error_responses()["404"]}}}));
+    let route = format!("{dig}/rollout");
+    paths.insert(route.clone(), json!({"get": {
+        "summary": "the progressive rollout of the DIG's current revision (its rollout intent's): the groups, how many went, and whether it progresses, is paused, stopped (and why) or done",
+        "parameters": parameters(&route),
+        "responses": {"200": wire::answers::<RolloutStatus>("the rollout and its groups"), "404": error_responses()["404"]}}}));
+    for (name, _) in crate::deployments::ROLLOUT_ACTIONS {
+        let route = format!("{dig}/rollout/{name}");
+        let errors = error_responses();
+        paths.insert(route.clone(), json!({"post": {
+            "summary": match name {
+                "pause" => "pause the rollout: no further group goes until it is resumed",
+                "resume" => "resume a paused or stopped rollout (a stopped group's timeout starts again)",
+                _ => "abort the rollout: roll back to the revision before it (an instantiate's is terminated)",
+            },
+            "parameters": parameters(&route),
+            "responses": {
+                "202": wire::answers::<DeploymentState>("done; the DIG's state and history"),
+                "404": errors["404"],
+                "409": merge(&errors["409"], "no rollout under way, or not in a phase this action applies to"),
+            }}}));
+    }
     let route = format!("{dig}/context");
     let mut params = parameters(&route);
     for name in ["app", "cluster", "revision"] {

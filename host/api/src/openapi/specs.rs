@@ -23,7 +23,7 @@ use wasmco_core::specs::{
     AppIntentSpec, AppProfileSpec, CaCertClusterGroupSpec, CaCertLogicalCloudSpec, CaCertSpec,
     ClusterDeploymentSpec, ClusterReferenceSpec, CompositeAppSpec, ControllerSpec, DependencySpec,
     DigIntentSpec, DigSpec, FailoverIntentSpec, KvPairSpec, LogicalCloudSpec, QuotaSpec,
-    UserPermissionSpec,
+    RolloutIntentSpec, UserPermissionSpec,
 };
 use wasmco_core::tenancy::TenancyPolicySpec;
 
@@ -112,6 +112,7 @@ fn schema(kind: Kind, generator: &mut SchemaGenerator) -> Value {
         Kind::DeploymentIntentGroup => of(generator.subschema_for::<DigSpec>()),
         Kind::DigIntent => of(generator.subschema_for::<DigIntentSpec>()),
         Kind::FailoverIntent => of(generator.subschema_for::<FailoverIntentSpec>()),
+        Kind::RolloutIntent => of(generator.subschema_for::<RolloutIntentSpec>()),
         Kind::GenericAppIntent => of(generator.subschema_for::<AppIntentSpec>()),
         Kind::LogicalCloud => of(generator.subschema_for::<LogicalCloudSpec>()),
         Kind::LogicalCloudClusterReference => of(generator.subschema_for::<ClusterReferenceSpec>()),

@@ -26,7 +26,21 @@ pub(super) fn routes() -> Router<AppState> {
             ),
         );
     }
+    for (name, action) in deployments::ROLLOUT_ACTIONS {
+        router = router.route(
+            &format!("{dig}/rollout/{name}"),
+            post(
+                move |State(s): State<AppState>, path: Path<DigPath>, request: Request| {
+                    deployments::act_on_rollout(s, action, path, request)
+                },
+            ),
+        );
+    }
     router
+        .route(
+            &format!("{dig}/rollout"),
+            get(|State(s): State<AppState>, path: Path<DigPath>| deployments::rollout(s, path)),
+        )
         .route(
             &format!("{dig}/{{*{}}}", intents::ROUTE_PARAM),
             any(|State(s): State<AppState>, path, request: Request| {

@@ -34,6 +34,9 @@ pub enum Kind {
     /// `…/deployment-intent-groups/{dig}/failover-intents/{failoverIntent}`:
     /// what happens when a placed cluster stays unreachable.
     FailoverIntent,
+    /// `…/deployment-intent-groups/{dig}/rollout-intents/{rolloutIntent}`:
+    /// its instantiates and updates go a group of clusters at a time.
+    RolloutIntent,
     /// `…/generic-placement-intents/{gpi}/app-intents/{appIntent}`
     GenericAppIntent,
     /// `…/deployment-intent-groups/{dig}/controller-intents/{controllerIntent}`:
@@ -97,7 +100,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind, parents before children.
-    pub const ALL: [Kind; 36] = [
+    pub const ALL: [Kind; 37] = [
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
@@ -126,6 +129,7 @@ impl Kind {
         Kind::GenericPlacementIntent,
         Kind::GenericAppIntent,
         Kind::FailoverIntent,
+        Kind::RolloutIntent,
         Kind::ControllerIntent,
         Kind::LogicalCloud,
         Kind::LogicalCloudClusterReference,

@@ -221,6 +221,16 @@ impl Kind {
                 false,
                 JSON_LIMIT
             ),
+            Kind::RolloutIntent => kind!(
+                "rollout intent",
+                "rollout-intent",
+                Some(Kind::DeploymentIntentGroup),
+                "rollout-intents",
+                "rolloutIntent",
+                Document,
+                false,
+                JSON_LIMIT
+            ),
             Kind::GenericAppIntent => kind!(
                 "generic app intent",
                 "gpi-app-intent",

@@ -82,8 +82,8 @@ pub const UNSET_INTENT_NAME: &str = "<no value>";
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DigIntentSpec {
-    /// Controller name (or [`GENERIC_PLACEMENT_KEY`], or
-    /// [`super::FAILOVER_KEY`]) to intent name.
+    /// Controller name (or [`GENERIC_PLACEMENT_KEY`],
+    /// [`super::FAILOVER_KEY`], [`super::ROLLOUT_KEY`]) to intent name.
     /// An intent's name is a name, or what emcoctl writes for one unset.
     #[schemars(extend("additionalProperties" = {"anyOf": [
         {"type": "string", "pattern": NAME_PATTERN},
@@ -103,7 +103,13 @@ impl Spec for DigIntentSpec {
             // As EMCO: the controllers named must exist; the intents they
             // name are looked up at instantiate (EMCO's files create them
             // after this document).
-            if controller != GENERIC_PLACEMENT_KEY && controller != super::FAILOVER_KEY {
+            if ![
+                GENERIC_PLACEMENT_KEY,
+                super::FAILOVER_KEY,
+                super::ROLLOUT_KEY,
+            ]
+            .contains(&controller.as_str())
+            {
                 check_name(&format!("spec.intent (key {controller:?})"), controller)?;
                 refs.push(Reference {
                     field,

@@ -60,6 +60,9 @@ pub struct DeploymentState {
     pub revision: u64,
     /// Its history.
     pub states: History,
+    /// The progressive rollout of its current revision, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<super::RolloutProgress>,
 }
 
 impl DeploymentState {

@@ -8,6 +8,7 @@ pub mod cluster_deploy;
 pub mod deployment;
 pub mod gitops;
 pub mod lifecycle;
+pub mod rollout;
 pub mod status;
 
 use schemars::JsonSchema;
@@ -26,6 +27,7 @@ pub use lifecycle::{
     CertAction, CloudAction, DeployState, DigAction, Lifecycle, MigrateTo, NetworkAction, Refused,
     StateAction,
 };
+pub use rollout::{RolloutPhase, RolloutProgress, RolloutStatus};
 pub use status::{
     ClusterHealth, Connectivity, Deployed, Drift, DriftKind, Reachability, Readiness,
     ResourceStatus,

@@ -5,13 +5,18 @@
 
 use std::collections::BTreeSet;
 
-use wasmco_core::ClusterRef;
-use wasmco_core::specs::{DigSpec, LogicalCloudSpec};
+use wasmco_core::specs::{
+    DigSpec, FAILOVER_KEY, FailoverIntentSpec, LogicalCloudSpec, ROLLOUT_KEY, RolloutIntentSpec,
+};
+use wasmco_core::wire::RolloutProgress;
+use wasmco_core::{ClusterInfo, ClusterRef, Kind};
 use wasmco_runtime::ControllerKind;
-use wasmco_store::appcontext::{self as stored, Access, ContextMeta, DeployState, DigState};
+use wasmco_store::appcontext::{
+    self as stored, Access, ContextMeta, DeployState, DigState, RolloutPlan,
+};
 use wasmco_store::db::DbError;
 
-use super::inputs::{self, Inputs, Scope, Sources, failover_intent};
+use super::inputs::{self, Inputs, Scope, Sources, builtin_intent};
 use crate::draft::DraftContext;
 use crate::error::OrchestratorError;
 use crate::locks::TargetGuard;
@@ -21,6 +26,10 @@ use crate::service_discovery::{Follow, Mirrors, mirrors_in};
 use crate::shared::Shared;
 use crate::target::{DigRef, LogicalCloudRef};
 use crate::tenancy::{Actor, Tenancy};
+
+/// What [`Build::compute`] gives: the new revision's meta and apps, and
+/// the clusters placement was offered (when asked for).
+type Computed = (ContextMeta, Vec<stored::StoredApp>, Vec<ClusterInfo>);
 
 /// What a new revision is for, besides the state it enters.
 #[derive(Debug, Default)]
@@ -61,7 +70,15 @@ impl Build<'_> {
         let _entered = span.enter();
         let started = std::time::Instant::now();
         let mut scope = self.deployment_scope(dig)?;
-        let failover = failover_intent(&self.shared.db, dig)?;
+        let db = &self.shared.db;
+        let failover: Option<FailoverIntentSpec> =
+            builtin_intent(db, dig, FAILOVER_KEY, Kind::FailoverIntent)?;
+        // A failover's move and a migrate's take-over go at once.
+        let rollout: Option<RolloutIntentSpec> =
+            match purpose.reason.is_none() && purpose.adopt_from.is_none() {
+                true => builtin_intent(db, dig, ROLLOUT_KEY, Kind::RolloutIntent)?,
+                false => None,
+            };
         if let Some(failover) = failover.as_ref().filter(|f| f.replaces()) {
             scope.avoid = crate::status::avoided(&self.shared.contexts, failover)?;
         }
@@ -75,14 +92,29 @@ impl Build<'_> {
         )?;
         self.metrics
             .stage(action, "inputs", started.elapsed().as_secs_f64());
-        let (meta, apps) = self.compute(dig, action, inputs, access, actor)?;
+        let keep_offered = rollout.is_some();
+        let (meta, apps, offered) =
+            self.compute(dig, action, inputs, access, actor, keep_offered)?;
+        let rollout = match rollout {
+            Some(intent) => Some(self.plan(dig, &state, intent, &apps, &offered)?),
+            None => None,
+        };
+        let from = if state.state.is_deployed() {
+            state.revision
+        } else {
+            0
+        };
+        state.enter_because(next, revision, purpose.reason);
+        state.rollout = rollout
+            .as_ref()
+            .map(|plan| RolloutProgress::started(revision, from, plan.groups.len(), stored::now()));
         let meta = ContextMeta {
             revision,
             adopt_from: purpose.adopt_from,
             failover,
+            rollout,
             ..meta
         };
-        state.enter_because(next, revision, purpose.reason);
         let writing = std::time::Instant::now();
         self.shared
             .contexts
@@ -100,9 +132,43 @@ impl Build<'_> {
         Ok(state)
     }
 
+    /// The groups a rollout of `apps` goes in, `offered` being the
+    /// clusters placement was offered; the clusters the current revision
+    /// uses and `apps` do not go with the last.
+    fn plan(
+        &self,
+        dig: &DigRef,
+        state: &DigState,
+        intent: RolloutIntentSpec,
+        apps: &[stored::StoredApp],
+        offered: &[ClusterInfo],
+    ) -> Result<RolloutPlan, OrchestratorError> {
+        let placed: BTreeSet<&ClusterRef> = apps
+            .iter()
+            .flat_map(|app| app.placement.iter().map(|p| &p.cluster))
+            .collect();
+        let infos: Vec<&ClusterInfo> = offered
+            .iter()
+            .filter(|c| placed.contains(&c.reference()))
+            .collect();
+        let mut leaving = Vec::new();
+        if state.state.is_deployed() && state.revision > 0 {
+            let (_, before) = self
+                .shared
+                .contexts
+                .read_placed(&dig.key(), state.revision)?;
+            leaving.extend(before.into_iter().filter(|c| !placed.contains(c)));
+        }
+        Ok(RolloutPlan {
+            groups: intent.plan(&infos, &leaving),
+            intent,
+        })
+    }
+
     /// Runs the controllers over `inputs` and checks what a project's
     /// member built; the context's meta (its revision and adoption left to
-    /// the caller) and apps.
+    /// the caller), apps and, if `keep_offered`, the clusters placement
+    /// was offered.
     fn compute(
         &self,
         dig: &DigRef,
@@ -110,7 +176,8 @@ impl Build<'_> {
         inputs: Inputs,
         access: Access,
         actor: Actor,
-    ) -> Result<(ContextMeta, Vec<stored::StoredApp>), OrchestratorError> {
+        keep_offered: bool,
+    ) -> Result<Computed, OrchestratorError> {
         let Inputs {
             release,
             apps,
@@ -119,6 +186,11 @@ impl Build<'_> {
             clusters,
             steps,
         } = inputs;
+        let offered = if keep_offered {
+            clusters.clone()
+        } else {
+            Vec::new()
+        };
         let mut draft = DraftContext::new(apps, clusters);
         let pipeline: Vec<Step<'_>> = steps
             .iter()
@@ -168,8 +240,9 @@ impl Build<'_> {
             confinement,
             service_mirrors,
             failover: None,
+            rollout: None,
         };
-        Ok((meta, apps))
+        Ok((meta, apps, offered))
     }
 
     /// Where the DIG deploys: the logical cloud its `spec.logicalCloud`

@@ -7,4 +7,4 @@ mod render;
 mod steps;
 
 pub(crate) use gather::{Inputs, Scope, Sources, gather};
-pub(crate) use steps::failover_intent;
+pub(crate) use steps::builtin_intent;

@@ -25,7 +25,7 @@ use crate::tenancy::{Actor, Tenancy};
 
 /// The DIGs, over the shared stores.
 pub(crate) struct Digs<'a> {
-    shared: &'a Shared,
+    pub(super) shared: &'a Shared,
     build: Build<'a>,
 }
 
@@ -42,7 +42,7 @@ impl<'a> Digs<'a> {
         Mirrors::of(self.shared)
     }
 
-    fn begin(&self, dig: &DigRef) -> Result<(TargetGuard, DigState), OrchestratorError> {
+    pub(super) fn begin(&self, dig: &DigRef) -> Result<(TargetGuard, DigState), OrchestratorError> {
         self.shared.begin_at(&dig.key(), &dig.id())
     }
 
@@ -194,10 +194,22 @@ impl<'a> Digs<'a> {
         revision: u64,
         actor: Actor,
     ) -> Result<DigState, OrchestratorError> {
+        self.rollback_because(dig, revision, actor, None)
+    }
+
+    /// [`Self::rollback`], for `reason` when wasmco chose to (a rollout's
+    /// abort), kept in the history.
+    pub(super) fn rollback_because(
+        &self,
+        dig: &DigRef,
+        revision: u64,
+        actor: Actor,
+        reason: Option<String>,
+    ) -> Result<DigState, OrchestratorError> {
         let (guard, mut state) = self.begin(dig)?;
         let next = allow(&dig.describe(), &state, DigAction::Rollback)?;
         let mut kept = self.shared.contexts.read(&dig.key(), revision)?;
-        state.enter(next, revision);
+        state.enter_because(next, revision, reason);
         if actor == Actor::Tenant {
             // Held to today's rules, not to those it was built under (or
             // to none, when the admin built it).

@@ -223,6 +223,7 @@ impl<'a> Mirrors<'a> {
             confinement,
             service_mirrors: Vec::new(),
             failover: None,
+            rollout: None,
             ..parent.clone()
         };
         let next = match state.state.is_deployed() {

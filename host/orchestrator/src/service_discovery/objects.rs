@@ -100,6 +100,7 @@ mod tests {
             confinement: None,
             service_mirrors: Vec::new(),
             failover: None,
+            rollout: None,
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 
 use wasmco_core::ClusterRef;
-use wasmco_store::appcontext::{DeployState, Deployed, StoredContext};
+use wasmco_store::appcontext::{DeployState, Deployed, DigState, StoredContext};
 
 use super::cluster::ClusterWork;
 use super::reconciler::Reconciler;
@@ -62,18 +62,20 @@ pub(crate) async fn reconcile(
     let context = Arc::new(
         stored::off_the_workers(&reconciler.contexts, move |c| c.read(&owned, revision)).await?,
     );
+    let held = held(&state, &context);
     let mut settled = if deployed {
         deploying(context.clone());
-        deploy(reconciler, key, &context, applied, look).await?
+        deploy(reconciler, key, &context, applied, look, &held).await?
     } else {
         Settled::Idle
     };
-    let removed = remove_undesired(reconciler, key, &context, deployed, applied, look);
+    let removed = remove_undesired(reconciler, key, &context, deployed, applied, look, &held);
     settled = settled.max(removed.await?);
     // The status's readiness is per revision, and a rollback's revision
     // was Ready once: only this record says the rollback itself is done.
     let actions = state.actions.len() as u64;
-    if deployed && settled != Settled::Incomplete && !applied.passed(actions) {
+    let whole = held.is_empty() && settled != Settled::Incomplete;
+    if deployed && whole && !applied.passed(actions) {
         let (owned, fence) = (key.to_owned(), reconciler.group.ownership_fence(key));
         stored::off_the_workers(&reconciler.contexts, move |c| {
             c.put_reconciled(&owned, actions, fence.as_ref())
@@ -104,7 +106,10 @@ pub(crate) async fn repair(
     let owned = key.to_owned();
     let state = stored::off_the_workers(&reconciler.contexts, move |c| c.state(&owned)).await?;
     let deploys = state.state.is_deployed();
-    if !deploys || state.revision != context.meta.revision {
+    if !deploys
+        || state.revision != context.meta.revision
+        || held(&state, context).contains(&cluster)
+    {
         return Ok(false);
     }
     // Not this revision's: the next reconcile removes it (a status
@@ -163,19 +168,39 @@ async fn holds_what_was_handed_over(
     }))
 }
 
-/// Applies the context, app by app; an app waited for by another is
-/// waited for (its `wait` seconds) when it changed.
+/// The clusters the revision's rollout has not released yet: they keep
+/// what they hold (the previous revision's objects, or none) meanwhile.
+fn held(state: &DigState, context: &StoredContext) -> HashSet<ClusterRef> {
+    let (Some(progress), Some(plan)) = (&state.rollout, &context.meta.rollout) else {
+        return HashSet::new();
+    };
+    if progress.revision != context.meta.revision {
+        return HashSet::new();
+    }
+    let released = usize::try_from(progress.released).unwrap_or(usize::MAX);
+    plan.groups
+        .iter()
+        .skip(released)
+        .flatten()
+        .cloned()
+        .collect()
+}
+
+/// Applies the context, app by app, on the clusters not `held`; an app
+/// waited for by another is waited for (its `wait` seconds) when it
+/// changed.
 async fn deploy(
     reconciler: &Arc<Reconciler>,
     key: &str,
     context: &Arc<StoredContext>,
     applied: &Arc<Applied>,
     look: Look,
+    held: &HashSet<ClusterRef>,
 ) -> Result<Settled, RsyncError> {
     let mut settled = Settled::Resync;
     for (index, app) in context.apps.iter().enumerate() {
         let mut clusters = JoinSet::new();
-        for placement in &app.placement {
+        for placement in app.placement.iter().filter(|p| !held.contains(&p.cluster)) {
             let cluster = &placement.cluster;
             let work = ClusterWork::new(reconciler, key, context, cluster, applied, look);
             clusters.spawn(apply::sync(work, index));
@@ -201,9 +226,10 @@ async fn deploy(
     Ok(settled)
 }
 
-/// Deletes, on every cluster any revision used, the objects with the
-/// target's labels that the current revision does not put there (all
-/// of them once terminated); records the terminated ones as Deleted.
+/// Deletes, on every cluster any revision used but those `held`, the
+/// objects with the target's labels that the current revision does not
+/// put there (all of them once terminated); records the terminated ones
+/// as Deleted.
 async fn remove_undesired(
     reconciler: &Arc<Reconciler>,
     key: &str,
@@ -211,6 +237,7 @@ async fn remove_undesired(
     deployed: bool,
     applied: &Arc<Applied>,
     look: Look,
+    held: &HashSet<ClusterRef>,
 ) -> Result<Settled, RsyncError> {
     let mut wanted: HashMap<ClusterRef, HashSet<(String, String)>> = HashMap::new();
     if deployed {
@@ -233,6 +260,9 @@ async fn remove_undesired(
     let owned = key.to_owned();
     let footprint = stored::off_the_workers(&reconciler.contexts, move |c| c.footprint(&owned));
     for (cluster, kinds) in footprint.await?.clusters() {
+        if held.contains(cluster) {
+            continue;
+        }
         let Some(keep) = wanted.remove(cluster).or((!leave).then(HashSet::new)) else {
             settled = Settled::Incomplete;
             continue;

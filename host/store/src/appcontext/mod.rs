@@ -37,7 +37,9 @@ mod store;
 pub use error::ContextError;
 pub use footprint::Footprint;
 pub use handoff::{ClusterFacts, NoSync, ReconcileListener, SyncEngine};
-pub use model::{Access, ContextMeta, ServiceMirror, StoredApp, StoredContext, StoredPlacement};
+pub use model::{
+    Access, ContextMeta, RolloutPlan, ServiceMirror, StoredApp, StoredContext, StoredPlacement,
+};
 pub use progress::{StatusCell, Tally};
 pub use state::{DigState, now};
 pub use store::{ContextStore, Fence};

@@ -10,6 +10,17 @@ use wasmco_core::hooks::Hook;
 use wasmco_core::resource::{ClusterRef, Resource, ResourceKey};
 use wasmco_core::wire::AppDependency;
 
+/// A revision's progressive rollout: its intent, and the groups of
+/// clusters it goes to, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RolloutPlan {
+    /// The rollout intent as it was when the revision was built.
+    pub intent: wasmco_core::specs::RolloutIntentSpec,
+    /// The groups.
+    pub groups: Vec<Vec<ClusterRef>>,
+}
+
 /// What a context was made from, and in what order rsync deploys it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -53,6 +64,9 @@ pub struct ContextMeta {
     /// the new copies are Ready, and the failover watch reads it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failover: Option<wasmco_core::specs::FailoverIntentSpec>,
+    /// Its progressive rollout's intent and groups, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutPlan>,
 }
 
 /// A server app's Service, made known to client apps on other clusters:

@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use wasmco_core::wire::{DeployState, DeploymentState, History, StateAction, Subject};
+use wasmco_core::wire::{
+    DeployState, DeploymentState, History, RolloutProgress, StateAction, Subject,
+};
 
 /// A DIG's deployment state and history.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,6 +21,10 @@ pub struct DigState {
     /// removes what is left of this one only once that one holds them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handed_over_to: Option<String>,
+    /// The progressive rollout of the current revision, while it has one
+    /// (any action ends it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<RolloutProgress>,
 }
 
 impl DigState {
@@ -35,6 +41,7 @@ impl DigState {
                 reason: None,
             }],
             handed_over_to: None,
+            rollout: None,
         }
     }
 
@@ -47,6 +54,7 @@ impl DigState {
             states: History {
                 actions: self.actions.clone(),
             },
+            rollout: self.rollout.clone(),
         }
     }
 
@@ -60,6 +68,7 @@ impl DigState {
     pub fn enter_because(&mut self, state: DeployState, revision: u64, reason: Option<String>) {
         self.state = state;
         self.handed_over_to = None;
+        self.rollout = None;
         self.revision = revision;
         self.latest = self.latest.max(revision);
         self.actions.push(StateAction {

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use wasmco_core::ClusterRef;
 use wasmco_core::wire::{
-    DeployState, Deployed, DeploymentStatus, DriftKind, Readiness, ResourceEntry,
+    DeployState, Deployed, DeploymentStatus, DriftKind, Readiness, ResourceEntry, RolloutPhase,
+    RolloutProgress,
 };
 
 use super::client::ApiClient;
@@ -29,6 +30,8 @@ pub struct Snapshot {
     /// What wasmco did by itself (a failover's moves), latest last:
     /// `(when, revision, why)`.
     pub moves: Vec<(String, u64, String)>,
+    /// The current revision's progressive rollout, if it has one.
+    pub rollout: Option<RolloutProgress>,
 }
 
 /// One resource on one cluster.
@@ -113,6 +116,7 @@ impl Snapshot {
             revision: ready.deployment.revision,
             apps,
             reconciling: ready.reconciling,
+            rollout: ready.deployment.rollout.clone(),
             moves: ready
                 .deployment
                 .states
@@ -133,6 +137,14 @@ impl Snapshot {
     /// clusters left behind is gone too); a DIG that was never deployed
     /// has nothing to wait for.
     pub fn settled(&self) -> bool {
+        // Stopped or paused, it waits for a person, not for the clusters.
+        if self
+            .rollout
+            .as_ref()
+            .is_some_and(|r| matches!(r.phase, RolloutPhase::Stopped | RolloutPhase::Paused))
+        {
+            return true;
+        }
         match self.state {
             DeployState::Terminated => self.rows().all(ResourceRow::gone),
             DeployState::Instantiated | DeployState::Updated => {
@@ -185,6 +197,22 @@ impl Snapshot {
             } else {
                 ""
             }
+        ) + &self.rollout_line()
+    }
+
+    /// `; rollout Progressing, 2 of 3 groups released`, and why it stopped.
+    fn rollout_line(&self) -> String {
+        let Some(rollout) = &self.rollout else {
+            return String::new();
+        };
+        let reason = rollout
+            .reason
+            .as_deref()
+            .map(|r| format!(": {r}"))
+            .unwrap_or_default();
+        format!(
+            "; rollout {}, {} of {} groups released{reason}",
+            rollout.phase, rollout.released, rollout.groups
         )
     }
 
@@ -346,6 +374,7 @@ mod tests {
             apps: BTreeMap::from([("collectd".to_owned(), vec![row])]),
             reconciling,
             moves: Vec::new(),
+            rollout: None,
         }
     }
 

@@ -21,6 +21,18 @@ pub struct DigArgs {
     scope: Scope,
 }
 
+impl DigArgs {
+    /// The DIG's name or path, as given.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Where to look for it.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+}
+
 /// Roll a DIG back to an earlier context revision.
 #[derive(clap::Args)]
 pub struct RollbackArgs {

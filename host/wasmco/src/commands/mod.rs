@@ -11,6 +11,7 @@ pub mod dig;
 pub mod documents;
 pub mod get;
 pub mod helm;
+pub mod rollout;
 pub mod scenario;
 pub mod serve;
 pub mod token;

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use wasmco_api::auth::{AuditLog, Tokens};
 use wasmco_api::{AppState, WorkPool};
 use wasmco_core::Kind;
-use wasmco_orchestrator::{ControllerRegistry, FailoverWatch, FollowUps, NoSync, Orchestrator};
+use wasmco_orchestrator::{Background, ControllerRegistry, NoSync, Orchestrator};
 use wasmco_pki::kubeconfig::KubeconfigPolicy;
 use wasmco_runtime::LimitOverrides;
 use wasmco_runtime::builtin;
@@ -86,7 +86,7 @@ pub fn open_state(
     }
     // Listening before rsync takes its work up, so that the first
     // reconciles after a restart are heard too.
-    let follow_ups = FollowUps::start(&orchestrator);
+    let background = std::sync::Arc::new(Background::start(&orchestrator));
     if let Some(rsync) = &rsync {
         resume(rsync, &mut registry)?;
         resume_deploys(&orchestrator, hosts.clone())?;
@@ -101,7 +101,6 @@ pub fn open_state(
         db,
         runtime,
         controllers,
-        failover: FailoverWatch::start(&orchestrator),
         orchestrator,
         admin_token,
         tokens: Arc::new(tokens),
@@ -110,7 +109,7 @@ pub fn open_state(
         work: WorkPool::default(),
         hosts,
         metrics,
-        follow_ups,
+        background,
     })
 }
 

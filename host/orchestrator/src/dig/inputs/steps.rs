@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use wasmco_core::Kind;
 use wasmco_core::intents::{Need, ReferenceTarget};
 use wasmco_core::specs::{
-    ControllerSpec, DigIntentSpec, FAILOVER_KEY, FailoverIntentSpec, GENERIC_PLACEMENT_KEY,
+    ControllerSpec, DigIntentSpec, FAILOVER_KEY, GENERIC_PLACEMENT_KEY, ROLLOUT_KEY,
 };
 use wasmco_runtime::contract::ContractVersion;
 use wasmco_runtime::{Controller, ControllerKind};
@@ -47,8 +47,9 @@ pub(super) fn steps(
         intents.extend(dig_intent.intent);
     }
     let app_intents = generic_placement(db, &dig_path, &mut intents)?;
-    // Read by the build, before placement: it names no controller.
+    // Read by the build: they name no controller.
     intents.remove(FAILOVER_KEY);
+    intents.remove(ROLLOUT_KEY);
     let mut placement = Vec::new();
     let mut action = Vec::new();
     // Read once, and only when a declaring controller is named.
@@ -132,24 +133,27 @@ fn generic_placement(
         .collect())
 }
 
-/// The failover intent the DIG's intents name, if they name one.
-pub(crate) fn failover_intent(
+/// The intent of `kind` the DIG's intents name under `key` (a built-in
+/// one, not a controller's: failover, rollout), if they name one.
+pub(crate) fn builtin_intent<T: serde::de::DeserializeOwned>(
     db: &ResourceDb,
     dig: &DigRef,
-) -> Result<Option<FailoverIntentSpec>, OrchestratorError> {
+    key: &str,
+    kind: Kind,
+) -> Result<Option<T>, OrchestratorError> {
     let dig_path = dig.id().path;
     let named = db
         .list_specs::<DigIntentSpec>(Kind::DigIntent, &dig_path)?
         .into_iter()
-        .find_map(|(_, spec)| spec.intent.get(FAILOVER_KEY).cloned());
+        .find_map(|(_, spec)| spec.intent.get(key).cloned());
     let Some(name) = named else {
         return Ok(None);
     };
     let mut path = dig_path;
     path.push(name.clone());
-    let id = ResourceId::new(Kind::FailoverIntent, path);
+    let id = ResourceId::new(kind, path);
     if !db.exists(&id)? {
-        return Err(missing(Kind::FailoverIntent, &name));
+        return Err(missing(kind, &name));
     }
     Ok(Some(db.spec(&id)?))
 }
