@@ -713,3 +713,62 @@ fn one_host_probes_each_cluster_and_the_others_read_its_record() {
         assert!(after > before, "a cluster is no longer probed");
     }
 }
+
+#[test]
+fn a_host_killed_mid_rollout_leaves_the_survivor_to_go_on_from_the_same_group() {
+    let etcd = Etcd::start();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let clusters = virtual_clusters(&runtime, 6, Duration::ZERO);
+    let mut hosts = Hosts::start(&etcd, 2, &["--probe-interval", "1s"]);
+    lab_with(hosts.host(0), &clusters);
+    let dig = dig_on_every_cluster(hosts.host(0), 0);
+    // Three groups of two, a pause after each for the kill to land in.
+    let waves = json!({"groups": {"size": 2}, "pauseSeconds": 3});
+    for (path, name, spec) in [
+        (format!("{dig}/rollout-intents"), "waves", waves),
+        (
+            format!("{dig}/intents"),
+            "rollout",
+            json!({"intent": {"rolloutIntent": "waves"}}),
+        ),
+    ] {
+        expect(hosts.host(0).post(&path, doc(name, spec)), 201);
+    }
+    expect(action(hosts.host(0), &dig, "approve"), 202);
+    expect(action(hosts.host(0), &dig, "instantiate"), 202);
+    let rollout =
+        |host: &Server| expect(host.get(&format!("{dig}/rollout")), 200)["rollout"].clone();
+    wait_until("group 1 Ready and pausing", Duration::from_secs(20), || {
+        rollout(hosts.host(0))["readyAt"].is_string()
+    });
+    let owner = eventually("the DIG's owner", Duration::from_secs(10), || {
+        hosts
+            .ownership(0)
+            .into_iter()
+            .find(|(_, targets)| targets.iter().any(|t| t == "p/ca0/v1/d"))
+            .map(|(host, _)| host)
+            .ok_or("no owner yet")
+    });
+    let owner: usize = owner.trim_start_matches("host-").parse().unwrap();
+    assert_eq!(rollout(hosts.host(0))["released"], 1);
+    hosts.servers[owner].take().unwrap().kill();
+    let survivor = hosts.host(1 - owner);
+
+    // The survivor releases groups 2 and 3, each once, in order.
+    let mut seen = vec![1];
+    wait_until(
+        "the rollout Done on the survivor",
+        Duration::from_secs(60),
+        || {
+            let now = rollout(survivor);
+            let released = now["released"].as_u64().unwrap();
+            if seen.last() != Some(&released) {
+                seen.push(released);
+            }
+            now["phase"] == "Done"
+        },
+    );
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "{seen:?}");
+    assert_eq!(seen.last(), Some(&3));
+    wait_applied(survivor, &dig, 6, Instant::now() + Duration::from_secs(30));
+}
