@@ -11,7 +11,7 @@ use wasmco_vcluster::{Behaviour, VirtualCluster};
 
 use crate::deploy::action;
 use crate::support::clusters::composite_app_with;
-use crate::support::server::{Server, doc, expect};
+use crate::support::server::{Server, doc, expect, wasm};
 use crate::support::wait::wait_until;
 
 const WEB: &str = "/apis/apps/v1/namespaces/default/deployments/web";
@@ -39,6 +39,15 @@ fn ready_after(delay: Duration) -> Behaviour {
 
 impl Fleet {
     fn start() -> Fleet {
+        Self::with_waves(
+            json!({"groups": {"count": 3}, "maxFailures": 0, "groupTimeoutSeconds": 4}),
+            &[],
+        )
+    }
+
+    /// The fleet with `waves` as the rollout intent, after uploading the
+    /// test gate guest under each of `gates`.
+    fn with_waves(waves: Value, gates: &[&str]) -> Fleet {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let names: Vec<String> = (1..=12).map(|i| format!("c{i:02}")).collect();
         let clusters: Vec<VirtualCluster> = names
@@ -65,7 +74,12 @@ impl Fleet {
         let every_edge = json!({"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]});
         let intents =
             json!({"intent": {"genericPlacementIntent": "gpi", "rolloutIntent": "waves"}});
-        let waves = json!({"groups": {"count": 3}, "maxFailures": 0, "groupTimeoutSeconds": 4});
+        for gate in gates {
+            let metadata = doc(gate, json!({"type": "gate", "priority": 10}));
+            let uploaded =
+                server.upload("/v2/controllers", metadata, Some(wasm("guest_gate.wasm")));
+            expect(uploaded, 201);
+        }
         for (path, name, spec) in [
             (format!("{ca}/composite-profiles"), "prof", json!({})),
             (
@@ -203,4 +217,78 @@ fn a_rollout_over_12_clusters_in_3_groups_stops_at_the_failing_group_and_rolls_b
     let after: Vec<u64> = fleet.clusters[GROUP_3].iter().map(|c| c.writes()).collect();
     assert_eq!(after, writes_of_group_3);
     assert!(fleet.rollout()["rollout"].is_null());
+}
+
+#[test]
+fn a_gate_that_waits_is_honoured_and_one_that_traps_stops_the_rollout_with_its_message() {
+    let soak_ms = 1500;
+    let waves = json!({"groups": {"count": 3}, "gates": [
+        {"controller": "soak", "intent": {"do": "soak", "readyMs": soak_ms}},
+        {"controller": "breaker", "intent": {"do": "proceed"}}]});
+    let fleet = Fleet::with_waves(waves, &["soak", "breaker"]);
+    expect(action(&fleet.server, &fleet.dig, "instantiate"), 202);
+    let waiting = eventually_reason(&fleet, "waits");
+    assert!(
+        waiting.contains("gate soak waits: group 1 Ready for"),
+        "{waiting}"
+    );
+    assert_eq!(fleet.rollout()["rollout"]["released"], 1);
+    assert_eq!(fleet.replicas_of(GROUP_2), [None; 4]);
+    let done = std::time::Instant::now();
+    fleet.wait_for_phase("Done", Duration::from_secs(30));
+    // Two soaks of the gate, after two groups became Ready.
+    assert!(
+        done.elapsed() >= Duration::from_millis(2 * soak_ms),
+        "{:?}",
+        done.elapsed()
+    );
+
+    // The second gate now traps: the update stops after its first group,
+    // with the guest's panic as the reason.
+    let breaker = json!({"groups": {"count": 3}, "gates": [
+        {"controller": "breaker", "intent": {"do": "trap"}}]});
+    expect(
+        fleet.server.put(
+            &format!("{}/rollout-intents/waves", fleet.dig),
+            doc("waves", breaker),
+        ),
+        200,
+    );
+    let three = json!({"compositeProfile": "prof", "version": "r1", "overrideValues":
+        [{"app": "web", "values": {"Deployment/web": {"spec": {"replicas": 3}}}}]});
+    expect(fleet.server.put(&fleet.dig, doc("d", three)), 200);
+    expect(action(&fleet.server, &fleet.dig, "update"), 202);
+    let stopped = fleet.wait_for_phase("Stopped", Duration::from_secs(30));
+    let reason = stopped["rollout"]["reason"].as_str().unwrap();
+    assert!(reason.contains("breaker"), "{reason}");
+    assert!(reason.contains("the gate broke on group 1"), "{reason}");
+    assert_eq!(stopped["rollout"]["released"], 1);
+    assert_eq!(fleet.replicas_of(GROUP_2), [Some(1); 4]);
+
+    // A gate named in the DIG's intents as a controller is refused there.
+    let misplaced = fleet.server.post(
+        &format!("{}/intents", fleet.dig),
+        doc("misplaced", json!({"intent": {"soak": "x"}})),
+    );
+    expect(misplaced, 201);
+    let refused = action(&fleet.server, &fleet.dig, "update");
+    let body = expect(refused, 422);
+    assert!(body.to_string().contains("gate controller"), "{body}");
+}
+
+/// The rollout's reason once it contains `word`.
+fn eventually_reason(fleet: &Fleet, word: &str) -> String {
+    let mut reason = String::new();
+    wait_until(
+        format!("a rollout reason with {word:?}"),
+        Duration::from_secs(20),
+        || {
+            reason = fleet.rollout()["rollout"]["reason"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            reason.contains(word)
+        },
+    );
+    reason
 }

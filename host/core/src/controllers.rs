@@ -20,6 +20,8 @@ pub enum ControllerKind {
     Placement,
     /// Changes resources: the `action-controller` world.
     Action,
+    /// Lets a rollout's next group go, or not: the `gate-controller` world.
+    Gate,
 }
 
 impl ControllerKind {
@@ -28,6 +30,7 @@ impl ControllerKind {
         match self {
             ControllerKind::Placement => "placement-controller",
             ControllerKind::Action => "action-controller",
+            ControllerKind::Gate => "gate-controller",
         }
     }
 }
@@ -37,6 +40,7 @@ impl std::fmt::Display for ControllerKind {
         f.write_str(match self {
             ControllerKind::Placement => "placement",
             ControllerKind::Action => "action",
+            ControllerKind::Gate => "gate",
         })
     }
 }

@@ -40,7 +40,7 @@ pub use patterns::{
     NAMESPACE_OR_EMPTY_PATTERN, NAMESPACE_PATTERN, USER_NAME_PATTERN,
 };
 pub use placement::{AppIntentSpec, PlacementEntry, PlacementIntent};
-pub use rollout::{ROLLOUT_KEY, RolloutGroups, RolloutIntentSpec};
+pub use rollout::{GateRef, ROLLOUT_KEY, RolloutGroups, RolloutIntentSpec};
 // Their old home, where other crates still find them.
 pub use crate::kube_names::{check_dns_label, check_label};
 

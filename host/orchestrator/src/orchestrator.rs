@@ -37,7 +37,7 @@ use crate::tenancy::Actor;
 #[derive(Clone)]
 pub struct Orchestrator {
     pub(crate) shared: Shared,
-    registry: ControllerRegistry,
+    pub(crate) registry: ControllerRegistry,
     generic: Arc<Controller>,
     /// Renders the apps that are Helm charts.
     helm: HelmRenderer,

@@ -92,6 +92,15 @@ pub fn run_controllers(
                     log: output.log,
                 }
             }
+            ControllerKind::Gate => {
+                return Err(CallError {
+                    controller: controller.name().to_owned(),
+                    failure: CallFailure::Refused {
+                        message: "a gate controller decides between a rollout's groups; name it in a rollout intent's gates".into(),
+                    },
+                    log: ControllerLog::default(),
+                });
+            }
         };
         tracing::info!(edits = run.edits, seconds = run.seconds, "controller ran");
         runs.push(run);

@@ -10,12 +10,14 @@
 //! Its state is the DIG's, in the store: a host that takes a DIG over
 //! goes on from the same group.
 
+mod gates;
+
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, mpsc};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use wasmco_core::ClusterRef;
-use wasmco_core::wire::{Reachability, RolloutPhase, RolloutProgress};
+use wasmco_core::wire::{RolloutPhase, RolloutProgress};
 use wasmco_store::appcontext::{ReconcileListener, RolloutPlan, StoredContext, Tally, now};
 
 use crate::error::OrchestratorError;
@@ -115,6 +117,9 @@ struct Planned {
 struct Rollouts {
     under_way: BTreeSet<String>,
     plans: HashMap<String, Planned>,
+    /// A gate asked to be asked again: per DIG, for which revision and
+    /// group, and when.
+    waiting: HashMap<String, (u64, u32, Instant)>,
 }
 
 impl Rollouts {
@@ -153,9 +158,33 @@ impl Rollouts {
                 })?;
             }
             Verdict::Release => {
-                digs.steer_rollout(&planned.dig, progress.revision, |p| {
-                    release(p);
-                })?;
+                let asked = (progress.revision, progress.released);
+                if let Some((revision, group, until)) = self.waiting.get(key)
+                    && (*revision, *group) == asked
+                    && Instant::now() < *until
+                {
+                    return Ok(true);
+                }
+                match ask_gates(orchestrator, key, planned, &progress)? {
+                    gates::Gates::Proceed => {
+                        self.waiting.remove(key);
+                        digs.steer_rollout(&planned.dig, progress.revision, release)?;
+                    }
+                    gates::Gates::Wait(until, reason) => {
+                        self.waiting
+                            .insert(key.to_owned(), (asked.0, asked.1, until));
+                        digs.steer_rollout(&planned.dig, progress.revision, |p| {
+                            p.reason = Some(reason);
+                        })?;
+                    }
+                    gates::Gates::Stop(reason) => {
+                        tracing::warn!(dig = %key, %reason, "rollout stopped by a gate");
+                        digs.steer_rollout(&planned.dig, progress.revision, |p| {
+                            p.phase = RolloutPhase::Stopped;
+                            p.reason = Some(reason);
+                        })?;
+                    }
+                }
             }
             Verdict::Stop(reason) => {
                 tracing::warn!(dig = %key, %reason, "rollout stopped");
@@ -189,6 +218,30 @@ impl Orchestrator {
     }
 }
 
+/// What the rollout's gates say now.
+fn ask_gates(
+    orchestrator: &Orchestrator,
+    key: &str,
+    planned: &Planned,
+    progress: &RolloutProgress,
+) -> Result<gates::Gates, OrchestratorError> {
+    if planned.plan.intent.gates.is_empty() {
+        return Ok(gates::Gates::Proceed);
+    }
+    let contexts = &orchestrator.shared.contexts;
+    let tallies = contexts.tallies(key, progress.revision)?;
+    let unreachable = crate::status::unreachable(contexts)?;
+    gates::Asking {
+        orchestrator,
+        plan: &planned.plan,
+        expected: &planned.expected,
+        progress,
+        tallies: &tallies,
+        unreachable: &unreachable,
+    }
+    .ask()
+}
+
 /// The next group goes, or the rollout is done.
 fn release(progress: &mut RolloutProgress) {
     if progress.released >= progress.groups {
@@ -198,6 +251,7 @@ fn release(progress: &mut RolloutProgress) {
     }
     progress.released_at = now();
     progress.ready_at = None;
+    progress.reason = None;
 }
 
 fn read_plan(
@@ -270,12 +324,7 @@ fn judge(
     let now_ = SystemTime::now();
     let timed_out =
         age(&progress.released_at, now_) >= Duration::from_secs(intent.group_timeout_seconds);
-    let unreachable: BTreeSet<ClusterRef> = contexts
-        .healths()?
-        .into_iter()
-        .filter(|(_, h)| h.state == Reachability::Unreachable)
-        .map(|(c, _)| c)
-        .collect();
+    let unreachable = crate::status::unreachable(contexts)?;
     let mut failed: BTreeMap<&ClusterRef, &str> = BTreeMap::new();
     let mut unavailable = Vec::new();
     for cluster in groups.iter().take(released).flatten() {
@@ -318,7 +367,8 @@ fn judge(
     }
     let pause = Duration::from_secs(intent.pause_seconds);
     Ok(match &progress.ready_at {
-        _ if pause.is_zero() => Verdict::Release,
+        // Gates are told how long the group has been Ready.
+        _ if pause.is_zero() && intent.gates.is_empty() => Verdict::Release,
         None => Verdict::Ready,
         Some(at) if age(at, now_) >= pause => Verdict::Release,
         Some(_) => Verdict::Wait,

@@ -8,8 +8,9 @@ use wasmtime::component::{Component, InstancePre};
 use wasmco_core::controllers::ControllerKind;
 
 use crate::contract::{
-    ActionControllerPre, ActionEdit, ActionRequest, ContractVersion, PlacementControllerPre,
-    PlacementEdit, PlacementRequest, export_names, v0_1,
+    ActionControllerPre, ActionEdit, ActionRequest, ContractVersion, GateControllerPre,
+    GateRequest, PlacementControllerPre, PlacementEdit, PlacementRequest, Verdict, export_names,
+    v0_1,
 };
 use crate::engine::SandboxEngine;
 use crate::error::{self, CallError, CallFailure, RegistrationError};
@@ -30,7 +31,11 @@ pub fn kind_exported_by(wasm: &[u8]) -> Option<ControllerKind> {
             Payload::ComponentExportSection(exports) if depth == 0 => {
                 for export in exports {
                     let name = export.ok()?.name.name;
-                    for kind in [ControllerKind::Placement, ControllerKind::Action] {
+                    for kind in [
+                        ControllerKind::Placement,
+                        ControllerKind::Action,
+                        ControllerKind::Gate,
+                    ] {
                         if ContractVersion::exported(kind, [name]).is_some() {
                             return Some(kind);
                         }
@@ -74,6 +79,7 @@ pub(crate) enum ControllerPre {
     Action(ActionControllerPre<Sandbox>),
     PlacementV0_1(v0_1::PlacementControllerPre<Sandbox>),
     ActionV0_1(v0_1::ActionControllerPre<Sandbox>),
+    Gate(GateControllerPre<Sandbox>),
 }
 
 impl ControllerPre {
@@ -98,6 +104,14 @@ impl ControllerPre {
             (ControllerKind::Action, ContractVersion::V0_1) => ControllerPre::ActionV0_1(
                 v0_1::ActionControllerPre::new(instance_pre).map_err(mismatch)?,
             ),
+            (ControllerKind::Gate, ContractVersion::V0_2) => {
+                ControllerPre::Gate(GateControllerPre::new(instance_pre).map_err(mismatch)?)
+            }
+            (ControllerKind::Gate, ContractVersion::V0_1) => {
+                return Err(RegistrationError::WorldMismatch(
+                    "gate controllers came with contract 0.2.0; build against it".into(),
+                ));
+            }
         })
     }
 }
@@ -140,6 +154,7 @@ impl Controller {
                 ControllerKind::Placement
             }
             ControllerPre::Action(_) | ControllerPre::ActionV0_1(_) => ControllerKind::Action,
+            ControllerPre::Gate(_) => ControllerKind::Gate,
         }
     }
 
@@ -156,7 +171,9 @@ impl Controller {
     /// The version of the contract it was built against.
     pub fn contract(&self) -> ContractVersion {
         match self.pre {
-            ControllerPre::Placement(_) | ControllerPre::Action(_) => ContractVersion::V0_2,
+            ControllerPre::Placement(_) | ControllerPre::Action(_) | ControllerPre::Gate(_) => {
+                ContractVersion::V0_2
+            }
             ControllerPre::PlacementV0_1(_) | ControllerPre::ActionV0_1(_) => ContractVersion::V0_1,
         }
     }
@@ -181,6 +198,9 @@ impl Controller {
                     pre.instantiate(&mut *store)?;
                 }
                 ControllerPre::ActionV0_1(pre) => {
+                    pre.instantiate(&mut *store)?;
+                }
+                ControllerPre::Gate(pre) => {
                     pre.instantiate(&mut *store)?;
                 }
             }
@@ -210,7 +230,7 @@ impl Controller {
                     .call_place(&mut *store, &v0_1::placement_request(request))?;
                 Ok(v0_1::placement_answer(answer))
             }),
-            ControllerPre::Action(_) | ControllerPre::ActionV0_1(_) => {
+            ControllerPre::Action(_) | ControllerPre::ActionV0_1(_) | ControllerPre::Gate(_) => {
                 Err(self.failure(CallFailure::WrongKind {
                     called: ControllerKind::Placement,
                 }))
@@ -234,11 +254,26 @@ impl Controller {
                     .call_act(&mut *store, &v0_1::action_request(request))?;
                 Ok(v0_1::action_answer(answer))
             }),
-            ControllerPre::Placement(_) | ControllerPre::PlacementV0_1(_) => {
-                Err(self.failure(CallFailure::WrongKind {
-                    called: ControllerKind::Action,
-                }))
-            }
+            ControllerPre::Placement(_)
+            | ControllerPre::PlacementV0_1(_)
+            | ControllerPre::Gate(_) => Err(self.failure(CallFailure::WrongKind {
+                called: ControllerKind::Action,
+            })),
+        })
+    }
+
+    /// Calls a gate controller in a fresh instance.
+    pub fn check(&self, request: &GateRequest) -> Result<CallOutput<Verdict>, CallError> {
+        self.counted(|| match &self.pre {
+            ControllerPre::Gate(pre) => self.call(|store| {
+                let instance = pre.instantiate(&mut *store)?;
+                instance
+                    .wasmco_controller_gate()
+                    .call_check(&mut *store, request)
+            }),
+            _ => Err(self.failure(CallFailure::WrongKind {
+                called: ControllerKind::Gate,
+            })),
         })
     }
 

@@ -215,7 +215,7 @@ mod tests {
         );
         let other = match builtin.kind {
             ControllerKind::Placement => ControllerKind::Action,
-            ControllerKind::Action => ControllerKind::Placement,
+            ControllerKind::Action | ControllerKind::Gate => ControllerKind::Placement,
         };
         let error = precheck(builtin.wasm, other, &CodeLimits::default(), |_| true).unwrap_err();
         assert!(

@@ -11,6 +11,7 @@ fn main() {
         workspace,
         &[
             "guest-hostile",
+            "guest-gate",
             "guest-fs-import",
             "guest-socket-import",
             "guest-contract-0-1",

@@ -40,6 +40,21 @@ pub struct RolloutGroups {
     pub by_label: Option<Vec<String>>,
 }
 
+/// A gate controller a rollout asks between groups, with its intent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GateRef {
+    /// The stored controller (of type `gate`).
+    pub controller: String,
+    /// What it is handed as its intent, as JSON.
+    #[serde(default = "empty_object")]
+    pub intent: serde_json::Value,
+}
+
+fn empty_object() -> serde_json::Value {
+    serde_json::Value::Object(serde_json::Map::new())
+}
+
 /// A rollout intent's spec.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -62,6 +77,10 @@ pub struct RolloutIntentSpec {
     /// then count as failed.
     #[serde(default = "default_group_timeout")]
     pub group_timeout_seconds: u64,
+    /// Gate controllers asked, in order, once a group is Ready and the
+    /// pause passed: the next group goes when every one proceeds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gates: Vec<GateRef>,
 }
 
 fn default_group_timeout() -> u64 {
@@ -125,13 +144,23 @@ impl Spec for RolloutIntentSpec {
                 ));
             }
         }
+        let mut refs = Vec::new();
+        for (i, gate) in self.gates.iter().enumerate() {
+            let field = format!("spec.gates[{i}].controller");
+            check_name(&field, &gate.controller)?;
+            refs.push(Reference {
+                field,
+                kind: crate::kinds::Kind::Controller,
+                path: vec![gate.controller.clone()],
+            });
+        }
         if self.group_timeout_seconds == 0 {
             return Err(FieldError::new(
                 "spec.groupTimeoutSeconds",
                 "must be at least 1",
             ));
         }
-        Ok(Vec::new())
+        Ok(refs)
     }
 }
 
@@ -242,6 +271,7 @@ mod tests {
             max_unavailable: 0,
             pause_seconds: 0,
             group_timeout_seconds: 60,
+            gates: Vec::new(),
         }
     }
 

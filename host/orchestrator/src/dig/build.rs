@@ -143,6 +143,19 @@ impl Build<'_> {
         apps: &[stored::StoredApp],
         offered: &[ClusterInfo],
     ) -> Result<RolloutPlan, OrchestratorError> {
+        for (i, gate) in intent.gates.iter().enumerate() {
+            let stored = self
+                .sources
+                .registry
+                .current(&gate.controller, &self.shared.db)
+                .map_err(|e| OrchestratorError::Input(e.to_string()))?;
+            if stored.is_none_or(|c| c.kind() != ControllerKind::Gate) {
+                return Err(OrchestratorError::Input(format!(
+                    "the rollout intent's spec.gates[{i}] names {}, which is not a stored gate controller",
+                    gate.controller
+                )));
+            }
+        }
         let placed: BTreeSet<&ClusterRef> = apps
             .iter()
             .flat_map(|app| app.placement.iter().map(|p| &p.cluster))

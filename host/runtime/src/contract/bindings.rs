@@ -22,11 +22,24 @@ mod action_world {
     });
 }
 
+mod gate_world {
+    wasmtime::component::bindgen!({
+        world: "gate-controller",
+        path: "../../wit",
+        additional_derives: [PartialEq],
+        with: {
+            "wasmco:controller/types": super::placement_world::wasmco::controller::types,
+        },
+    });
+}
+
 pub use action_world::exports::wasmco::controller::action::{
     ActionEdit, ActionRequest, AddResource, AppResources, ClusterResources, ClusterScope, Patch,
     PatchResource, RemoveResource,
 };
 pub use action_world::{ActionController, ActionControllerPre};
+pub use gate_world::exports::wasmco::controller::gate::{Cell, GateRequest, Verdict, WaitFor};
+pub use gate_world::{GateController, GateControllerPre};
 pub use placement_world::exports::wasmco::controller::placement::{
     PlaceApp, PlacementEdit, PlacementRequest, UnplaceApp,
 };

@@ -10,10 +10,11 @@ mod version;
 
 pub use bindings::{
     ActionController, ActionControllerPre, ActionEdit, ActionRequest, AddResource, AppPlacement,
-    AppResources, ClusterResources, ClusterScope, ClusterTable, ControllerError, NO_GROUP,
-    NodeTable, Patch, PatchResource, PlaceApp, PlacementController, PlacementControllerPre,
-    PlacementEdit, PlacementRequest, RemoveResource, Resource, ResourceRef, Strings, UnplaceApp,
+    AppResources, Cell, ClusterResources, ClusterScope, ClusterTable, ControllerError,
+    GateController, GateControllerPre, GateRequest, NO_GROUP, NodeTable, Patch, PatchResource,
+    PlaceApp, PlacementController, PlacementControllerPre, PlacementEdit, PlacementRequest,
+    RemoveResource, Resource, ResourceRef, Strings, UnplaceApp, Verdict, WaitFor,
 };
 pub use interning::{Interned, Interner};
 pub(crate) use version::export_names;
-pub use version::{ACTION_EXPORT, ContractVersion, PLACEMENT_EXPORT};
+pub use version::{ACTION_EXPORT, ContractVersion, GATE_EXPORT, PLACEMENT_EXPORT};

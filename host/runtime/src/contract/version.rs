@@ -19,13 +19,16 @@ impl ContractVersion {
     /// Newest first: a component exporting both is called as the newest.
     pub const ALL: [ContractVersion; 2] = [ContractVersion::V0_2, ContractVersion::V0_1];
 
-    /// The versioned name a component of `kind` exports.
-    pub fn export(self, kind: ControllerKind) -> &'static str {
+    /// The versioned name a component of `kind` exports, if this version
+    /// has that kind (0.1 had no gates).
+    pub fn export(self, kind: ControllerKind) -> Option<&'static str> {
         match (self, kind) {
-            (ContractVersion::V0_2, ControllerKind::Placement) => PLACEMENT_EXPORT,
-            (ContractVersion::V0_2, ControllerKind::Action) => ACTION_EXPORT,
-            (ContractVersion::V0_1, ControllerKind::Placement) => v0_1::PLACEMENT_EXPORT,
-            (ContractVersion::V0_1, ControllerKind::Action) => v0_1::ACTION_EXPORT,
+            (ContractVersion::V0_2, ControllerKind::Placement) => Some(PLACEMENT_EXPORT),
+            (ContractVersion::V0_2, ControllerKind::Action) => Some(ACTION_EXPORT),
+            (ContractVersion::V0_2, ControllerKind::Gate) => Some(GATE_EXPORT),
+            (ContractVersion::V0_1, ControllerKind::Placement) => Some(v0_1::PLACEMENT_EXPORT),
+            (ContractVersion::V0_1, ControllerKind::Action) => Some(v0_1::ACTION_EXPORT),
+            (ContractVersion::V0_1, ControllerKind::Gate) => None,
         }
     }
 
@@ -38,7 +41,7 @@ impl ContractVersion {
             exports
                 .clone()
                 .into_iter()
-                .any(|name| name == version.export(kind))
+                .any(|name| Some(name) == version.export(kind))
         })
     }
 }
@@ -47,11 +50,15 @@ impl ContractVersion {
 pub const PLACEMENT_EXPORT: &str = "wasmco:controller/placement@0.2.0";
 /// See [`PLACEMENT_EXPORT`].
 pub const ACTION_EXPORT: &str = "wasmco:controller/action@0.2.0";
+/// See [`PLACEMENT_EXPORT`].
+pub const GATE_EXPORT: &str = "wasmco:controller/gate@0.2.0";
 
 /// The exports a component of `kind` may have, one per contract version,
 /// newest first (for messages).
 pub(crate) fn export_names(kind: ControllerKind) -> String {
     ContractVersion::ALL
-        .map(|version| version.export(kind))
+        .iter()
+        .filter_map(|version| version.export(kind))
+        .collect::<Vec<_>>()
         .join(" or ")
 }

@@ -171,6 +171,11 @@ pub fn test(runtime: &Runtime, wasm: &[u8], fixture: &Fixture) -> Result<Value, 
                 .collect::<Vec<Value>>();
             (edits, output.log)
         }
+        ControllerKind::Gate => {
+            return Err(CliError::Usage(
+                "a gate controller is tried in a rollout (see docs/controllers.md), not against a fixture".into(),
+            ));
+        }
     };
     Ok(json!({"controller": kind, "edits": edits, "log": log.text}))
 }

@@ -92,6 +92,7 @@ pub fn new_project(
     let fixture = match kind {
         ControllerKind::Placement => FIXTURE_PLACEMENT,
         ControllerKind::Action => FIXTURE_ACTION,
+        ControllerKind::Gate => return Err(super::project::no_gate_template()),
     };
     let project = Project {
         name: name.to_owned(),
@@ -113,7 +114,7 @@ pub fn new_project(
                 "app.py",
                 fill(match kind {
                     ControllerKind::Placement => PYTHON_PLACEMENT,
-                    ControllerKind::Action => PYTHON_ACTION,
+                    ControllerKind::Action | ControllerKind::Gate => PYTHON_ACTION,
                 }),
             ),
             ("wasmco_controller/__init__.py", PYTHON_SDK.to_owned()),
@@ -125,7 +126,7 @@ pub fn new_project(
                 "app.js",
                 fill(match kind {
                     ControllerKind::Placement => JS_PLACEMENT,
-                    ControllerKind::Action => JS_ACTION,
+                    ControllerKind::Action | ControllerKind::Gate => JS_ACTION,
                 }),
             ),
             ("wasmco_controller.js", JS_SDK.to_owned()),

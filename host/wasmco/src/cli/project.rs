@@ -21,3 +21,10 @@ pub fn write_files(dir: &Path, files: Vec<(&str, String)>) -> Result<(), CliErro
     }
     Ok(())
 }
+
+/// `controller new` has no template for a gate yet.
+pub(super) fn no_gate_template() -> CliError {
+    CliError::Usage(
+        "there is no template for gate controllers yet: start from tests/guests/gate, and see docs/controllers.md".into(),
+    )
+}

@@ -108,6 +108,7 @@ pub fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), Cli
     let (source, fixture) = match kind {
         ControllerKind::Placement => (TEMPLATE_PLACEMENT, FIXTURE_PLACEMENT),
         ControllerKind::Action => (TEMPLATE_ACTION, FIXTURE_ACTION),
+        ControllerKind::Gate => return Err(super::project::no_gate_template()),
     };
     let mut files = vec![
         ("Cargo.toml", fill(TEMPLATE_MANIFEST)),

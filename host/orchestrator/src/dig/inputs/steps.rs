@@ -62,6 +62,9 @@ pub(super) fn steps(
                 error => input(error.to_string()),
             })?
             .ok_or_else(|| input(format!("controller {name} is not stored; upload it")))?;
+        if controller.kind() == ControllerKind::Gate {
+            return Err(gate_misplaced(&name));
+        }
         let priority = db
             .spec::<ControllerSpec>(&ResourceId::new(Kind::Controller, vec![name.clone()]))?
             .priority;
@@ -90,6 +93,7 @@ pub(super) fn steps(
         match step.controller.kind() {
             ControllerKind::Placement => placement.push(step),
             ControllerKind::Action => action.push(step),
+            ControllerKind::Gate => return Err(gate_misplaced(&name)),
         }
     }
     for group in [&mut placement, &mut action] {
@@ -131,6 +135,14 @@ fn generic_placement(
         .into_iter()
         .map(|(_, body)| json!({"app": body["spec"]["app"], "intent": body["spec"]["intent"]}))
         .collect())
+}
+
+/// A gate named where controllers that build the context go.
+fn gate_misplaced(name: &str) -> OrchestratorError {
+    input(format!(
+        "the deployment intent group's intents name {name}, a gate controller: \
+         name it in a rollout intent's gates instead"
+    ))
 }
 
 /// The intent of `kind` the DIG's intents name under `key` (a built-in
