@@ -21,12 +21,15 @@ fn stage_buckets() -> Histogram {
 #[derive(Clone)]
 pub struct OrchestratorMetrics {
     stages: Family<StageLabels, Histogram, fn() -> Histogram>,
+    /// The rollout driver's own time per group released.
+    releases: Histogram,
 }
 
 impl Default for OrchestratorMetrics {
     fn default() -> Self {
         OrchestratorMetrics {
             stages: Family::new_with_constructor(stage_buckets),
+            releases: stage_buckets(),
         }
     }
 }
@@ -40,6 +43,16 @@ impl OrchestratorMetrics {
             Unit::Seconds,
             self.stages.clone(),
         );
+        registry.register_with_unit(
+            "wasmco_rollout_release_duration",
+            "The rollout driver's own time per group it released: from the step that found the last group Ready to the next group's release stored, the gates' calls included",
+            Unit::Seconds,
+            self.releases.clone(),
+        );
+    }
+
+    pub(crate) fn rollout_released(&self, seconds: f64) {
+        self.releases.observe(seconds);
     }
 
     pub(crate) fn stage(&self, action: &'static str, stage: &'static str, seconds: f64) {

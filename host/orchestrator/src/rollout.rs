@@ -125,9 +125,9 @@ struct Rollouts {
 impl Rollouts {
     /// Looks at `key`'s rollout once; whether it is still to be followed.
     fn step(&mut self, orchestrator: &Orchestrator, key: &str) -> Result<bool, OrchestratorError> {
-        let contexts = &orchestrator.shared.contexts;
-        let state = contexts.state(key)?;
-        let Some(progress) = state.rollout.filter(|r| {
+        let started = Instant::now();
+        let state = orchestrator.shared.contexts.state(key)?;
+        let Some(mut progress) = state.rollout.filter(|r| {
             r.phase == RolloutPhase::Progressing
                 && r.revision == state.revision
                 && state.state.is_deployed()
@@ -148,54 +148,85 @@ impl Rollouts {
             self.plans.insert(key.to_owned(), planned);
         }
         let planned = &self.plans[key];
-        let verdict = judge(orchestrator, key, planned, &progress)?;
         let digs = orchestrator.digs();
+        let mut verdict = judge(orchestrator, key, planned, &progress)?;
+        if let Verdict::Ready = verdict {
+            let marked = digs.steer_rollout(&planned.dig, progress.revision, |p| {
+                p.ready_at = Some(now());
+            })?;
+            // Without a pause, the gates are asked now rather than a tick later.
+            match marked.and_then(|state| state.rollout) {
+                Some(marked) if planned.plan.intent.pause_seconds == 0 => {
+                    progress = marked;
+                    verdict = Verdict::Release;
+                }
+                _ => return Ok(true),
+            }
+        }
+        let dig = planned.dig.clone();
         match verdict {
-            Verdict::Wait => {}
-            Verdict::Ready => {
-                digs.steer_rollout(&planned.dig, progress.revision, |p| {
-                    p.ready_at = Some(now());
-                })?;
-            }
-            Verdict::Release => {
-                let asked = (progress.revision, progress.released);
-                if let Some((revision, group, until)) = self.waiting.get(key)
-                    && (*revision, *group) == asked
-                    && Instant::now() < *until
-                {
-                    return Ok(true);
-                }
-                match ask_gates(orchestrator, key, planned, &progress)? {
-                    gates::Gates::Proceed => {
-                        self.waiting.remove(key);
-                        digs.steer_rollout(&planned.dig, progress.revision, release)?;
-                    }
-                    gates::Gates::Wait(until, reason) => {
-                        self.waiting
-                            .insert(key.to_owned(), (asked.0, asked.1, until));
-                        digs.steer_rollout(&planned.dig, progress.revision, |p| {
-                            p.reason = Some(reason);
-                        })?;
-                    }
-                    gates::Gates::Stop(reason) => {
-                        tracing::warn!(dig = %key, %reason, "rollout stopped by a gate");
-                        digs.steer_rollout(&planned.dig, progress.revision, |p| {
-                            p.phase = RolloutPhase::Stopped;
-                            p.reason = Some(reason);
-                        })?;
-                    }
-                }
-            }
-            Verdict::Stop(reason) => {
-                tracing::warn!(dig = %key, %reason, "rollout stopped");
-                digs.steer_rollout(&planned.dig, progress.revision, |p| {
-                    p.phase = RolloutPhase::Stopped;
-                    p.reason = Some(reason);
-                })?;
-            }
+            Verdict::Wait | Verdict::Ready => {}
+            Verdict::Release => self.release(orchestrator, key, &progress, started)?,
+            Verdict::Stop(reason) => stop(orchestrator, &dig, &progress, reason)?,
         }
         Ok(true)
     }
+
+    /// Asks the gates (unless one asked to wait until later) and releases
+    /// the next group if they all proceed; `started` is when the step
+    /// that found the group Ready began.
+    fn release(
+        &mut self,
+        orchestrator: &Orchestrator,
+        key: &str,
+        progress: &RolloutProgress,
+        started: Instant,
+    ) -> Result<(), OrchestratorError> {
+        let planned = &self.plans[key];
+        let asked = (progress.revision, progress.released);
+        if let Some((revision, group, until)) = self.waiting.get(key)
+            && (*revision, *group) == asked
+            && Instant::now() < *until
+        {
+            return Ok(());
+        }
+        let digs = orchestrator.digs();
+        match ask_gates(orchestrator, key, planned, progress)? {
+            gates::Gates::Proceed => {
+                self.waiting.remove(key);
+                digs.steer_rollout(&planned.dig, progress.revision, release)?;
+                orchestrator
+                    .metrics()
+                    .rollout_released(started.elapsed().as_secs_f64());
+            }
+            gates::Gates::Wait(until, reason) => {
+                self.waiting
+                    .insert(key.to_owned(), (asked.0, asked.1, until));
+                digs.steer_rollout(&planned.dig, progress.revision, |p| {
+                    p.reason = Some(reason);
+                })?;
+            }
+            gates::Gates::Stop(reason) => stop(orchestrator, &planned.dig, progress, reason)?,
+        }
+        Ok(())
+    }
+}
+
+/// Stops the rollout, for `reason`.
+fn stop(
+    orchestrator: &Orchestrator,
+    dig: &DigRef,
+    progress: &RolloutProgress,
+    reason: String,
+) -> Result<(), OrchestratorError> {
+    tracing::warn!(dig = %dig.key(), %reason, "rollout stopped");
+    orchestrator
+        .digs()
+        .steer_rollout(dig, progress.revision, |p| {
+            p.phase = RolloutPhase::Stopped;
+            p.reason = Some(reason);
+        })?;
+    Ok(())
 }
 
 impl Orchestrator {

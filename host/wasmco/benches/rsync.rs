@@ -11,10 +11,7 @@ use serde_json::{Value, json};
 
 mod support;
 
-use support::{approved_dig, edge_clusters, wait_applied};
-use wasmco::startup;
-use wasmco_rsync::RsyncConfig;
-use wasmco_vcluster::VirtualCluster;
+use support::{approved_dig, wait_applied};
 
 const CLUSTERS: usize = 50;
 const OBJECTS: usize = 100;
@@ -28,21 +25,13 @@ fn config_map(prefix: &str, i: usize) -> Value {
 }
 
 fn main() {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
-    let clusters = support::virtual_clusters(&runtime, CLUSTERS);
-    let data = tempfile::tempdir().expect("temp dir");
-    let state = startup::open_state(
-        data.path(),
-        Some((runtime.handle().clone(), RsyncConfig::default())),
-        Default::default(),
-    )
-    .expect("state");
+    let support::EdgeFleet {
+        runtime,
+        clusters,
+        state,
+        ..
+    } = support::EdgeFleet::start(CLUSTERS);
     let db = &state.db;
-    let kubeconfigs: Vec<String> = clusters.iter().map(VirtualCluster::kubeconfig).collect();
-    edge_clusters(db, &kubeconfigs);
     let manifests: String = (0..OBJECTS)
         .map(|i| {
             format!(

@@ -204,6 +204,46 @@ pub fn wait_all(
     }
 }
 
+/// Virtual clusters in this process, registered as provider `edge`'s
+/// clusters labelled `edge` with a server over sled whose rsync deploys
+/// to them.
+pub struct EdgeFleet {
+    pub runtime: tokio::runtime::Runtime,
+    pub clusters: Vec<wasmco_vcluster::VirtualCluster>,
+    pub state: wasmco_api::AppState,
+    _data: tempfile::TempDir,
+}
+
+impl EdgeFleet {
+    /// `count` clusters (see [`virtual_clusters`] and [`edge_clusters`]).
+    pub fn start(count: usize) -> EdgeFleet {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        let clusters = virtual_clusters(&runtime, count);
+        let data = tempfile::tempdir().expect("temp dir");
+        let rsync = wasmco_rsync::RsyncConfig::default();
+        let state = wasmco::startup::open_state(
+            data.path(),
+            Some((runtime.handle().clone(), rsync)),
+            Default::default(),
+        )
+        .expect("state");
+        let kubeconfigs: Vec<String> = clusters
+            .iter()
+            .map(wasmco_vcluster::VirtualCluster::kubeconfig)
+            .collect();
+        edge_clusters(&state.db, &kubeconfigs);
+        EdgeFleet {
+            runtime,
+            clusters,
+            state,
+            _data: data,
+        }
+    }
+}
+
 /// `count` virtual clusters, `v00`, `v01`, …, in this process.
 pub fn virtual_clusters(
     runtime: &tokio::runtime::Runtime,
