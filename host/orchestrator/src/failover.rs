@@ -107,18 +107,11 @@ fn pass(orchestrator: &Orchestrator, memory: &mut Memory) -> Result<(), Orchestr
             .is_none_or(|e| e.0 != state.revision)
         {
             let (meta, placed) = contexts.read_placed(&key, state.revision)?;
+            let dig = DigRef::of_context(&meta);
             let watched = meta
                 .failover
                 .filter(FailoverIntentSpec::replaces)
-                .map(|spec| {
-                    let dig = DigRef {
-                        project: meta.project,
-                        composite_app: meta.composite_app,
-                        version: meta.composite_app_version,
-                        name: meta.deployment_intent_group,
-                    };
-                    (spec, dig, placed)
-                });
+                .map(|spec| (spec, dig, placed));
             memory.placed.insert(key.clone(), (state.revision, watched));
         }
         if let Some((_, Some(watched))) = memory.placed.get(&key) {

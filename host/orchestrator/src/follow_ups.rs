@@ -86,12 +86,7 @@ impl ReconcileListener for FollowUps {
             return;
         }
         let meta = &context.meta;
-        let dig = DigRef {
-            project: meta.project.clone(),
-            composite_app: meta.composite_app.clone(),
-            version: meta.composite_app_version.clone(),
-            name: meta.deployment_intent_group.clone(),
-        };
+        let dig = DigRef::of_context(meta);
         {
             let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(again) = busy.get_mut(&dig.key()) {

@@ -292,12 +292,7 @@ fn read_plan(
 ) -> Result<Planned, OrchestratorError> {
     let context = orchestrator.shared.contexts.read(key, revision)?;
     let meta = &context.meta;
-    let dig = DigRef {
-        project: meta.project.clone(),
-        composite_app: meta.composite_app.clone(),
-        version: meta.composite_app_version.clone(),
-        name: meta.deployment_intent_group.clone(),
-    };
+    let dig = DigRef::of_context(meta);
     let mut expected: HashMap<ClusterRef, Vec<(String, usize)>> = HashMap::new();
     for app in &context.apps {
         for placement in &app.placement {

@@ -17,6 +17,16 @@ pub struct DigRef {
 }
 
 impl DigRef {
+    /// The DIG a context of it was built for.
+    pub(crate) fn of_context(meta: &wasmco_store::appcontext::ContextMeta) -> Self {
+        DigRef {
+            project: meta.project.clone(),
+            composite_app: meta.composite_app.clone(),
+            version: meta.composite_app_version.clone(),
+            name: meta.deployment_intent_group.clone(),
+        }
+    }
+
     /// The DIG as a database resource.
     pub fn id(&self) -> ResourceId {
         ResourceId::new(
