@@ -35,6 +35,7 @@ pub struct RsyncMetrics {
     retries: Counter,
     drift_repairs: Counter,
     looks_skipped: Counter,
+    reads_all: Counter,
 }
 
 impl Default for RsyncMetrics {
@@ -48,6 +49,7 @@ impl Default for RsyncMetrics {
             retries: Counter::default(),
             drift_repairs: Counter::default(),
             looks_skipped: Counter::default(),
+            reads_all: Counter::default(),
         }
     }
 }
@@ -96,6 +98,11 @@ impl RsyncMetrics {
             "Cluster jobs (an app's objects on one cluster, or a clean-up) a resync left unread because the watches had reported every change since the last read",
             self.looks_skipped.clone(),
         );
+        registry.register(
+            "wasmco_rsync_reads_all",
+            "Reconciles that read every object on every cluster (after an action, a failure or a nudge, and every sixth resync), counted as they end",
+            self.reads_all.clone(),
+        );
     }
 
     pub(crate) fn look_skipped(&self) {
@@ -103,6 +110,13 @@ impl RsyncMetrics {
             return;
         }
         self.looks_skipped.inc();
+    }
+
+    pub(crate) fn read_all(&self) {
+        if !wasmco_core::instrumentation::recording() {
+            return;
+        }
+        self.reads_all.inc();
     }
 
     pub(crate) fn applied_in(&self, cluster: &wasmco_core::ClusterRef, seconds: f64) {

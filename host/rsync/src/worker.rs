@@ -353,6 +353,9 @@ impl Worker {
             Ok(outcome) => ended(outcome),
             Err(_) => "failed",
         });
+        if look == Look::Full {
+            reconciler.metrics.read_all();
+        }
         let deployed = self.current.get();
         if let (Ok(Ok(_)), Some(context)) = (&outcome, deployed) {
             self.listeners.reconciled(&self.key, &context);
