@@ -136,6 +136,14 @@ impl Tokens {
         if record.expired(now()) {
             return Err("the bearer token has expired");
         }
+        // A revoke through another host counts from its next request here
+        // too, not from when this host's watch of the store catches up.
+        match self.db.token_stands(&record) {
+            Ok(true) => {}
+            Ok(false) => return Err("the bearer token is not valid"),
+            // What was read before stands until the store answers.
+            Err(error) => tracing::warn!(%error, "cannot read the token again"),
+        }
         Ok(Principal::Scoped(record))
     }
 

@@ -59,6 +59,17 @@ impl ResourceDb {
             .collect())
     }
 
+    /// Whether `record` is still stored as it was read: a host sharing the
+    /// store may have revoked it (or revoked and issued it again) a moment
+    /// ago, before this host's watch of the store said so.
+    pub fn token_stands(&self, record: &TokenRecord) -> Result<bool, DbError> {
+        let Some(bytes) = self.store.get(&token_key(&record.name))? else {
+            return Ok(false);
+        };
+        Ok(serde_json::from_slice::<TokenRecord>(&bytes)
+            .is_ok_and(|stored| stored.digest == record.digest))
+    }
+
     /// Deletes a token record; `false` when there was none.
     pub fn delete_token(&self, name: &str) -> Result<bool, DbError> {
         let key = token_key(name);
