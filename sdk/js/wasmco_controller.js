@@ -14,6 +14,10 @@
 // are what the controller answers. On the wire it stays the columnar
 // contract of wit/controller.wit. Throw `new Refuse("why")` to fail the
 // deployment with that message. Build with `wasmco controller build`.
+//
+// A gate (`gateController`) is asked, each time a rollout's group of
+// clusters is Ready, whether the next group goes, and returns `proceed()`,
+// `wait("why", retryAfterMs)` or `abort("why")`.
 
 /** Fails the deployment with this message, naming the controller. */
 export class Refuse extends Error {}
@@ -157,6 +161,49 @@ class ActionRequest {
   }
 }
 
+/** What a gate is asked: the rollout so far, between two groups. u64s
+ * arrive as BigInt; they are numbers here (milliseconds and revisions fit). */
+class GateRequest {
+  constructor(request) {
+    const text = stringsOf(request.strings);
+    this.intent = intentOf(request.intent);
+    /** The revision rolled out and the one before (0: none). */
+    this.revision = Number(request.revision);
+    this.fromRevision = Number(request.fromRevision);
+    /** The group that just became Ready (1 is the first), of how many. */
+    this.group = request.group;
+    this.groups = request.groups;
+    /** Every released cluster in group order, and the groups as arrays. */
+    this.clusters = clustersOf(request.clusters, text);
+    const starts = Array.from(request.groupStart);
+    this.released = starts.slice(1).map((end, g) => this.clusters.slice(starts[g], end));
+    /** Each app on each released cluster, with its resources' counts. */
+    this.cells = request.cells.map((cell) => ({
+      app: text(cell.app),
+      cluster: this.clusters[cell.cluster],
+      resources: cell.resources,
+      ready: cell.ready,
+      failed: cell.failed,
+    }));
+    this.unreachable = Array.from(request.unreachable, (i) => this.clusters[i]);
+    /** Milliseconds since the group was released, and since it was Ready. */
+    this.releasedMs = Number(request.releasedMs);
+    this.readyMs = Number(request.readyMs);
+  }
+}
+
+/** A gate's answer: the next group goes (as far as this gate goes). */
+export const proceed = () => ({ tag: "proceed" });
+
+/** A gate's answer: ask again after `retryAfterMs`, and why. */
+export const wait = (reason, retryAfterMs) => ({
+  tag: "wait",
+  val: { reason: String(reason), retryAfterMs: Math.min(Math.max(Math.floor(retryAfterMs), 0), 0xffffffff) },
+});
+
+/** A gate's answer: stop the rollout, and why. */
+export const abort = (reason) => ({ tag: "abort", val: String(reason) });
+
 function answer(fn, request) {
   try {
     fn(request);
@@ -176,4 +223,19 @@ export function placementController(fn) {
 /** The `action` export of a controller whose logic is `fn(request)`. */
 export function actionController(fn) {
   return { act: (request) => answer(fn, new ActionRequest(request)) };
+}
+
+/** The `gate` export of a controller whose logic is `fn(request)`, which
+ * returns `proceed()` (or nothing), `wait(...)` or `abort(...)`. */
+export function gateController(fn) {
+  return {
+    check: (request) => {
+      try {
+        return fn(new GateRequest(request)) ?? proceed();
+      } catch (error) {
+        if (error instanceof Refuse) throw { message: error.message };
+        throw error;
+      }
+    },
+  };
 }

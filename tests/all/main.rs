@@ -15,6 +15,7 @@ mod docs;
 mod eggops;
 mod emco_flows;
 mod failover;
+mod gates;
 mod gitops;
 mod helm;
 mod hostile;

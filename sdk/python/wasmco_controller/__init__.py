@@ -16,15 +16,31 @@ it are what the controller answers. On the wire it stays the columnar
 contract of ``wit/controller.wit``. Raise ``Refuse("why")`` to fail the
 deployment with that message.
 
-The decorator makes the class componentize-py looks for (``Placement`` or
-``Action``) in the function's module; build with
+A gate (``@gate``) is asked, each time a rollout's group of clusters is
+Ready, whether the next group goes: it returns ``None`` (or ``Proceed()``)
+to let it go, ``Wait("why", retry_after_ms)`` to be asked again later, or
+``Abort("why")`` to stop the rollout.
+
+The decorator makes the class componentize-py looks for (``Placement``,
+``Action`` or ``Gate``) in the function's module; build with
 ``wasmco controller build``.
 """
 
 import json
 import sys
 
-__all__ = ["placement", "action", "Refuse", "Cluster", "Resource"]
+__all__ = [
+    "placement",
+    "action",
+    "gate",
+    "Refuse",
+    "Cluster",
+    "Resource",
+    "Cell",
+    "Proceed",
+    "Wait",
+    "Abort",
+]
 
 
 class Refuse(Exception):
@@ -227,6 +243,88 @@ class ActionRequest:
         )
 
 
+class Cell:
+    """One app on one released cluster: its resources there, and how many
+    are Ready and Failed."""
+
+    __slots__ = ("app", "cluster", "resources", "ready", "failed")
+
+    def __init__(self, app, cluster, resources, ready, failed):
+        self.app = app
+        self.cluster = cluster
+        self.resources = resources
+        self.ready = ready
+        self.failed = failed
+
+    @property
+    def is_ready(self):
+        return self.ready == self.resources
+
+    def __repr__(self):
+        where = f"{self.cluster.provider}/{self.cluster.name}"
+        return f"Cell({self.app} on {where}: {self.ready}/{self.resources} Ready, {self.failed} Failed)"
+
+
+class GateRequest:
+    """What a gate is asked: the rollout so far, between two groups."""
+
+    def __init__(self, request):
+        text = _Strings(request.strings)
+        self.intent = _intent(request.intent)
+        # The revision rolled out and the one before (0: none).
+        self.revision = request.revision
+        self.from_revision = request.from_revision
+        # The group that just became Ready (1 is the first), of how many.
+        self.group = request.group
+        self.groups = request.groups
+        # Every released cluster, in group order, and the groups as lists.
+        self.clusters = _clusters(request.clusters, text)
+        starts = request.group_start
+        self.released = [
+            self.clusters[starts[g] : starts[g + 1]] for g in range(len(starts) - 1)
+        ]
+        self.cells = [
+            Cell(text(c.app), self.clusters[c.cluster], c.resources, c.ready, c.failed)
+            for c in request.cells
+        ]
+        self.unreachable = [self.clusters[i] for i in request.unreachable]
+        # Milliseconds since the group was released, and since it was Ready.
+        self.released_ms = request.released_ms
+        self.ready_ms = request.ready_ms
+
+
+class Proceed:
+    """A gate's answer: the next group goes (as far as this gate goes)."""
+
+
+class Wait:
+    """A gate's answer: ask again after `retry_after_ms`, and why."""
+
+    def __init__(self, reason, retry_after_ms):
+        self.reason = reason
+        self.retry_after_ms = retry_after_ms
+
+
+class Abort:
+    """A gate's answer: stop the rollout, and why."""
+
+    def __init__(self, reason):
+        self.reason = reason
+
+
+def _verdict(answer):
+    from wit_world.exports import gate as wit
+
+    if answer is None or isinstance(answer, Proceed) or answer is Proceed:
+        return wit.Verdict_Proceed()
+    if isinstance(answer, Wait):
+        after = min(max(int(answer.retry_after_ms), 0), 0xFFFFFFFF)
+        return wit.Verdict_Wait(wit.WaitFor(str(answer.reason), after))
+    if isinstance(answer, Abort):
+        return wit.Verdict_Abort(str(answer.reason))
+    raise Refuse(f"a gate answers None, Proceed(), Wait(...) or Abort(...), not {answer!r}")
+
+
 def _answer(function, request):
     from componentize_py_types import Err
     from wit_world.imports import types
@@ -259,4 +357,22 @@ def action(function):
             return _answer(function, ActionRequest(request))
 
     sys.modules[function.__module__].Action = Action
+    return function
+
+
+def gate(function):
+    """Makes `function(request)` this module's gate controller; it returns
+    None or Proceed(), Wait(reason, retry_after_ms) or Abort(reason)."""
+    from componentize_py_types import Err
+    from wit_world import exports
+    from wit_world.imports import types
+
+    class Gate(exports.Gate):
+        def check(self, request):
+            try:
+                return _verdict(function(GateRequest(request)))
+            except Refuse as refusal:
+                raise Err(types.ControllerError(str(refusal))) from None
+
+    sys.modules[function.__module__].Gate = Gate
     return function

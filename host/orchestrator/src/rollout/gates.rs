@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime};
 use wasmco_core::ClusterRef;
 use wasmco_core::wire::RolloutProgress;
 use wasmco_runtime::ControllerKind;
-use wasmco_runtime::contract::{Cell, GateRequest, Interner, Verdict};
+use wasmco_runtime::contract::{GateCell, GateFacts, GateRequest, Verdict};
 use wasmco_store::appcontext::Tally;
 
 use crate::error::OrchestratorError;
@@ -84,32 +84,25 @@ impl Asking<'_> {
     fn request(&self, intent: &str) -> Result<GateRequest, OrchestratorError> {
         let progress = self.progress;
         let released = usize::try_from(progress.released).unwrap_or(usize::MAX);
-        let groups: Vec<&Vec<ClusterRef>> = self.plan.groups.iter().take(released).collect();
         let offered = crate::clusters::clusters(&self.orchestrator.shared.db)?;
         let by_ref: HashMap<ClusterRef, &wasmco_core::ClusterInfo> =
             offered.iter().map(|c| (c.reference(), c)).collect();
-        let mut group_start = vec![0u32];
-        let mut infos = Vec::new();
-        for group in &groups {
-            // A cluster deleted since the revision was built is left out.
-            infos.extend(group.iter().filter_map(|c| by_ref.get(c).copied()));
-            group_start.push(u32::try_from(infos.len()).unwrap_or(u32::MAX));
-        }
-        let mut interner = Interner::default();
-        interner.add_clusters(infos.iter().copied());
-        let apps: Vec<&str> = infos
+        // A cluster deleted since the revision was built is left out.
+        let groups: Vec<Vec<&wasmco_core::ClusterInfo>> = self
+            .plan
+            .groups
             .iter()
-            .filter_map(|c| self.expected.get(&c.reference()))
-            .flatten()
-            .map(|(app, _)| app.as_str())
+            .take(released)
+            .map(|group| {
+                group
+                    .iter()
+                    .filter_map(|c| by_ref.get(c).copied())
+                    .collect()
+            })
             .collect();
-        for app in &apps {
-            interner.add(app);
-        }
-        let (strings, ids) = interner.finish();
         let mut cells = Vec::new();
         let mut unreachable = Vec::new();
-        for (index, info) in (0u32..).zip(&infos) {
+        for (index, info) in (0u32..).zip(groups.iter().flatten()) {
             let cluster = info.reference();
             if self.unreachable.contains(&cluster) {
                 unreachable.push(index);
@@ -117,8 +110,8 @@ impl Asking<'_> {
             for (app, resources) in self.expected.get(&cluster).into_iter().flatten() {
                 let tally = self.tallies.get(app).and_then(|t| t.get(&cluster));
                 let count = |n: Option<usize>| u32::try_from(n.unwrap_or(0)).unwrap_or(u32::MAX);
-                cells.push(Cell {
-                    app: ids.id(app),
+                cells.push(GateCell {
+                    app,
                     cluster: index,
                     resources: count(Some(*resources)),
                     ready: count(tally.map(|t| t.ready)),
@@ -132,20 +125,18 @@ impl Asking<'_> {
                 u64::try_from(age(at, now).as_millis()).unwrap_or(u64::MAX)
             })
         };
-        Ok(GateRequest {
-            clusters: ids.cluster_table(infos.iter().copied()),
-            strings,
-            intent: intent.to_owned(),
+        let facts = GateFacts {
+            intent,
             revision: progress.revision,
             from_revision: progress.from,
-            group: progress.released,
             groups: progress.groups,
-            group_start,
+            released: groups,
             cells,
             unreachable,
             released_ms: millis(Some(&progress.released_at)),
             ready_ms: millis(progress.ready_at.as_deref()),
-        })
+        };
+        Ok(facts.request())
     }
 }
 

@@ -4,6 +4,7 @@
 //! placement bindings' types so a `Cluster` is one Rust type everywhere.
 
 mod bindings;
+mod gate;
 mod interning;
 pub mod v0_1;
 mod version;
@@ -15,6 +16,7 @@ pub use bindings::{
     PlaceApp, PlacementController, PlacementControllerPre, PlacementEdit, PlacementRequest,
     RemoveResource, Resource, ResourceRef, Strings, UnplaceApp, Verdict, WaitFor,
 };
+pub use gate::{GateCell, GateFacts};
 pub use interning::{Interned, Interner};
 pub(crate) use version::export_names;
 pub use version::{ACTION_EXPORT, ContractVersion, GATE_EXPORT, PLACEMENT_EXPORT};

@@ -86,8 +86,9 @@ pub fn upload(
         Some(kind) => kind,
         None => wasmco_runtime::kind_exported_by(&wasm).ok_or_else(|| {
             CliError::Usage(
-                "the component exports neither the placement nor the action world of \
-                 wasmco:controller (0.2.0 or 0.1.0); build it from `wasmco controller new`"
+                "the component exports none of the placement, action and gate worlds of \
+                 wasmco:controller (0.2.0, or 0.1.0 without gates); build it from \
+                 `wasmco controller new`"
                     .into(),
             )
         })?,
@@ -127,16 +128,22 @@ pub struct Fixture {
     pub intent: Value,
 }
 
-/// Runs the component at `wasm` once against `fixture`, in the same sandbox
-/// as the server, and describes its edits (clusters by name) and its log.
-pub fn test(runtime: &Runtime, wasm: &[u8], fixture: &Fixture) -> Result<Value, CliError> {
+/// Runs the component at `wasm` once against `fixture` (a [`Fixture`], or
+/// for a gate a [`super::gate_fixture::GateFixture`]), in the same sandbox
+/// as the server, and describes its answer (clusters by name) and its log.
+pub fn test(runtime: &Runtime, wasm: &[u8], fixture: Value) -> Result<Value, CliError> {
     let kind = wasmco_runtime::kind_exported_by(wasm).ok_or_else(|| {
         CliError::Usage("the component exports no wasmco controller world".into())
     })?;
     let controller = runtime
         .load("under-test", kind, wasm, &LimitOverrides::default())
         .map_err(|e| CliError::Usage(format!("the component does not load: {e}")))?;
-    let mut draft = fixture_draft(fixture)?;
+    if kind == ControllerKind::Gate {
+        return super::gate_fixture::check(&controller, fixture);
+    }
+    let fixture: Fixture = serde_json::from_value(fixture)
+        .map_err(|e| CliError::Usage(format!("the fixture: {e}")))?;
+    let mut draft = fixture_draft(&fixture)?;
     let nodes = super::scenario::cluster_nodes(&fixture.clusters);
     let intent = fixture.intent.to_string();
     let names = ClusterNames(
@@ -148,34 +155,26 @@ pub fn test(runtime: &Runtime, wasm: &[u8], fixture: &Fixture) -> Result<Value, 
     );
     let failed =
         |e: wasmco_runtime::CallError| CliError::Usage(format!("the controller failed: {e}"));
-    let (edits, log) = match kind {
-        ControllerKind::Placement => {
-            let output = controller
-                .place(&draft.placement_request_with_nodes(intent, nodes.as_ref()))
-                .map_err(failed)?;
-            let edits = output
-                .value
-                .iter()
-                .map(|edit| names.placement_edit(edit))
-                .collect();
-            (edits, output.log)
-        }
-        ControllerKind::Action => {
-            draft.settle_placement();
-            let (request, used) = draft.action_request_with_nodes(intent, nodes.as_ref());
-            let output = controller.act(&request).map_err(failed)?;
-            let edits = output
-                .value
-                .iter()
-                .map(|edit| names.action_edit(edit, &used))
-                .collect::<Vec<Value>>();
-            (edits, output.log)
-        }
-        ControllerKind::Gate => {
-            return Err(CliError::Usage(
-                "a gate controller is tried in a rollout (see docs/controllers.md), not against a fixture".into(),
-            ));
-        }
+    let (edits, log) = if kind == ControllerKind::Placement {
+        let output = controller
+            .place(&draft.placement_request_with_nodes(intent, nodes.as_ref()))
+            .map_err(failed)?;
+        let edits = output
+            .value
+            .iter()
+            .map(|edit| names.placement_edit(edit))
+            .collect();
+        (edits, output.log)
+    } else {
+        draft.settle_placement();
+        let (request, used) = draft.action_request_with_nodes(intent, nodes.as_ref());
+        let output = controller.act(&request).map_err(failed)?;
+        let edits = output
+            .value
+            .iter()
+            .map(|edit| names.action_edit(edit, &used))
+            .collect::<Vec<Value>>();
+        (edits, output.log)
     };
     Ok(json!({"controller": kind, "edits": edits, "log": log.text}))
 }

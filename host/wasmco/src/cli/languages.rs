@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use wasmco_runtime::ControllerKind;
 
 use super::error::CliError;
-use super::project::write_files;
+use super::project::{how_to_use, write_files};
 use super::rust::build_crate;
 
 /// The componentize-py the Python SDK is written and tested against.
@@ -27,16 +27,19 @@ const CONTRACT: &str = include_str!("../../../../wit/controller.wit");
 const PYTHON_SDK: &str = include_str!("../../../../sdk/python/wasmco_controller/__init__.py");
 const PYTHON_PLACEMENT: &str = include_str!("../../templates/python/placement.py");
 const PYTHON_ACTION: &str = include_str!("../../templates/python/action.py");
+const PYTHON_GATE: &str = include_str!("../../templates/python/gate.py");
 const PYTHON_README: &str = include_str!("../../templates/python/README.md");
 const PYTHON_GITIGNORE: &str = include_str!("../../templates/python/gitignore");
 const JS_SDK: &str = include_str!("../../../../sdk/js/wasmco_controller.js");
 const JS_PLACEMENT: &str = include_str!("../../templates/js/placement.js");
 const JS_ACTION: &str = include_str!("../../templates/js/action.js");
+const JS_GATE: &str = include_str!("../../templates/js/gate.js");
 const JS_PACKAGE: &str = include_str!("../../templates/js/package.json.in");
 const JS_README: &str = include_str!("../../templates/js/README.md");
 const JS_GITIGNORE: &str = include_str!("../../templates/js/gitignore");
 const FIXTURE_PLACEMENT: &str = include_str!("../../templates/controller/fixture-placement.json");
 const FIXTURE_ACTION: &str = include_str!("../../templates/controller/fixture-action.json");
+const FIXTURE_GATE: &str = include_str!("../../templates/controller/fixture-gate.json");
 
 /// A language controllers are written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -83,7 +86,8 @@ pub fn new_project(
     language: Language,
 ) -> Result<(), CliError> {
     let fill = |text: &str| {
-        text.replace("__NAME__", name)
+        text.replace("__USE__", how_to_use(kind))
+            .replace("__NAME__", name)
             // npm takes lower-case package names only.
             .replace("__PACKAGE__", &name.to_ascii_lowercase())
             .replace("__TYPE__", &kind.to_string())
@@ -92,7 +96,7 @@ pub fn new_project(
     let fixture = match kind {
         ControllerKind::Placement => FIXTURE_PLACEMENT,
         ControllerKind::Action => FIXTURE_ACTION,
-        ControllerKind::Gate => return Err(super::project::no_gate_template()),
+        ControllerKind::Gate => FIXTURE_GATE,
     };
     let project = Project {
         name: name.to_owned(),
@@ -114,7 +118,8 @@ pub fn new_project(
                 "app.py",
                 fill(match kind {
                     ControllerKind::Placement => PYTHON_PLACEMENT,
-                    ControllerKind::Action | ControllerKind::Gate => PYTHON_ACTION,
+                    ControllerKind::Action => PYTHON_ACTION,
+                    ControllerKind::Gate => PYTHON_GATE,
                 }),
             ),
             ("wasmco_controller/__init__.py", PYTHON_SDK.to_owned()),
@@ -126,7 +131,8 @@ pub fn new_project(
                 "app.js",
                 fill(match kind {
                     ControllerKind::Placement => JS_PLACEMENT,
-                    ControllerKind::Action | ControllerKind::Gate => JS_ACTION,
+                    ControllerKind::Action => JS_ACTION,
+                    ControllerKind::Gate => JS_GATE,
                 }),
             ),
             ("wasmco_controller.js", JS_SDK.to_owned()),
@@ -154,7 +160,7 @@ fn project_in(dir: &Path) -> Result<Option<Project>, CliError> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             return Err(CliError::Usage(format!(
                 "{} is not a controller project (no Cargo.toml, no {PROJECT_FILE}); \
-                 `wasmco controller new NAME --type placement --lang rust|python|js` makes one",
+                 `wasmco controller new NAME --type placement|action|gate --lang rust|python|js` makes one",
                 dir.display()
             )));
         }
@@ -162,7 +168,7 @@ fn project_in(dir: &Path) -> Result<Option<Project>, CliError> {
     };
     let project: Project = serde_json::from_str(&text).map_err(|e| {
         CliError::Usage(format!(
-            "{}: {e} (it says {{\"name\", \"type\": placement|action, \"language\": python|js}})",
+            "{}: {e} (it says {{\"name\", \"type\": placement|action|gate, \"language\": python|js}})",
             path.display()
         ))
     })?;

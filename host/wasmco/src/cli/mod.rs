@@ -9,6 +9,7 @@ pub mod dev;
 pub mod eggops;
 pub mod emcoctl;
 mod error;
+pub mod gate_fixture;
 pub mod languages;
 mod project;
 pub mod resources;

@@ -2,6 +2,8 @@
 
 use std::path::Path;
 
+use wasmco_runtime::ControllerKind;
+
 use super::error::CliError;
 
 /// Writes each `(relative path, text)` under `dir`, making directories.
@@ -22,9 +24,18 @@ pub fn write_files(dir: &Path, files: Vec<(&str, String)>) -> Result<(), CliErro
     Ok(())
 }
 
-/// `controller new` has no template for a gate yet.
-pub(super) fn no_gate_template() -> CliError {
-    CliError::Usage(
-        "there is no template for gate controllers yet: start from tests/guests/gate, and see docs/controllers.md".into(),
-    )
+/// A new project README's last words: where its controller is named.
+/// Filled before `__NAME__` is.
+pub(super) fn how_to_use(kind: ControllerKind) -> &'static str {
+    match kind {
+        ControllerKind::Gate => {
+            "Name the gate in a DIG's rollout intent (`…/rollout-intents/NAME`:\n\
+             `{\"gates\": [{\"controller\": \"__NAME__\", \"intent\": {\"soakSeconds\": 30}}]}`);\n\
+             the rollout asks it each time a group is Ready."
+        }
+        ControllerKind::Placement | ControllerKind::Action => {
+            "Name the controller in a DIG's intents (`{\"intent\": {\"__NAME__\": \"my-intent\"}}`)\n\
+             and store its intent as a controller intent (`…/controller-intents/my-intent`)."
+        }
+    }
 }

@@ -77,9 +77,11 @@ const SDK_MANIFEST: &str = "[package]\nname = \"wasmco-guest\"\nversion = \"0.1.
 const TEMPLATE_MANIFEST: &str = include_str!("../../templates/controller/Cargo.toml.in");
 const TEMPLATE_PLACEMENT: &str = include_str!("../../templates/controller/placement.rs");
 const TEMPLATE_ACTION: &str = include_str!("../../templates/controller/action.rs");
+const TEMPLATE_GATE: &str = include_str!("../../templates/controller/gate.rs");
 const TEMPLATE_README: &str = include_str!("../../templates/controller/README.md");
 const FIXTURE_PLACEMENT: &str = include_str!("../../templates/controller/fixture-placement.json");
 const FIXTURE_ACTION: &str = include_str!("../../templates/controller/fixture-action.json");
+const FIXTURE_GATE: &str = include_str!("../../templates/controller/fixture-gate.json");
 const GITIGNORE: &str = include_str!("../../templates/controller/gitignore");
 /// The workspace's cargo config: its controller build flags (SIMD, initial
 /// memory) come first, its host-only settings after [`HOST_ONLY`].
@@ -100,7 +102,8 @@ fn controller_cargo_config() -> String {
 pub fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), CliError> {
     let crate_name = name.replace('-', "_");
     let fill = |text: &str| {
-        text.replace("__NAME__", name)
+        text.replace("__USE__", super::project::how_to_use(kind))
+            .replace("__NAME__", name)
             .replace("__CRATE__", &crate_name)
             .replace("__TYPE__", &kind.to_string())
             .replace("__WIT_BINDGEN__", WIT_BINDGEN_VERSION)
@@ -108,7 +111,7 @@ pub fn new_crate(dir: &Path, name: &str, kind: ControllerKind) -> Result<(), Cli
     let (source, fixture) = match kind {
         ControllerKind::Placement => (TEMPLATE_PLACEMENT, FIXTURE_PLACEMENT),
         ControllerKind::Action => (TEMPLATE_ACTION, FIXTURE_ACTION),
-        ControllerKind::Gate => return Err(super::project::no_gate_template()),
+        ControllerKind::Gate => (TEMPLATE_GATE, FIXTURE_GATE),
     };
     let mut files = vec![
         ("Cargo.toml", fill(TEMPLATE_MANIFEST)),

@@ -17,7 +17,8 @@ pub enum ControllerCommand {
     New {
         /// The controller's (and project's) name.
         name: String,
-        /// Placement (chooses clusters) or action (changes resources).
+        /// Placement (chooses clusters), action (changes resources) or
+        /// gate (lets a rollout's next group go).
         #[arg(long = "type", value_enum)]
         kind: KindArg,
         /// The language: a Rust crate, or a Python or JavaScript project.
@@ -42,7 +43,7 @@ pub enum ControllerCommand {
         /// Its name (default: the file's or directory's name).
         #[arg(long)]
         name: Option<String>,
-        /// Placement or action (default: what the component exports).
+        /// Placement, action or gate (default: what the component exports).
         #[arg(long = "type", value_enum)]
         kind: Option<KindArg>,
         /// Lower runs first within its kind.
@@ -56,7 +57,8 @@ pub enum ControllerCommand {
     Test {
         /// The component, or a project directory, built first.
         wasm: PathBuf,
-        /// The fixture (JSON or YAML): clusters, apps, optional placement, intent.
+        /// The fixture (JSON or YAML): clusters, apps, optional placement and
+        /// intent; for a gate, clusters, the released groups, status and intent.
         #[arg(long)]
         input: PathBuf,
         /// Where compiled controllers are cached.
@@ -86,6 +88,7 @@ impl From<LangArg> for controller::Language {
 pub enum KindArg {
     Placement,
     Action,
+    Gate,
 }
 
 impl From<KindArg> for ControllerKind {
@@ -93,6 +96,7 @@ impl From<KindArg> for ControllerKind {
         match kind {
             KindArg::Placement => ControllerKind::Placement,
             KindArg::Action => ControllerKind::Action,
+            KindArg::Gate => ControllerKind::Gate,
         }
     }
 }
@@ -166,11 +170,11 @@ pub fn run(connect: &Connect, command: ControllerCommand) -> anyhow::Result<()> 
             let (_, bytes) = controller::component_bytes(&wasm)?;
             let text = std::fs::read_to_string(&input)
                 .with_context(|| format!("reading {}", input.display()))?;
-            let fixture: controller::Fixture = serde_norway::from_str(&text)
-                .with_context(|| format!("{} is not a controller fixture", input.display()))?;
+            let fixture: serde_json::Value = serde_norway::from_str(&text)
+                .with_context(|| format!("{} is not JSON or YAML", input.display()))?;
             let runtime =
                 Runtime::new(RuntimeConfig::new(cache_dir)).context("starting the wasm runtime")?;
-            let report = controller::test(&runtime, &bytes, &fixture)?;
+            let report = controller::test(&runtime, &bytes, fixture)?;
             writeln!(out, "{}", serde_json::to_string_pretty(&report)?)?;
         }
     }
