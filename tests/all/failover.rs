@@ -1,8 +1,8 @@
-//! Failover on virtual clusters: a DIG whose failover intent says
-//! `replace` leaves a cluster that stays unreachable past the grace
-//! period, by itself, and is removed from it once it answers again; a
-//! cluster that only flaps keeps its apps, and one just back is not
-//! chosen.
+//! Failover on virtual clusters and on real API servers: a DIG whose
+//! failover intent says `replace` leaves a cluster that stays unreachable
+//! past the grace period, by itself, and is removed from it once it
+//! answers again; a cluster that only flaps keeps its apps, and one just
+//! back is not chosen.
 
 use std::time::{Duration, Instant};
 
@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 use wasmco_vcluster::{Behaviour, VirtualCluster};
 
 use crate::deploy::action;
-use crate::support::clusters::{composite_app_with, config_map};
+use crate::kube_apiserver::{ApiServer, kubectl};
+use crate::support::clusters::{approved_dig_with, composite_app_with, config_map};
 use crate::support::server::{Server, doc, expect};
 use crate::support::wait::wait_until;
 
@@ -23,21 +24,62 @@ const MOVE_BUDGET: Duration = Duration::from_secs(10);
 
 const WEB: &str = "/api/v1/namespaces/default/configmaps/web";
 
-/// Three virtual clusters in this process, a server probing them every
+/// The clusters' names, in order.
+const NAMES: [&str; 3] = ["a", "b", "c"];
+
+/// A cluster the tests kill and bring back.
+enum Machine {
+    /// In this process: it stops answering, then answers again.
+    Virtual(VirtualCluster),
+    /// kube-apiserver over its etcd: the server is killed, then started
+    /// again on its port.
+    Real(ApiServer),
+}
+
+impl Machine {
+    fn kubeconfig(&self) -> Vec<u8> {
+        match self {
+            Machine::Virtual(cluster) => cluster.kubeconfig().into_bytes(),
+            Machine::Real(server) => server.kubeconfig.clone(),
+        }
+    }
+
+    /// Whether it holds `web` (false while it is down).
+    fn holds_web(&self) -> bool {
+        match self {
+            Machine::Virtual(cluster) => {
+                let url = format!("http://{}{WEB}", cluster.addr());
+                reqwest::blocking::Client::new()
+                    .get(url)
+                    .send()
+                    .is_ok_and(|r| r.status().is_success())
+            }
+            Machine::Real(server) => kubectl(
+                &server.kubeconfig_path,
+                &["get", "configmap", "web", "-n", "default"],
+            )
+            .status
+            .success(),
+        }
+    }
+}
+
+/// Clusters `a`, `b`, … labelled `edge`, a server probing them every
 /// second, and the app `web` placed on one of them (anyOf by label) by a
 /// DIG with a failover intent; the DIG's path.
 struct Fleet {
     runtime: tokio::runtime::Runtime,
-    clusters: Vec<VirtualCluster>,
+    machines: Vec<Machine>,
     server: Server,
     _data: tempfile::TempDir,
     dig: String,
 }
 
 impl Fleet {
+    /// Three virtual clusters.
     fn start(healthy_seconds: u64) -> Fleet {
         let runtime = tokio::runtime::Runtime::new().unwrap();
-        let clusters: Vec<VirtualCluster> = ["a", "b", "c"]
+        let machines = ["a", "b", "c"]
             .iter()
             .map(|name| {
                 let behaviour = Behaviour {
@@ -45,51 +87,44 @@ impl Fleet {
                     ..Default::default()
                 };
                 let addr = "127.0.0.1:0".parse().unwrap();
-                runtime
+                let cluster = runtime
                     .block_on(VirtualCluster::start(name, addr, behaviour))
-                    .unwrap()
+                    .unwrap();
+                Machine::Virtual(cluster)
             })
             .collect();
+        Self::start_on(runtime, machines, healthy_seconds)
+    }
+
+    fn start_on(
+        runtime: tokio::runtime::Runtime,
+        machines: Vec<Machine>,
+        healthy_seconds: u64,
+    ) -> Fleet {
         let data = tempfile::tempdir().unwrap();
         let server = Server::start_with(data.path(), &["--probe-interval", "1s"]);
         expect(
             server.post("/v2/cluster-providers", doc("edge", json!({}))),
             201,
         );
-        for (name, cluster) in ["a", "b", "c"].iter().zip(&clusters) {
-            let kubeconfig = cluster.kubeconfig().into_bytes();
-            server.register_labelled("edge", name, &kubeconfig, &["edge"]);
+        for (name, machine) in NAMES.iter().zip(&machines) {
+            server.register_labelled("edge", name, &machine.kubeconfig(), &["edge"]);
         }
         let web = config_map("web", json!({"greeting": "hello"}));
         let ca = composite_app_with(&server, "shop", "store", &[("web", web)]);
-        let dig = format!("{ca}/deployment-intent-groups/d");
         let failover = json!({"policy": "replace", "graceSeconds": GRACE.as_secs(),
             "healthySeconds": healthy_seconds});
         let any_edge = json!({"anyOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]});
-        let intents = json!({"intent": {"genericPlacementIntent": "gpi", "failoverIntent": "fo"}});
-        for (path, name, spec) in [
-            (format!("{ca}/composite-profiles"), "prof", json!({})),
-            (
-                format!("{ca}/deployment-intent-groups"),
-                "d",
-                json!({"compositeProfile": "prof", "version": "r1"}),
-            ),
-            (format!("{dig}/generic-placement-intents"), "gpi", json!({})),
-            (
-                format!("{dig}/generic-placement-intents/gpi/app-intents"),
-                "web",
-                json!({"app": "web", "intent": any_edge}),
-            ),
-            (format!("{dig}/failover-intents"), "fo", failover),
-            (format!("{dig}/intents"), "i", intents),
-        ] {
-            expect(server.post(&path, doc(name, spec)), 201);
-        }
-        expect(action(&server, &dig, "approve"), 202);
+        let dig = approved_dig_with(
+            &server,
+            &ca,
+            &[("web", any_edge)],
+            &[("failover-intents", "failoverIntent", "fo", failover)],
+        );
         expect(action(&server, &dig, "instantiate"), 202);
         Fleet {
             runtime,
-            clusters,
+            machines,
             server,
             _data: data,
             dig,
@@ -98,15 +133,8 @@ impl Fleet {
 
     /// Which clusters hold `web`, by index.
     fn holding(&self) -> Vec<usize> {
-        let client = reqwest::blocking::Client::new();
-        (0..self.clusters.len())
-            .filter(|&i| {
-                let url = format!("http://{}{WEB}", self.clusters[i].addr());
-                client
-                    .get(url)
-                    .send()
-                    .is_ok_and(|r| r.status().is_success())
-            })
+        (0..self.machines.len())
+            .filter(|&i| self.machines[i].holds_web())
             .collect()
     }
 
@@ -135,14 +163,21 @@ impl Fleet {
     }
 
     fn kill(&mut self, cluster: usize) {
-        self.runtime
-            .block_on(self.clusters[cluster].refuse_connections());
+        match &mut self.machines[cluster] {
+            Machine::Virtual(virtual_cluster) => {
+                self.runtime.block_on(virtual_cluster.refuse_connections());
+            }
+            Machine::Real(server) => server.kill_apiserver(),
+        }
     }
 
     fn revive(&mut self, cluster: usize) {
-        self.runtime
-            .block_on(self.clusters[cluster].reopen())
-            .unwrap();
+        match &mut self.machines[cluster] {
+            Machine::Virtual(virtual_cluster) => {
+                self.runtime.block_on(virtual_cluster.reopen()).unwrap();
+            }
+            Machine::Real(server) => server.restart_apiserver(),
+        }
     }
 
     /// The reasons the DIG's history gives for wasmco's own moves.
@@ -157,11 +192,40 @@ impl Fleet {
     }
 }
 
+/// Kills the cluster holding `web`: it is Ready on another within the
+/// grace period and 10 s, one move recorded with its reason naming the
+/// cluster; once the cluster answers again its copy is removed and
+/// nothing moves back.
+fn fails_over_and_cleans_up(fleet: &mut Fleet) {
+    let first = fleet.ready_on(1, Duration::from_secs(30));
+    assert_eq!(fleet.holding(), [first]);
+    fleet.kill(first);
+    let killed = Instant::now();
+    let second = fleet.ready_on(2, GRACE + MOVE_BUDGET);
+    let moved_in = killed.elapsed();
+    assert_ne!(second, first);
+    eprintln!("failover: Ready elsewhere {moved_in:?} after the kill (grace {GRACE:?})");
+    let moves = fleet.moves();
+    assert_eq!(moves.len(), 1, "{moves:?}");
+    assert!(
+        moves[0].contains(&format!("edge+{}", NAMES[first])),
+        "{moves:?}"
+    );
+
+    fleet.revive(first);
+    wait_until(
+        "the cluster left to be cleaned up",
+        Duration::from_secs(30),
+        || fleet.holding() == [second],
+    );
+    std::thread::sleep(GRACE);
+    assert_eq!(fleet.status()["revision"], 2);
+    assert_eq!(fleet.holding(), [second]);
+}
+
 #[test]
 fn a_killed_cluster_loses_its_app_within_grace_plus_10s_and_is_cleaned_up_when_back() {
     let mut fleet = Fleet::start(60);
-    let first = fleet.ready_on(1, Duration::from_secs(30));
-    assert_eq!(fleet.holding(), [first]);
     for (spec, field) in [
         (
             json!({"policy": "replace", "graceSeconds": 0}),
@@ -175,30 +239,19 @@ fn a_killed_cluster_loses_its_app_within_grace_plus_10s_and_is_cleaned_up_when_b
         let body = expect(refused, 400);
         assert!(body.to_string().contains(field), "{body}");
     }
+    fails_over_and_cleans_up(&mut fleet);
+}
 
-    fleet.kill(first);
-    let killed = Instant::now();
-    let second = fleet.ready_on(2, GRACE + MOVE_BUDGET);
-    let moved_in = killed.elapsed();
-    assert_ne!(second, first);
-    eprintln!("failover: Ready elsewhere {moved_in:?} after the kill (grace {GRACE:?})");
-    let moves = fleet.moves();
-    assert_eq!(moves.len(), 1, "{moves:?}");
-    assert!(
-        moves[0].contains(&format!("edge+{}", ["a", "b", "c"][first])),
-        "{moves:?}"
-    );
-
-    // Back: what it still holds of the DIG is removed, nothing moves back.
-    fleet.revive(first);
-    wait_until(
-        "the cluster left to be cleaned up",
-        Duration::from_secs(30),
-        || fleet.holding() == [second],
-    );
-    std::thread::sleep(GRACE);
-    assert_eq!(fleet.status()["revision"], 2);
-    assert_eq!(fleet.holding(), [second]);
+/// The same on two real API servers: the one holding `web` is killed (its
+/// etcd keeps the object), and started again on its port.
+#[test]
+fn a_killed_api_server_loses_its_app_and_is_cleaned_up_when_started_again() {
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let machines = ["failover-a", "failover-b"]
+        .map(|dir| Machine::Real(ApiServer::start(dir)))
+        .into();
+    let mut fleet = Fleet::start_on(runtime, machines, 60);
+    fails_over_and_cleans_up(&mut fleet);
 }
 
 #[test]

@@ -44,6 +44,9 @@ pub fn kubectl(kubeconfig: &Path, args: &[&str]) -> Output {
 pub struct ApiServer {
     etcd: Child,
     apiserver: Child,
+    /// What it was started with, to start it again on the same port.
+    apiserver_args: Vec<String>,
+    dir: PathBuf,
     pub kubeconfig: Vec<u8>,
     pub kubeconfig_path: PathBuf,
     /// Its certificates, kubeadm's names: `ca.crt` and `ca.key` among them.
@@ -113,28 +116,25 @@ impl ApiServer {
             &dir.join("etcd.log"),
         );
         let log = dir.join("kube-apiserver.log");
-        let apiserver = spawn(
-            "kube-apiserver",
-            &[
-                format!("--etcd-servers={etcd_url}"),
-                "--bind-address=127.0.0.1".into(),
-                "--advertise-address=127.0.0.1".into(),
-                format!("--secure-port={api_port}"),
-                format!("--cert-dir={}", dir.join("certs").display()),
-                format!("--tls-cert-file={}", file("apiserver.crt")),
-                format!("--tls-private-key-file={}", file("apiserver.key")),
-                format!("--client-ca-file={}", file("ca.crt")),
-                format!("--service-account-key-file={}", file("sa.pub")),
-                format!("--service-account-signing-key-file={}", file("sa.key")),
-                "--service-account-issuer=https://kubernetes.default.svc".into(),
-                "--service-cluster-ip-range=10.96.0.0/16".into(),
-                "--authorization-mode=RBAC".into(),
-                "--profiling=false".into(),
-                // The "kubernetes" Service's endpoints cannot be a loopback address.
-                "--endpoint-reconciler-type=none".into(),
-            ],
-            &log,
-        );
+        let apiserver_args = vec![
+            format!("--etcd-servers={etcd_url}"),
+            "--bind-address=127.0.0.1".into(),
+            "--advertise-address=127.0.0.1".into(),
+            format!("--secure-port={api_port}"),
+            format!("--cert-dir={}", dir.join("certs").display()),
+            format!("--tls-cert-file={}", file("apiserver.crt")),
+            format!("--tls-private-key-file={}", file("apiserver.key")),
+            format!("--client-ca-file={}", file("ca.crt")),
+            format!("--service-account-key-file={}", file("sa.pub")),
+            format!("--service-account-signing-key-file={}", file("sa.key")),
+            "--service-account-issuer=https://kubernetes.default.svc".into(),
+            "--service-cluster-ip-range=10.96.0.0/16".into(),
+            "--authorization-mode=RBAC".into(),
+            "--profiling=false".into(),
+            // The "kubernetes" Service's endpoints cannot be a loopback address.
+            "--endpoint-reconciler-type=none".into(),
+        ];
+        let apiserver = spawn("kube-apiserver", &apiserver_args, &log);
         let kubeconfig = pki
             .admin_kubeconfig("real", &format!("https://127.0.0.1:{api_port}"))
             .unwrap();
@@ -143,6 +143,8 @@ impl ApiServer {
         let server = ApiServer {
             etcd,
             apiserver,
+            apiserver_args,
+            dir: dir.to_owned(),
             kubeconfig: kubeconfig.into_bytes(),
             kubeconfig_path,
             pki: certs.to_owned(),
@@ -169,6 +171,41 @@ impl ApiServer {
                 let reason = format!("kube-apiserver not ready:\n{}", tail(log));
                 return Err((reason, exited));
             }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    }
+
+    /// Kills the API server and leaves its etcd (so its objects): a
+    /// cluster whose control plane went down.
+    #[allow(
+        dead_code,
+        reason = "the failover test's; the bench sharing this file has none"
+    )]
+    pub fn kill_apiserver(&mut self) {
+        let _ = self.apiserver.kill();
+        let _ = self.apiserver.wait();
+    }
+
+    /// Starts the API server again over the same etcd and on the same port
+    /// (the one its clients' kubeconfig names), and waits until it is ready.
+    #[allow(
+        dead_code,
+        reason = "the failover test's; the bench sharing this file has none"
+    )]
+    pub fn restart_apiserver(&mut self) {
+        let log = self.dir.join("kube-apiserver.restarted.log");
+        self.apiserver = spawn("kube-apiserver", &self.apiserver_args, &log);
+        let started = Instant::now();
+        while !kubectl(&self.kubeconfig_path, &["get", "--raw", "/readyz"])
+            .status
+            .success()
+        {
+            let exited = matches!(self.apiserver.try_wait(), Ok(Some(_)));
+            assert!(
+                !exited && started.elapsed() < Duration::from_secs(120),
+                "kube-apiserver did not come back:\n{}",
+                tail(&log)
+            );
             std::thread::sleep(Duration::from_millis(250));
         }
     }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use wasmco_vcluster::{Behaviour, VirtualCluster};
 
 use crate::deploy::action;
-use crate::support::clusters::composite_app_with;
+use crate::support::clusters::{approved_dig_with, composite_app_with};
 use crate::support::server::{Server, doc, expect, wasm};
 use crate::support::wait::wait_until;
 
@@ -70,35 +70,19 @@ impl Fleet {
         }
         let web = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec: {replicas: 1}\n";
         let ca = composite_app_with(&server, "shop", "store", &[("web", web.to_owned())]);
-        let dig = format!("{ca}/deployment-intent-groups/d");
-        let every_edge = json!({"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]});
-        let intents =
-            json!({"intent": {"genericPlacementIntent": "gpi", "rolloutIntent": "waves"}});
         for gate in gates {
             let metadata = doc(gate, json!({"type": "gate", "priority": 10}));
             let uploaded =
                 server.upload("/v2/controllers", metadata, Some(wasm("guest_gate.wasm")));
             expect(uploaded, 201);
         }
-        for (path, name, spec) in [
-            (format!("{ca}/composite-profiles"), "prof", json!({})),
-            (
-                format!("{ca}/deployment-intent-groups"),
-                "d",
-                json!({"compositeProfile": "prof", "version": "r1"}),
-            ),
-            (format!("{dig}/generic-placement-intents"), "gpi", json!({})),
-            (
-                format!("{dig}/generic-placement-intents/gpi/app-intents"),
-                "web",
-                json!({"app": "web", "intent": every_edge}),
-            ),
-            (format!("{dig}/rollout-intents"), "waves", waves),
-            (format!("{dig}/intents"), "i", intents),
-        ] {
-            expect(server.post(&path, doc(name, spec)), 201);
-        }
-        expect(action(&server, &dig, "approve"), 202);
+        let every_edge = json!({"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]});
+        let dig = approved_dig_with(
+            &server,
+            &ca,
+            &[("web", every_edge)],
+            &[("rollout-intents", "rolloutIntent", "waves", waves)],
+        );
         Fleet {
             _runtime: runtime,
             clusters,

@@ -325,6 +325,23 @@ pub fn approved_dig(server: &Server, ca: &str, intents: &[(&str, Value)]) -> Str
     dig
 }
 
+/// An intent of a DIG besides its placement: `(collection, key, name,
+/// spec)`, posted under the DIG's `collection` as `name` and named in its
+/// intents under `key` (`("failover-intents", "failoverIntent", "fo", …)`).
+pub type DigIntent<'a> = (&'a str, &'a str, &'a str, Value);
+
+/// [`approved_dig`], with `more` intents.
+pub fn approved_dig_with(
+    server: &Server,
+    ca: &str,
+    intents: &[(&str, Value)],
+    more: &[DigIntent<'_>],
+) -> String {
+    let dig = new_dig(server, ca);
+    place_and_approve_with(server, &dig, intents, more);
+    dig
+}
+
 /// DIG `d` of the composite app version at `ca`, with composite profile
 /// `prof`; its path.
 fn new_dig(server: &Server, ca: &str) -> String {
@@ -353,6 +370,16 @@ pub fn place_on_solo_and_approve(server: &Server, dig: &str, apps: &[&str]) {
 /// Gives each app its placement intent (generic placement intent `gpi`,
 /// named in the DIG's intents) and approves the DIG.
 pub fn place_and_approve(server: &Server, dig: &str, intents: &[(&str, Value)]) {
+    place_and_approve_with(server, dig, intents, &[]);
+}
+
+/// [`place_and_approve`], with `more` intents.
+fn place_and_approve_with(
+    server: &Server,
+    dig: &str,
+    intents: &[(&str, Value)],
+    more: &[DigIntent<'_>],
+) {
     expect(
         server.post(
             &format!("{dig}/generic-placement-intents"),
@@ -370,10 +397,16 @@ pub fn place_and_approve(server: &Server, dig: &str, intents: &[(&str, Value)]) 
             201,
         );
     }
+    let mut named = json!({"genericPlacementIntent": "gpi"});
+    for (collection, key, name, spec) in more {
+        let posted = server.post(&format!("{dig}/{collection}"), doc(name, spec.clone()));
+        expect(posted, 201);
+        named[*key] = json!(name);
+    }
     expect(
         server.post(
             &format!("{dig}/intents"),
-            doc("i", json!({"intent": {"genericPlacementIntent": "gpi"}})),
+            doc("i", json!({"intent": named})),
         ),
         201,
     );
