@@ -363,7 +363,8 @@ fn judge(
         }
     }
     let group = released;
-    if failed.len() > intent.max_failures as usize {
+    let clusters: usize = groups.iter().take(released).map(Vec::len).sum();
+    if failed.len() > intent.max_failures.of(clusters) {
         let list: Vec<String> = failed
             .iter()
             .map(|(c, why)| format!("{c} ({why})"))
@@ -372,16 +373,16 @@ fn judge(
             "group {group} of {}: {} clusters failed, more than maxFailures {}: {}",
             groups.len(),
             failed.len(),
-            intent.max_failures,
+            intent.max_failures.describe(clusters),
             list.join(", ")
         )));
     }
-    if unavailable.len() > intent.max_unavailable as usize {
+    if unavailable.len() > intent.max_unavailable.of(clusters) {
         return Ok(Verdict::Stop(format!(
             "group {group} of {}: {} clusters unreachable, more than maxUnavailable {}: {}",
             groups.len(),
             unavailable.len(),
-            intent.max_unavailable,
+            intent.max_unavailable.describe(clusters),
             unavailable.join(", ")
         )));
     }

@@ -55,6 +55,92 @@ fn empty_object() -> serde_json::Value {
     serde_json::Value::Object(serde_json::Map::new())
 }
 
+/// A number of clusters (`2`), or a share of the clusters released so far
+/// (`"25%"`, rounded down as Kubernetes rounds `maxUnavailable`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(try_from = "AllowanceText", into = "AllowanceText")]
+pub enum Allowance {
+    /// That many clusters.
+    Count(u32),
+    /// That percentage of them, from 0 to 100.
+    Percent(u32),
+}
+
+impl Default for Allowance {
+    fn default() -> Self {
+        Allowance::Count(0)
+    }
+}
+
+impl Allowance {
+    /// How many of `clusters` it allows.
+    pub fn of(self, clusters: usize) -> usize {
+        match self {
+            Allowance::Count(count) => usize::try_from(count).unwrap_or(usize::MAX),
+            Allowance::Percent(percent) => {
+                clusters.saturating_mul(usize::try_from(percent).unwrap_or(100)) / 100
+            }
+        }
+    }
+
+    /// As a person reads it, out of `clusters`: `2`, or `25% (3 of 12)`.
+    pub fn describe(self, clusters: usize) -> String {
+        match self {
+            Allowance::Count(count) => count.to_string(),
+            Allowance::Percent(percent) => {
+                format!("{percent}% ({} of {clusters})", self.of(clusters))
+            }
+        }
+    }
+}
+
+/// An [`Allowance`] as written: a number, or a percentage in a string.
+#[derive(Serialize, Deserialize, JsonSchema)]
+#[serde(untagged)]
+enum AllowanceText {
+    Count(u32),
+    Percent(#[schemars(regex(pattern = r"^(100|[1-9]?[0-9])%$"))] String),
+}
+
+impl TryFrom<AllowanceText> for Allowance {
+    type Error = String;
+
+    fn try_from(text: AllowanceText) -> Result<Self, Self::Error> {
+        match text {
+            AllowanceText::Count(count) => Ok(Allowance::Count(count)),
+            AllowanceText::Percent(share) => share
+                .strip_suffix('%')
+                .and_then(|number| number.parse::<u32>().ok())
+                .filter(|percent| *percent <= 100)
+                .map(Allowance::Percent)
+                .ok_or_else(|| {
+                    format!(
+                        "`{share}` is neither a count nor a percentage from 0% to 100% (\"25%\")"
+                    )
+                }),
+        }
+    }
+}
+
+impl From<Allowance> for AllowanceText {
+    fn from(allowance: Allowance) -> Self {
+        match allowance {
+            Allowance::Count(count) => AllowanceText::Count(count),
+            Allowance::Percent(percent) => AllowanceText::Percent(format!("{percent}%")),
+        }
+    }
+}
+
+impl JsonSchema for Allowance {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Allowance".into()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        AllowanceText::json_schema(generator)
+    }
+}
+
 /// A rollout intent's spec.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
@@ -65,11 +151,11 @@ pub struct RolloutIntentSpec {
     /// resource Failed, or not Ready within the group's timeout) before
     /// the rollout stops.
     #[serde(default)]
-    pub max_failures: u32,
+    pub max_failures: Allowance,
     /// How many clusters of the groups released so far may be
     /// unreachable before the rollout stops.
     #[serde(default)]
-    pub max_unavailable: u32,
+    pub max_unavailable: Allowance,
     /// How long to wait after a group is Ready before the next goes.
     #[serde(default)]
     pub pause_seconds: u64,
@@ -267,12 +353,35 @@ mod tests {
     fn spec(groups: RolloutGroups) -> RolloutIntentSpec {
         RolloutIntentSpec {
             groups,
-            max_failures: 0,
-            max_unavailable: 0,
+            max_failures: Allowance::default(),
+            max_unavailable: Allowance::default(),
             pause_seconds: 0,
             group_timeout_seconds: 60,
             gates: Vec::new(),
         }
+    }
+
+    #[test]
+    fn an_allowance_is_a_count_or_a_share_of_the_released_clusters() {
+        let read = |value: serde_json::Value| {
+            serde_json::from_value::<RolloutIntentSpec>(serde_json::json!({
+                "groups": {"count": 2}, "maxUnavailable": value}))
+            .map(|spec| spec.max_unavailable)
+        };
+        assert_eq!(read(serde_json::json!(3)).unwrap(), Allowance::Count(3));
+        let quarter = read(serde_json::json!("25%")).unwrap();
+        assert_eq!(quarter, Allowance::Percent(25));
+        assert_eq!((quarter.of(12), quarter.of(3)), (3, 0));
+        assert_eq!(quarter.describe(12), "25% (3 of 12)");
+        for bad in ["150%", "25", "a%", "-1%"] {
+            let error = read(serde_json::json!(bad)).unwrap_err().to_string();
+            assert!(
+                error.contains("percentage from 0% to 100%"),
+                "{bad}: {error}"
+            );
+        }
+        let written = serde_json::to_value(Allowance::Percent(10)).unwrap();
+        assert_eq!(written, serde_json::json!("10%"));
     }
 
     fn sizes(spec: &RolloutIntentSpec, n: usize) -> Vec<usize> {
