@@ -64,12 +64,25 @@ impl Shared {
         action: impl Lifecycle,
         target: &str,
         key: &str,
+        state: DigState,
+        guard: &TargetGuard,
+    ) -> Result<DigState, OrchestratorError> {
+        self.mark_because(action, target, key, state, guard, None)
+    }
+
+    /// [`Self::mark`], with `reason` in the history.
+    pub(crate) fn mark_because(
+        &self,
+        action: impl Lifecycle,
+        target: &str,
+        key: &str,
         mut state: DigState,
         guard: &TargetGuard,
+        reason: Option<String>,
     ) -> Result<DigState, OrchestratorError> {
         let next = allow(target, &state, action)?;
         let revision = state.revision;
-        state.enter(next, revision);
+        state.enter_because(next, revision, reason);
         self.contexts.put_state(key, &state, guard.fence())?;
         self.sync.changed(key);
         Ok(state)

@@ -247,13 +247,23 @@ impl<'a> Digs<'a> {
     /// Instantiated, Updated or InstantiateStopped -> Terminated; the
     /// context is marked for removal.
     pub(crate) fn terminate(&self, dig: &DigRef) -> Result<DigState, OrchestratorError> {
+        self.terminate_because(dig, None)
+    }
+
+    /// [`Self::terminate`], with `reason` in the history.
+    pub(crate) fn terminate_because(
+        &self,
+        dig: &DigRef,
+        reason: Option<String>,
+    ) -> Result<DigState, OrchestratorError> {
         let (guard, state) = self.begin(dig)?;
-        let state = self.shared.mark(
+        let state = self.shared.mark_because(
             DigAction::Terminate,
             &dig.describe(),
             &dig.key(),
             state,
             &guard,
+            reason,
         )?;
         self.mirrors().follow(dig, Follow::Terminate, &guard)?;
         Ok(state)

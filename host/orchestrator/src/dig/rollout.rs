@@ -34,10 +34,10 @@ impl Digs<'_> {
         let Some(progress) = state.rollout.filter(|r| r.revision == state.revision) else {
             return Ok((None, Vec::new()));
         };
-        let (meta, _) = self
+        let meta = self
             .shared
             .contexts
-            .read_placed(&dig.key(), progress.revision)?;
+            .read_meta(&dig.key(), progress.revision)?;
         let groups = meta.rollout.map(|plan| plan.groups).unwrap_or_default();
         Ok((Some(progress), groups))
     }
@@ -100,10 +100,13 @@ impl Digs<'_> {
             ))
         };
         let steered = match action {
-            RolloutAction::Abort if from == 0 => return self.terminate(dig),
             RolloutAction::Abort => {
-                let reason = format!("rollout of revision {revision} aborted");
-                return self.rollback_because(dig, from, actor, Some(reason));
+                let reason = Some(format!("rollout of revision {revision} aborted"));
+                return if from == 0 {
+                    self.terminate_because(dig, reason)
+                } else {
+                    self.rollback_because(dig, from, actor, reason)
+                };
             }
             RolloutAction::Pause if open.phase != RolloutPhase::Progressing => {
                 return Err(refused(open.phase));

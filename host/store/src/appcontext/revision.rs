@@ -101,15 +101,20 @@ impl ContextStore {
     /// Reads revision `revision` of the DIG's context.
     pub fn read(&self, dig: &str, revision: u64) -> Result<StoredContext, ContextError> {
         let prefix = format!("ctx/{dig}/rev/{revision:010}");
-        let meta: ContextMeta = self
-            .get_json(&format!("{prefix}/meta"))?
-            .ok_or(ContextError::NoRevision(revision))?;
+        let meta = self.read_meta(dig, revision)?;
         let apps = meta
             .app_order
             .iter()
             .map(|name| self.read_app(&prefix, name))
             .collect::<Result<_, _>>()?;
         Ok(StoredContext { meta, apps })
+    }
+
+    /// The meta of `dig`'s `revision` alone (what it was built for, its
+    /// rollout's plan, its failover intent).
+    pub fn read_meta(&self, dig: &str, revision: u64) -> Result<ContextMeta, ContextError> {
+        self.get_json(&format!("ctx/{dig}/rev/{revision:010}/meta"))?
+            .ok_or(ContextError::NoRevision(revision))
     }
 
     /// Revision `revision`'s meta, and every cluster one of its apps is
@@ -120,9 +125,7 @@ impl ContextStore {
         revision: u64,
     ) -> Result<(ContextMeta, BTreeSet<ClusterRef>), ContextError> {
         let prefix = format!("ctx/{dig}/rev/{revision:010}");
-        let meta: ContextMeta = self
-            .get_json(&format!("{prefix}/meta"))?
-            .ok_or(ContextError::NoRevision(revision))?;
+        let meta = self.read_meta(dig, revision)?;
         let mut placed = BTreeSet::new();
         for app in &meta.app_order {
             let placement: Vec<StoredPlacement> = self
