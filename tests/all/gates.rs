@@ -10,8 +10,9 @@ use serde_json::{Value, json};
 use crate::cli::{Dev, repo, wasmco, wasmco_ok as ok};
 use crate::support::wait::wait_until;
 
-/// `wasmco controller test` of `project` against `fixture`: the report, or
-/// what the CLI said on stderr.
+/// `wasmco controller test` of `project` (a project, built first, or a
+/// component) against `fixture`: the report, or what the CLI said on
+/// stderr.
 fn ask(project: &str, fixture: &Value, dir: &std::path::Path) -> Result<Value, String> {
     let path = dir.join("asked.json");
     std::fs::write(&path, fixture.to_string()).unwrap();
@@ -52,6 +53,9 @@ fn a_new_gate_answers_alike_in_rust_python_and_javascript() {
             "--dir",
             project,
         ]);
+        // Built once; each question is then asked of the component.
+        let built = ok(&["controller", "build", project]);
+        let project = built.trim();
         let readme = std::fs::read_to_string(dir.path().join(&name).join("README.md")).unwrap();
         assert!(readme.contains("rollout-intents"), "{lang}: {readme}");
         let fixture: Value = serde_json::from_slice(
