@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use wasmco_vcluster::{Behaviour, VirtualCluster};
 
 use crate::deploy::action;
-use crate::support::clusters::{approved_dig_with, composite_app_with};
+use crate::support::clusters::{DigIntent, approved_dig_with, composite_app_with};
 use crate::support::server::{Server, doc, expect, wasm};
 use crate::support::wait::wait_until;
 
@@ -42,12 +42,17 @@ impl Fleet {
         Self::with_waves(
             json!({"groups": {"count": 3}, "maxFailures": 0, "groupTimeoutSeconds": 4}),
             &[],
+            &[],
         )
     }
 
-    /// The fleet with `waves` as the rollout intent, after uploading the
-    /// test gate guest under each of `gates`.
-    fn with_waves(waves: Value, gates: &[&str]) -> Fleet {
+    /// The fleet with `waves` as the rollout intent, after uploading each
+    /// of `controllers` (name, type and test guest), with `more` intents.
+    fn with_waves(
+        waves: Value,
+        controllers: &[(&str, &str, &str)],
+        more: &[DigIntent<'_>],
+    ) -> Fleet {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         let names: Vec<String> = (1..=12).map(|i| format!("c{i:02}")).collect();
         let clusters: Vec<VirtualCluster> = names
@@ -70,10 +75,9 @@ impl Fleet {
         }
         let web = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: default}\nspec: {replicas: 1}\n";
         let ca = composite_app_with(&server, "shop", "store", &[("web", web.to_owned())]);
-        for gate in gates {
-            let metadata = doc(gate, json!({"type": "gate", "priority": 10}));
-            let uploaded =
-                server.upload("/v2/controllers", metadata, Some(wasm("guest_gate.wasm")));
+        for (name, kind, guest) in controllers {
+            let metadata = doc(name, json!({"type": kind, "priority": 10}));
+            let uploaded = server.upload("/v2/controllers", metadata, Some(wasm(guest)));
             expect(uploaded, 201);
         }
         let every_edge = json!({"allOf": [{"clusterProvider": "edge", "clusterLabel": "edge"}]});
@@ -81,7 +85,11 @@ impl Fleet {
             &server,
             &ca,
             &[("web", every_edge)],
-            &[("rollout-intents", "rolloutIntent", "waves", waves)],
+            &[
+                &[("rollout-intents", "rolloutIntent", "waves", waves)],
+                more,
+            ]
+            .concat(),
         );
         Fleet {
             _runtime: runtime,
@@ -209,7 +217,9 @@ fn a_gate_that_waits_is_honoured_and_one_that_traps_stops_the_rollout_with_its_m
     let waves = json!({"groups": {"count": 3}, "gates": [
         {"controller": "soak", "intent": {"do": "soak", "readyMs": soak_ms}},
         {"controller": "breaker", "intent": {"do": "proceed"}}]});
-    let fleet = Fleet::with_waves(waves, &["soak", "breaker"]);
+    let gate = "guest_gate.wasm";
+    let gates = [("soak", "gate", gate), ("breaker", "gate", gate)];
+    let fleet = Fleet::with_waves(waves, &gates, &[]);
     expect(action(&fleet.server, &fleet.dig, "instantiate"), 202);
     let waiting = eventually_reason(&fleet, "waits");
     assert!(
@@ -275,4 +285,32 @@ fn eventually_reason(fleet: &Fleet, word: &str) -> String {
         },
     );
     reason
+}
+
+#[test]
+fn a_rollout_in_placement_order_releases_what_a_placement_controller_ranked_first() {
+    let waves = json!({"groups": {"size": 3}, "order": "placement", "pauseSeconds": 3600});
+    let first = json!({"first": ["c12", "c07", "c03"]});
+    let fleet = Fleet::with_waves(
+        waves,
+        &[("rank", "placement", "guest_rank.wasm")],
+        &[("controller-intents", "rank", "ranked", first)],
+    );
+    expect(action(&fleet.server, &fleet.dig, "instantiate"), 202);
+    wait_until("group 1 Ready", Duration::from_secs(10), || {
+        fleet.rollout()["rollout"]["readyAt"].is_string()
+    });
+    let status = fleet.rollout();
+    assert_eq!(
+        status["groups"][0],
+        json!(["edge+c12", "edge+c07", "edge+c03"]),
+        "{status}"
+    );
+    // Then the rest, as generic placement left them.
+    assert_eq!(
+        status["groups"][1],
+        json!(["edge+c01", "edge+c02", "edge+c04"])
+    );
+    let holding: Vec<usize> = (0..12).filter(|&i| fleet.replicas(i).is_some()).collect();
+    assert_eq!(holding, [2, 6, 11]);
 }

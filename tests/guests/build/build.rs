@@ -12,6 +12,7 @@ fn main() {
         &[
             "guest-hostile",
             "guest-gate",
+            "guest-rank",
             "guest-fs-import",
             "guest-socket-import",
             "guest-contract-0-1",

@@ -141,12 +141,28 @@ impl JsonSchema for Allowance {
     }
 }
 
+/// The order the clusters are cut into groups in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ClusterOrder {
+    /// By provider and name.
+    #[default]
+    Name,
+    /// As the placement controllers left them: the first app's clusters
+    /// in its placement's order, then those only later apps use. A
+    /// placement controller that ranks clusters decides which go first.
+    Placement,
+}
+
 /// A rollout intent's spec.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct RolloutIntentSpec {
     /// How the DIG's clusters are grouped.
     pub groups: RolloutGroups,
+    /// The order they are grouped in.
+    #[serde(default)]
+    pub order: ClusterOrder,
     /// How many clusters of the groups released so far may fail (a
     /// resource Failed, or not Ready within the group's timeout) before
     /// the rollout stops.
@@ -251,12 +267,15 @@ impl Spec for RolloutIntentSpec {
 }
 
 impl RolloutIntentSpec {
-    /// The groups `placed` (the clusters a revision puts apps on) go in,
-    /// in order; `leaving` (clusters only the previous revision used,
-    /// whose apps are removed) join the last. No group is empty.
+    /// The groups `placed` (the clusters a revision puts apps on, in
+    /// placement order) go in, in order; `leaving` (clusters only the
+    /// previous revision used, whose apps are removed) join the last. No
+    /// group is empty.
     pub fn plan(&self, placed: &[&ClusterInfo], leaving: &[ClusterRef]) -> Vec<Vec<ClusterRef>> {
         let mut sorted: Vec<&ClusterInfo> = placed.to_vec();
-        sorted.sort_by_key(|c| c.reference());
+        if self.order == ClusterOrder::Name {
+            sorted.sort_by_key(|c| c.reference());
+        }
         let total = sorted.len();
         let refs = |infos: &[&ClusterInfo]| infos.iter().map(|c| c.reference()).collect();
         let mut groups: Vec<Vec<ClusterRef>> = match &self.groups {
@@ -353,12 +372,39 @@ mod tests {
     fn spec(groups: RolloutGroups) -> RolloutIntentSpec {
         RolloutIntentSpec {
             groups,
+            order: ClusterOrder::Name,
             max_failures: Allowance::default(),
             max_unavailable: Allowance::default(),
             pause_seconds: 0,
             group_timeout_seconds: 60,
             gates: Vec::new(),
         }
+    }
+
+    #[test]
+    fn placement_order_keeps_the_order_placement_left() {
+        let infos = clusters(6);
+        let ranked: Vec<&ClusterInfo> = [4, 1, 5, 0, 2, 3].iter().map(|&i| &infos[i]).collect();
+        let mut by_rank = spec(RolloutGroups {
+            size: Some(2),
+            ..RolloutGroups::default()
+        });
+        let names = |groups: Vec<Vec<ClusterRef>>| -> Vec<Vec<String>> {
+            groups
+                .into_iter()
+                .map(|g| g.into_iter().map(|c| c.cluster).collect())
+                .collect()
+        };
+        assert_eq!(
+            names(by_rank.plan(&ranked, &[]))[0],
+            ["c00", "c01"],
+            "by name unless asked"
+        );
+        by_rank.order = ClusterOrder::Placement;
+        assert_eq!(
+            names(by_rank.plan(&ranked, &[])),
+            [["c04", "c01"], ["c05", "c00"], ["c02", "c03"]]
+        );
     }
 
     #[test]

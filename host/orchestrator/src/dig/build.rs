@@ -3,7 +3,7 @@
 //! checked against its tenancy rules, and the result stored as a new
 //! revision with the state it enters, in one write.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 
 use wasmco_core::specs::{
     DigSpec, FAILOVER_KEY, FailoverIntentSpec, LogicalCloudSpec, ROLLOUT_KEY, RolloutIntentSpec,
@@ -156,13 +156,16 @@ impl Build<'_> {
                 )));
             }
         }
-        let placed: BTreeSet<&ClusterRef> = apps
+        let by_ref: HashMap<ClusterRef, &ClusterInfo> =
+            offered.iter().map(|c| (c.reference(), c)).collect();
+        // In placement order: the first app's clusters as placed, then the
+        // ones only later apps use.
+        let mut placed: BTreeSet<&ClusterRef> = BTreeSet::new();
+        let infos: Vec<&ClusterInfo> = apps
             .iter()
             .flat_map(|app| app.placement.iter().map(|p| &p.cluster))
-            .collect();
-        let infos: Vec<&ClusterInfo> = offered
-            .iter()
-            .filter(|c| placed.contains(&c.reference()))
+            .filter(|cluster| placed.insert(cluster))
+            .filter_map(|cluster| by_ref.get(cluster).copied())
             .collect();
         let mut leaving = Vec::new();
         if state.state.is_deployed() && state.revision > 0 {
