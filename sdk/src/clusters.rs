@@ -4,7 +4,7 @@
 use alloc::vec::Vec;
 
 use crate::columns::run;
-use crate::scan::{MASK_BITS, equal_mask, set_bits};
+use crate::scan::{MASK_BITS, above_mask, equal_mask, set_bits};
 
 /// A request's cluster table, read by cluster index.
 #[derive(Debug, Clone, Copy)]
@@ -84,10 +84,12 @@ impl Clusters<'_> {
     /// The clusters of `provider` that carry `label`, in table order.
     ///
     /// Scans the flat `labels` column, then finds each hit's cluster by
-    /// galloping along `label-start` from the previous hit's cluster.
+    /// looking ahead along `label-start` from the previous hit's cluster.
     #[inline(never)]
     pub fn labelled(&self, provider: u32, label: u32) -> Vec<u32> {
-        let mut matched = Vec::new();
+        // Room for a typical label's hits: growing from empty costs a few
+        // allocator calls per scan, each a function entry in the sandbox.
+        let mut matched = Vec::with_capacity(64);
         let mut cluster = 0usize;
         for (chunk_index, chunk) in self.labels.chunks(MASK_BITS).enumerate() {
             for position in set_bits(equal_mask(chunk, label), chunk_index * MASK_BITS) {
@@ -122,24 +124,28 @@ impl Clusters<'_> {
 
 /// The cluster owning label `position`: the last `i >= from` with
 /// `starts[i] <= position` (clusters without labels share their start with
-/// the next one). Gallops from `from`, so hits a few clusters apart cost a
-/// few steps. Returns a cluster past the table (which has no provider) when
-/// `starts` does not cover `position`.
+/// the next one). Hits come in order, a few clusters apart, so it looks
+/// ahead of `from` 16 starts at a time for the first one past `position`:
+/// no chain of dependent loads, as a binary search would be. Returns a
+/// cluster past the table (which has no provider) when `starts` does not
+/// cover `position`.
 #[inline(always)]
 fn owner(starts: &[u32], from: usize, position: usize) -> usize {
-    let ahead = starts.get(from..).unwrap_or(&[]);
-    if ahead.first().is_none_or(|&start| start as usize > position) {
+    let Ok(position) = u32::try_from(position) else {
+        return usize::MAX;
+    };
+    if starts.get(from).is_none_or(|&start| start > position) {
         return usize::MAX;
     }
-    let mut bound = 1;
-    while ahead
-        .get(bound)
-        .is_some_and(|&start| start as usize <= position)
-    {
-        bound *= 2;
+    let mut at = from + 1;
+    while let Some(ahead) = starts.get(at..).filter(|ahead| !ahead.is_empty()) {
+        let mask = above_mask(ahead, position);
+        if mask != 0 {
+            return at + mask.trailing_zeros() as usize - 1;
+        }
+        at += ahead.len().min(16);
     }
-    let window = &ahead[..bound.min(ahead.len())];
-    from + window.partition_point(|&start| start as usize <= position) - 1
+    starts.len() - 1
 }
 
 #[cfg(test)]

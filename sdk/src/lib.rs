@@ -18,6 +18,9 @@ mod columns;
 #[cfg(feature = "intents")]
 pub mod intents;
 mod nodes;
+#[cfg(target_arch = "wasm32")]
+#[allow(unsafe_code)]
+mod one_call;
 mod placement;
 #[cfg(feature = "serde")]
 pub mod pods;
@@ -29,5 +32,7 @@ pub mod testing;
 
 pub use clusters::Clusters;
 pub use nodes::Nodes;
+#[cfg(target_arch = "wasm32")]
+pub use one_call::OneCallAllocator;
 pub use placement::{NO_GROUP, group_column, placed};
 pub use strings::StringTable;

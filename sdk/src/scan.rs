@@ -29,6 +29,27 @@ pub(crate) fn equal_mask(chunk: &[u32], wanted: u32) -> u64 {
     }
 }
 
+/// Bit `i` set where `chunk[i] > value`, for the first 16 items of `chunk`.
+/// The comparison is signed (one instruction on every vector unit, where
+/// an unsigned one is four on x86): the offsets it serves index a list in
+/// a 32-bit address space, so they are below 2^31 and order alike.
+#[inline(always)]
+pub(crate) fn above_mask(chunk: &[u32], value: u32) -> u16 {
+    match chunk.first_chunk::<16>() {
+        Some(sixteen) => sixteen
+            .as_chunks::<4>()
+            .0
+            .iter()
+            .enumerate()
+            .fold(0, |mask, (index, quad)| {
+                mask | (u16::from(lanes::above(quad, value)) << (index * 4))
+            }),
+        None => chunk.iter().enumerate().fold(0, |mask, (bit, &item)| {
+            mask | (u16::from(item as i32 > value as i32) << bit)
+        }),
+    }
+}
+
 /// Four comparisons at once, on the vector unit where there is one.
 mod lanes {
     /// Bit `i` set where `quad[i] == wanted`.
@@ -40,6 +61,17 @@ mod lanes {
         // SAFETY: `quad` is 16 readable bytes; v128.load needs no alignment.
         let items = unsafe { v128_load(quad.as_ptr().cast::<v128>()) };
         i32x4_bitmask(u32x4_eq(items, u32x4_splat(wanted)))
+    }
+
+    /// Bit `i` set where `quad[i] > value`, compared as `i32`.
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub fn above(quad: &[u32; 4], value: u32) -> u8 {
+        use core::arch::wasm32::{i32x4_bitmask, i32x4_gt, i32x4_splat, v128, v128_load};
+        // SAFETY: `quad` is 16 readable bytes; v128.load needs no alignment.
+        let items = unsafe { v128_load(quad.as_ptr().cast::<v128>()) };
+        i32x4_bitmask(i32x4_gt(items, i32x4_splat(value as i32)))
     }
 
     #[cfg(target_arch = "x86_64")]
@@ -59,6 +91,22 @@ mod lanes {
         }
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    pub fn above(quad: &[u32; 4], value: u32) -> u8 {
+        use core::arch::x86_64::{
+            __m128i, _mm_castsi128_ps, _mm_cmpgt_epi32, _mm_loadu_si128, _mm_movemask_ps,
+            _mm_set1_epi32,
+        };
+        // SAFETY: as for `equal`.
+        unsafe {
+            let items = _mm_loadu_si128(quad.as_ptr().cast::<__m128i>());
+            let above = _mm_cmpgt_epi32(items, _mm_set1_epi32(value as i32));
+            _mm_movemask_ps(_mm_castsi128_ps(above)) as u8
+        }
+    }
+
     #[cfg(not(any(
         all(target_arch = "wasm32", target_feature = "simd128"),
         target_arch = "x86_64"
@@ -66,6 +114,15 @@ mod lanes {
     #[inline(always)]
     pub fn equal(quad: &[u32; 4], wanted: u32) -> u8 {
         equal_scalar(quad, wanted)
+    }
+
+    #[cfg(not(any(
+        all(target_arch = "wasm32", target_feature = "simd128"),
+        target_arch = "x86_64"
+    )))]
+    #[inline(always)]
+    pub fn above(quad: &[u32; 4], value: u32) -> u8 {
+        above_scalar(quad, value)
     }
 
     /// What [`equal`] computes, one item at a time.
@@ -79,6 +136,20 @@ mod lanes {
     pub fn equal_scalar(quad: &[u32; 4], wanted: u32) -> u8 {
         quad.iter().enumerate().fold(0, |mask, (bit, &item)| {
             mask | (u8::from(item == wanted) << bit)
+        })
+    }
+
+    /// What [`above`] computes, one item at a time.
+    #[cfg_attr(
+        any(
+            all(target_arch = "wasm32", target_feature = "simd128"),
+            target_arch = "x86_64"
+        ),
+        allow(dead_code, reason = "the vector versions are tested against it")
+    )]
+    pub fn above_scalar(quad: &[u32; 4], value: u32) -> u8 {
+        quad.iter().enumerate().fold(0, |mask, (bit, &item)| {
+            mask | (u8::from(item as i32 > value as i32) << bit)
         })
     }
 }
@@ -106,6 +177,7 @@ mod tests {
             [7, 7, 7, 7],
             [0, 7, 0, 7],
             [u32::MAX, 7, 7, 0],
+            [6, 8, 9, (1 << 31) - 1],
         ];
         for quad in quads {
             for wanted in [0, 7, u32::MAX] {
@@ -113,6 +185,11 @@ mod tests {
                     lanes::equal(&quad, wanted),
                     lanes::equal_scalar(&quad, wanted),
                     "{quad:?} == {wanted}"
+                );
+                assert_eq!(
+                    lanes::above(&quad, wanted),
+                    lanes::above_scalar(&quad, wanted),
+                    "{quad:?} > {wanted}"
                 );
             }
         }

@@ -65,7 +65,15 @@ fn compare(left: &[u8], right: &[u8]) -> core::cmp::Ordering {
         }
         same += 8;
     }
-    left[same..].cmp(&right[same..])
+    // A byte at a time for the last few: slice comparison would call the
+    // guest libc's `memcmp`, a call (and a loop) for under 8 bytes.
+    let (left, right) = (&left[same..], &right[same..]);
+    for (l, r) in left.iter().zip(right) {
+        if l != r {
+            return l.cmp(r);
+        }
+    }
+    left.len().cmp(&right.len())
 }
 
 #[cfg(test)]

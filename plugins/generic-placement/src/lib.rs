@@ -87,7 +87,7 @@ fn place_app(
                         selector.describe()
                     )));
                 }
-                all_of.extend(matched);
+                all_of = merged(&all_of, &matched);
             }
             PlacementEntry::AnyOf { any_of } => {
                 let group = format!("allOf[{position}].anyOf");
@@ -96,8 +96,6 @@ fn place_app(
         }
     }
     if !all_of.is_empty() {
-        all_of.sort_unstable();
-        all_of.dedup();
         edits.push(PlacementEdit::Place(PlaceApp {
             app: app.to_owned(),
             clusters: all_of,
@@ -126,6 +124,22 @@ fn place_app(
     Ok(())
 }
 
+/// The union of two ascending lists without repeats, ascending. Each
+/// entry's matches come in table order, so merging keeps `allOf`'s
+/// clusters sorted without sorting them.
+fn merged(left: &[u32], right: &[u32]) -> Vec<u32> {
+    let mut union = Vec::with_capacity(left.len() + right.len());
+    let (mut l, mut r) = (0, 0);
+    while let (Some(&a), Some(&b)) = (left.get(l), right.get(r)) {
+        union.push(a.min(b));
+        l += usize::from(a <= b);
+        r += usize::from(b <= a);
+    }
+    union.extend_from_slice(&left[l..]);
+    union.extend_from_slice(&right[r..]);
+    union
+}
+
 fn any_of_group(
     request: &PlacementRequest,
     strings: StringTable<'_>,
@@ -133,10 +147,17 @@ fn any_of_group(
     selectors: &[ClusterSelector],
     group: String,
 ) -> Result<PlacementEdit, ControllerError> {
+    // Members in the order the selectors found them (the host keeps the
+    // first); `seen` has a bit per cluster, so a repeat costs no search.
     let mut members = Vec::new();
+    let mut seen = vec![0u64; request.clusters.provider.len().div_ceil(64)];
     for selector in selectors {
         for index in matching_clusters(&request.clusters, strings, selector) {
-            if !members.contains(&index) {
+            let bit = 1u64 << (index % 64);
+            if let Some(word) = seen.get_mut(index as usize / 64)
+                && *word & bit == 0
+            {
+                *word |= bit;
                 members.push(index);
             }
         }
@@ -181,6 +202,11 @@ fn matching_clusters(
 fn error(message: String) -> ControllerError {
     ControllerError { message }
 }
+
+/// Every call is a fresh instance: its heap is never reused.
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: wasmco_guest::OneCallAllocator = wasmco_guest::OneCallAllocator;
 
 /// The component's exports; `export!` expands to the ABI glue, hence unsafe.
 #[cfg(target_arch = "wasm32")]

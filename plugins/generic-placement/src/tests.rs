@@ -124,3 +124,42 @@ fn unknown_app_is_refused() {
     .unwrap_err();
     assert!(err.message.contains("\"zz\""), "{}", err.message);
 }
+
+#[test]
+fn all_of_entries_overlapping_and_out_of_order_give_each_cluster_once_in_order() {
+    let edits = place(&request(serde_json::json!({"appIntents": [
+        {"app": "a1", "intent": {"allOf": [
+            {"clusterProvider": "p", "cluster": "c3"},
+            {"clusterProvider": "p", "clusterLabel": "edge"},
+            {"clusterProvider": "p", "cluster": "c2"},
+            {"clusterProvider": "q", "clusterLabel": "edge"}
+        ]}}
+    ]})))
+    .unwrap();
+    assert_eq!(placed(&edits), vec![("a1".into(), vec![0, 1, 2, 3], None)]);
+}
+
+#[test]
+fn any_of_members_keep_the_selectors_order_without_repeats() {
+    // The host keeps a group's first member, so the order is the intent's.
+    let edits = place(&request(serde_json::json!({"appIntents": [
+        {"app": "a1", "intent": {"anyOf": [
+            {"clusterProvider": "p", "cluster": "c3"},
+            {"clusterProvider": "p", "clusterLabel": "edge"},
+            {"clusterProvider": "p", "cluster": "c3"},
+            {"clusterProvider": "p", "cluster": "c1"}
+        ]}}
+    ]})))
+    .unwrap();
+    assert_eq!(
+        placed(&edits),
+        vec![("a1".into(), vec![2, 0, 1], Some("anyOf".into()))]
+    );
+}
+
+#[test]
+fn merged_is_the_ascending_union() {
+    assert_eq!(merged(&[], &[]), Vec::<u32>::new());
+    assert_eq!(merged(&[1, 4, 9], &[]), vec![1, 4, 9]);
+    assert_eq!(merged(&[2, 4], &[1, 4, 5, 7]), vec![1, 2, 4, 5, 7]);
+}

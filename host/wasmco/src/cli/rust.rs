@@ -33,6 +33,10 @@ const SDK_SOURCES: &[(&str, &str)] = &[
         include_str!("../../../../sdk/src/nodes.rs"),
     ),
     (
+        "sdk/src/one_call.rs",
+        include_str!("../../../../sdk/src/one_call.rs"),
+    ),
+    (
         "sdk/src/placement.rs",
         include_str!("../../../../sdk/src/placement.rs"),
     ),
