@@ -24,7 +24,8 @@ pub fn build_components(
     label: &str,
     watched: &[&str],
 ) -> PathBuf {
-    for path in watched {
+    // The components' compiler flags live in the workspace's cargo config.
+    for path in watched.iter().chain(&[".cargo/config.toml"]) {
         println!("cargo:rerun-if-changed={}", workspace.join(path).display());
     }
     println!("cargo:rerun-if-env-changed=CARGO_TARGET_DIR");
