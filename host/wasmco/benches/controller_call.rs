@@ -3,6 +3,12 @@
 //!
 //! `cargo bench -p wasmco --bench controller_call`
 //!
+//! Two flags, after `--`, for work on the controller itself:
+//! `--against=OTHER.wasm` times another build of generic placement
+//! interleaved with the built-in one and native code (an A/B in one run);
+//! `--only=native|sandboxed|instantiate` repeats one side 20,000 times, to
+//! run under `perf record` (with `WASMCO_PROFILE=perfmap`).
+//!
 //! Workload: generic placement of 10 apps over 1,000 clusters (3 labels and
 //! 2 key/value pairs each); every app has an allOf by label, an anyOf by
 //! label and an allOf by name.
@@ -123,6 +129,15 @@ fn micros(d: Duration) -> String {
     format!("{:.1} us", d.as_secs_f64() * 1e6)
 }
 
+/// The value of `--name=value` among the arguments.
+fn flag(name: &str) -> Option<String> {
+    std::env::args().find_map(|arg| {
+        arg.strip_prefix(name)
+            .and_then(|rest| rest.strip_prefix('='))
+            .map(str::to_owned)
+    })
+}
+
 fn main() {
     let cache = tempfile::tempdir().expect("temp dir");
     let runtime = Runtime::new(RuntimeConfig::new(cache.path())).expect("runtime");
@@ -141,11 +156,76 @@ fn main() {
     let host_req = work.draft.placement_request(work.intent.clone());
     let native_req = native_request(&host_req);
 
-    let wasm_edits = controller.place(&host_req).expect("wasm call").value.len();
-    let native_edits = generic_placement::place(&native_req)
+    // The scans take other vector paths in the guest than natively: the
+    // two must agree edit for edit, not only in number.
+    let wasm_edits: Vec<_> = controller
+        .place(&host_req)
+        .expect("wasm call")
+        .value
+        .into_iter()
+        .map(|edit| match edit {
+            host::PlacementEdit::Place(p) => (p.app, p.clusters, p.group),
+            host::PlacementEdit::Unplace(u) => panic!("unplaces {}", u.app),
+        })
+        .collect();
+    let native_edits: Vec<_> = generic_placement::place(&native_req)
         .expect("native call")
-        .len();
+        .into_iter()
+        .map(|edit| match edit {
+            generic_placement::PlacementEdit::Place(p) => (p.app, p.clusters, p.group),
+            generic_placement::PlacementEdit::Unplace(u) => panic!("unplaces {}", u.app),
+        })
+        .collect();
     assert_eq!(wasm_edits, native_edits, "wasm and native disagree");
+    let wasm_edits = wasm_edits.len();
+
+    if let Some(other) = flag("--against") {
+        let other = std::fs::read(&other).unwrap_or_else(|e| panic!("{other}: {e}"));
+        let other = runtime
+            .load(
+                "against",
+                ControllerKind::Placement,
+                &other,
+                &LimitOverrides::default(),
+            )
+            .expect("loads the other build");
+        let mut samples = [Vec::new(), Vec::new(), Vec::new()];
+        for _ in 0..3_000 {
+            let start = Instant::now();
+            std::hint::black_box(generic_placement::place(std::hint::black_box(&native_req)).ok());
+            samples[0].push(start.elapsed());
+            for (side, controller) in [(1, &controller), (2, &other)] {
+                let start = Instant::now();
+                std::hint::black_box(controller.place(std::hint::black_box(&host_req)).ok());
+                samples[side].push(start.elapsed());
+            }
+        }
+        let [native, built_in, other] = samples.map(median);
+        let ratio = |d: Duration| d.as_secs_f64() / native.as_secs_f64();
+        println!(
+            "native {}, built-in {} ({:.3}x), other {} ({:.3}x)",
+            micros(native),
+            micros(built_in),
+            ratio(built_in),
+            micros(other),
+            ratio(other)
+        );
+        return;
+    }
+    if let Some(side) = flag("--only") {
+        for _ in 0..20_000 {
+            match side.as_str() {
+                "native" => {
+                    std::hint::black_box(generic_placement::place(&native_req).ok());
+                }
+                "instantiate" => controller.instantiate().expect("instantiates"),
+                _ => {
+                    std::hint::black_box(controller.place(&host_req).ok());
+                }
+            }
+        }
+        return;
+    }
 
     // Interleaved, so both see the same machine (this one shares its cores).
     let iterations = 1_000;
@@ -193,6 +273,10 @@ fn main() {
     println!(
         "  ratio sandboxed/native:    {:.2} (target <= 1.5)",
         sandboxed.as_secs_f64() / native.as_secs_f64()
+    );
+    println!(
+        "  sandbox's own time:        {} a call (sandboxed median less native)",
+        micros(sandboxed.saturating_sub(native))
     );
     println!(
         "  call with no app intents:  {} (instantiation + passing 1,000 clusters in)",
