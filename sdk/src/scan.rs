@@ -23,9 +23,7 @@ pub(crate) fn equal_mask(chunk: &[u32], wanted: u32) -> u64 {
             .fold(0, |mask, (index, quad)| {
                 mask | (u64::from(lanes::equal(quad, wanted)) << (index * 4))
             }),
-        Err(_) => chunk.iter().enumerate().fold(0, |mask, (bit, &item)| {
-            mask | (u64::from(item == wanted) << bit)
-        }),
+        Err(_) => mask_where(chunk, |item| item == wanted),
     }
 }
 
@@ -44,10 +42,18 @@ pub(crate) fn above_mask(chunk: &[u32], value: u32) -> u16 {
             .fold(0, |mask, (index, quad)| {
                 mask | (u16::from(lanes::above(quad, value)) << (index * 4))
             }),
-        None => chunk.iter().enumerate().fold(0, |mask, (bit, &item)| {
-            mask | (u16::from(item as i32 > value as i32) << bit)
-        }),
+        None => mask_where(chunk, |item| item as i32 > value as i32) as u16,
     }
+}
+
+/// Bit `i` set where `keep(items[i])`, one item at a time (`items` holds at
+/// most 64): the tail of a scan, the targets without a vector unit, and
+/// what the vector versions are tested against.
+#[inline(always)]
+fn mask_where(items: &[u32], keep: impl Fn(u32) -> bool) -> u64 {
+    items.iter().enumerate().fold(0, |mask, (bit, &item)| {
+        mask | (u64::from(keep(item)) << bit)
+    })
 }
 
 /// Four comparisons at once, on the vector unit where there is one.
@@ -113,7 +119,7 @@ mod lanes {
     )))]
     #[inline(always)]
     pub fn equal(quad: &[u32; 4], wanted: u32) -> u8 {
-        equal_scalar(quad, wanted)
+        super::mask_where(quad, |item| item == wanted) as u8
     }
 
     #[cfg(not(any(
@@ -122,35 +128,7 @@ mod lanes {
     )))]
     #[inline(always)]
     pub fn above(quad: &[u32; 4], value: u32) -> u8 {
-        above_scalar(quad, value)
-    }
-
-    /// What [`equal`] computes, one item at a time.
-    #[cfg_attr(
-        any(
-            all(target_arch = "wasm32", target_feature = "simd128"),
-            target_arch = "x86_64"
-        ),
-        allow(dead_code, reason = "the vector versions are tested against it")
-    )]
-    pub fn equal_scalar(quad: &[u32; 4], wanted: u32) -> u8 {
-        quad.iter().enumerate().fold(0, |mask, (bit, &item)| {
-            mask | (u8::from(item == wanted) << bit)
-        })
-    }
-
-    /// What [`above`] computes, one item at a time.
-    #[cfg_attr(
-        any(
-            all(target_arch = "wasm32", target_feature = "simd128"),
-            target_arch = "x86_64"
-        ),
-        allow(dead_code, reason = "the vector versions are tested against it")
-    )]
-    pub fn above_scalar(quad: &[u32; 4], value: u32) -> u8 {
-        quad.iter().enumerate().fold(0, |mask, (bit, &item)| {
-            mask | (u8::from(item as i32 > value as i32) << bit)
-        })
+        super::mask_where(quad, |item| item as i32 > value as i32) as u8
     }
 }
 
@@ -182,13 +160,13 @@ mod tests {
         for quad in quads {
             for wanted in [0, 7, u32::MAX] {
                 assert_eq!(
-                    lanes::equal(&quad, wanted),
-                    lanes::equal_scalar(&quad, wanted),
+                    u64::from(lanes::equal(&quad, wanted)),
+                    mask_where(&quad, |item| item == wanted),
                     "{quad:?} == {wanted}"
                 );
                 assert_eq!(
-                    lanes::above(&quad, wanted),
-                    lanes::above_scalar(&quad, wanted),
+                    u64::from(lanes::above(&quad, wanted)),
+                    mask_where(&quad, |item| item as i32 > wanted as i32),
                     "{quad:?} > {wanted}"
                 );
             }

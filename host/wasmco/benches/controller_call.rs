@@ -219,9 +219,10 @@ fn main() {
                     std::hint::black_box(generic_placement::place(&native_req).ok());
                 }
                 "instantiate" => controller.instantiate().expect("instantiates"),
-                _ => {
+                "sandboxed" => {
                     std::hint::black_box(controller.place(&host_req).ok());
                 }
+                other => panic!("--only={other}: expected native, sandboxed or instantiate"),
             }
         }
         return;
